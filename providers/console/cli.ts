@@ -1,0 +1,39 @@
+import { createApp } from "../../src/app.js";
+import { ConfigError, loadConfig, loadDotEnv } from "../../src/config.js";
+import { createLogger } from "../../src/log.js";
+import { startConsole } from "./console.js";
+
+// `npm run chat [-- --jsonl] [--session NAME] [--user NAME]`: the terminal chat on its own.
+// End of input finishes pending work and exits 0.
+function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i >= 0 ? process.argv[i + 1] : undefined;
+}
+
+loadDotEnv();
+let config;
+try {
+  config = loadConfig({ LOG_LEVEL: "warn", ...process.env });
+} catch (error) {
+  if (!(error instanceof ConfigError)) throw error;
+  process.stderr.write(`${error.message}\n`);
+  process.exit(1);
+}
+const app = createApp(config, createLogger(config.LOG_LEVEL));
+const chat = startConsole(app.gateway, {
+  jsonl: process.argv.includes("--jsonl"),
+  exitOnEnd: true,
+  ...(arg("--session") ? { session: arg("--session")! } : {}),
+  ...(arg("--user") ? { user: arg("--user")! } : {}),
+});
+app.gateway.recover();
+
+const stop = async () => {
+  await app.close();
+  process.exit(0);
+};
+process.on("SIGINT", () => void stop());
+process.on("SIGTERM", () => void stop());
+await chat.done;
+await app.close();
+process.exit(0);

@@ -1,0 +1,117 @@
+import { randomUUID } from "node:crypto";
+import { userInfo } from "node:os";
+import { createInterface } from "node:readline";
+import type { Readable, Writable } from "node:stream";
+import { z } from "zod";
+import type { Gateway } from "../../src/gateway/gateway.js";
+import { sessionKey } from "../../src/gateway/session-key.js";
+import type { OutboundMessage } from "../../src/gateway/types.js";
+
+export interface ConsoleOptions {
+  /** Read `{"text": …}` lines and write one JSON object per outgoing message. */
+  jsonl: boolean;
+  /** End of input finishes pending work and resolves `done` (npm run chat); a service keeps running. */
+  exitOnEnd: boolean;
+  session?: string;
+  user?: string;
+  input?: Readable;
+  output?: Writable;
+}
+
+const jsonlLine = z.object({
+  text: z.string().refine((t) => t.trim() !== "", { message: "must not be empty" }),
+  user: z.string().min(1).optional(),
+  session: z.string().min(1).optional(),
+  id: z.string().min(1).optional(),
+});
+
+/** The terminal chat: every bot line shows the agent that said it. */
+export function startConsole(gateway: Gateway, options: ConsoleOptions): { done: Promise<void> } {
+  const input = options.input ?? process.stdin;
+  const output = options.output ?? process.stdout;
+  const interactive = !options.jsonl && (input as { isTTY?: boolean }).isTTY === true;
+  const defaultSession = options.session ?? "local";
+  const defaultUser = options.user ?? safeUserName();
+  const write = (line: string) => output.write(`${line}\n`);
+
+  gateway.register({
+    prefix: "console",
+    async deliver(message: OutboundMessage) {
+      if (options.jsonl) {
+        write(JSON.stringify({ type: "message", agent: message.agent, depth: message.depth, text: message.text }));
+      } else {
+        write(`${label(message)} ${message.text}`);
+        if (interactive) rl.prompt(true);
+      }
+    },
+  });
+
+  const rl = createInterface({ input, terminal: interactive, ...(interactive ? { output } : {}) });
+  if (interactive) {
+    write("Switchboard terminal chat. /status shows the agent stack, /cancel stops it, /reset starts over; Ctrl-D quits.");
+    rl.setPrompt("you> ");
+    rl.prompt();
+  }
+  let lineNo = 0;
+  rl.on("line", (raw) => {
+    lineNo++;
+    const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
+    if (message) {
+      try {
+        gateway.submit({
+          sessionKey: sessionKey("console", message.session ?? defaultSession),
+          messageId: message.id ?? randomUUID(),
+          userId: message.user ?? defaultUser,
+          text: message.text,
+        });
+      } catch (error) {
+        if (options.jsonl) write(JSON.stringify({ type: "error", message: String(error) }));
+        else write(`! ${String(error)}`);
+      }
+    }
+    if (interactive) rl.prompt();
+  });
+
+  const done = new Promise<void>((resolve) => {
+    rl.on("close", () => {
+      if (!options.exitOnEnd) return;
+      void gateway.idle().then(resolve);
+    });
+  });
+  return { done };
+}
+
+function parseJsonl(raw: string, lineNo: number, write: (line: string) => void) {
+  if (raw.trim() === "") return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    write(JSON.stringify({ type: "error", message: `line ${lineNo}: not valid JSON; expected {"text": "..."}` }));
+    return null;
+  }
+  const parsed = jsonlLine.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const field = issue.path.join(".") || "line";
+    write(JSON.stringify({ type: "error", message: `line ${lineNo}: ${field} ${issue.message}; expected {"text": "..."}` }));
+    return null;
+  }
+  return parsed.data;
+}
+
+function parsePlain(raw: string): { text: string; session?: string; user?: string; id?: string } | null {
+  return raw.trim() === "" ? null : { text: raw };
+}
+
+function label(message: OutboundMessage): string {
+  return message.depth === 0 ? "·" : `[${message.agent}]`;
+}
+
+function safeUserName(): string {
+  try {
+    return userInfo().username || "local";
+  } catch {
+    return "local";
+  }
+}

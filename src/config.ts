@@ -1,0 +1,67 @@
+import { existsSync } from "node:fs";
+import { z } from "zod";
+import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
+
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return fallback;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number ≥ 1, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const schema = z.object({
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
+  ANTHROPIC_MODEL: optionalText.transform((v) => v ?? DEFAULT_MODEL),
+  ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
+  ANTHROPIC_MAX_RETRIES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return 2;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number ≥ 0, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  MAX_ITERATIONS: positiveInt(25),
+  DATA_DIR: optionalText.transform((v) => v ?? "./data"),
+  SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
+  AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
+  LOG_LEVEL: optionalText.pipe(
+    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
+  ).transform((v) => v ?? "info"),
+});
+
+export type Config = z.output<typeof schema>;
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** Reads the environment once; every problem is reported with the variable's name. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
+  throw new ConfigError(`Invalid configuration in the environment:\n${lines.join("\n")}`);
+}
+
+/** Loads ./.env into process.env when present (variables already set win), like dotenv. */
+export function loadDotEnv(path = ".env"): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}

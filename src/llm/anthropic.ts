@@ -1,0 +1,95 @@
+import Anthropic from "@anthropic-ai/sdk";
+import { ModelError, type Model } from "./model.js";
+import type { AssistantBlock, ModelRequest, ModelResponse } from "./types.js";
+
+export const DEFAULT_MODEL = "claude-sonnet-5-5";
+export const DEFAULT_MAX_TOKENS = 4096;
+
+export interface AnthropicModelOptions {
+  apiKey: string;
+  baseURL?: string | undefined;
+  defaultModel?: string;
+  maxTokens?: number;
+  maxRetries?: number;
+  timeoutMs?: number;
+}
+
+/** The Model backed by the Messages API through the official SDK (which retries 429/5xx itself). */
+export class AnthropicModel implements Model {
+  readonly configured = true;
+  readonly setupHint = "";
+  readonly defaultModel: string;
+  private readonly client: Anthropic;
+  private readonly maxTokens: number;
+
+  constructor(options: AnthropicModelOptions) {
+    this.defaultModel = options.defaultModel ?? DEFAULT_MODEL;
+    this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      // undefined would make the SDK read ANTHROPIC_BASE_URL itself; config already did that.
+      baseURL: options.baseURL ?? null,
+      maxRetries: options.maxRetries ?? 2,
+      timeout: options.timeoutMs ?? 10 * 60 * 1000,
+    });
+  }
+
+  async complete(request: ModelRequest): Promise<ModelResponse> {
+    try {
+      const response = await this.client.messages.create(
+        {
+          model: request.model,
+          max_tokens: request.maxTokens ?? this.maxTokens,
+          ...(request.system ? { system: request.system } : {}),
+          messages: request.messages,
+          ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+        },
+        { signal: request.signal },
+      );
+      const content: AssistantBlock[] = [];
+      for (const block of response.content) {
+        if (block.type === "text" && block.text.trim() !== "") content.push({ type: "text", text: block.text });
+        if (block.type === "tool_use") {
+          const input = isRecord(block.input) ? block.input : {};
+          content.push({ type: "tool_use", id: block.id, name: block.name, input });
+        }
+      }
+      return {
+        content,
+        stopReason: response.stop_reason,
+        usage: { inputTokens: response.usage.input_tokens, outputTokens: response.usage.output_tokens },
+        requestId: (response as { _request_id?: string | null })._request_id ?? null,
+      };
+    } catch (error) {
+      throw toModelError(error);
+    }
+  }
+}
+
+function toModelError(error: unknown): ModelError {
+  if (error instanceof Anthropic.APIUserAbortError) return new ModelError("the model call was cancelled", null, true);
+  if (error instanceof Anthropic.APIConnectionError) {
+    return new ModelError(`cannot reach the Anthropic API (${error.message}); check ANTHROPIC_BASE_URL and the network`);
+  }
+  if (error instanceof Anthropic.APIError) {
+    const body = error.error as { error?: { message?: string } } | undefined;
+    const detail = body?.error?.message ?? error.message;
+    return new ModelError(`Anthropic API error ${error.status ?? ""}: ${detail}`.trim(), error.status ?? null);
+  }
+  return new ModelError(error instanceof Error ? error.message : String(error));
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Stands in when ANTHROPIC_API_KEY is missing, so the gateway starts and can tell users what to set. */
+export class UnconfiguredModel implements Model {
+  readonly configured = false;
+  readonly setupHint =
+    "The bot has no model configured yet: set ANTHROPIC_API_KEY in the environment (or .env) and restart it.";
+  constructor(readonly defaultModel: string = DEFAULT_MODEL) {}
+  complete(): Promise<ModelResponse> {
+    return Promise.reject(new ModelError(this.setupHint));
+  }
+}

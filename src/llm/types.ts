@@ -1,0 +1,64 @@
+// The conversation shapes the runtime works with. They mirror the Messages API's
+// blocks closely, so a history can be sent as-is and stored as-is.
+
+export interface TextBlock {
+  type: "text";
+  text: string;
+}
+export interface ToolUseBlock {
+  type: "tool_use";
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+export interface ToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}
+export type AssistantBlock = TextBlock | ToolUseBlock;
+export type UserBlock = TextBlock | ToolResultBlock;
+
+export type ChatMessage =
+  | { role: "user"; content: UserBlock[] }
+  | { role: "assistant"; content: AssistantBlock[] };
+
+export interface ToolSpec {
+  name: string;
+  description: string;
+  input_schema: { type: "object"; [k: string]: unknown };
+}
+
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  messages: ChatMessage[];
+  tools: ToolSpec[];
+  maxTokens?: number;
+  signal?: AbortSignal;
+}
+
+export interface ModelResponse {
+  content: AssistantBlock[];
+  stopReason: string | null;
+  usage: Usage;
+  requestId: string | null;
+}
+
+export function textOf(blocks: readonly { type: string; text?: string }[]): string {
+  return blocks
+    .filter((b): b is TextBlock => b.type === "text")
+    .map((b) => b.text)
+    .join("\n")
+    .trim();
+}
+
+export function toolUsesOf(blocks: readonly AssistantBlock[]): ToolUseBlock[] {
+  return blocks.filter((b): b is ToolUseBlock => b.type === "tool_use");
+}

@@ -1,0 +1,97 @@
+import type { RequestRecord } from "../store/store.js";
+import { addToolResult } from "./executor.js";
+import { unresolvedToolUses } from "./history.js";
+import { Journal, type StepExtra } from "./journal.js";
+import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
+import { finishFrame } from "./transitions.js";
+
+// The chat commands' effects on the stack. Each writes its reply and the request's end in the
+// same transaction as the change itself.
+
+const SYSTEM = "switchboard";
+
+/** Closes every open frame as an error (top first) and cancels the task; the caller flushes. */
+function unwind(deps: RuntimeDeps, journal: Journal, sessionKey: string): { stopped: string[]; commit: StepExtra } {
+  const stack = deps.stacks.getOrLoad(sessionKey);
+  const task = deps.store.activeTask(sessionKey);
+  const frames = [...stack.all()];
+  const stopped: string[] = [];
+  for (let i = frames.length - 1; i >= 0; i--) {
+    const frame = frames[i]!;
+    // What this frame waits on will never answer; keep its history well-formed for next time.
+    for (const use of unresolvedToolUses(frame.history)) {
+      addToolResult(frame, journal, use.id, "cancelled by the user", true);
+    }
+    if (frame.agentType !== "main") {
+      finishFrame(journal, frame, "cancelled by the user", true);
+      stopped.push(frame.agentName);
+    }
+  }
+  deps.stacks.clear(sessionKey);
+  if (frames.length > 0) {
+    deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, "task cancelled: stack cleared");
+  }
+  return {
+    stopped: stopped.reverse(),
+    commit: {
+      framesPopped: frames.map((f) => f.frameId),
+      ...(task ? { task: { id: task.id, status: "cancelled" as const, error: "cancelled by the user" } } : {}),
+    },
+  };
+}
+
+export function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): string {
+  const key = request.sessionKey;
+  const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
+  const active = deps.stacks.hasActive(key);
+  const { stopped, commit } = unwind(deps, journal, key);
+  const text = !active
+    ? "Nothing to cancel: no task is running."
+    : stopped.length
+      ? `Cancelled. Stopped: ${stopped.join(", ")}.`
+      : "Cancelled.";
+  journal.flush({
+    ...commit,
+    request: { id: request.id, status: "done" },
+    outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")],
+  });
+  return text;
+}
+
+/** `main → skill:research (iteration 3/25)` */
+export function describeStack(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): string {
+  const { store, stacks } = deps;
+  const stack = stacks.getOrLoad(request.sessionKey);
+  const task = store.activeTask(request.sessionKey);
+  const journal = new Journal(store, request.sessionKey, request.id, task?.id ?? null);
+  let text: string;
+  if (stack.isEmpty) {
+    text = "Idle: no task is running. Send a message to start one.";
+  } else {
+    const top = stack.top!;
+    text = `${stack.all().map((f) => f.agentName).join(" → ")} (iteration ${top.iteration}/${top.maxIterations})`;
+    if (task) text += `\ntask ${task.id}: ${task.status.replace("_", " ")}`;
+  }
+  journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
+  return text;
+}
+
+/** Cancels what runs and starts a fresh main-agent history for the session. */
+export function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): string {
+  const key = request.sessionKey;
+  deps.store.session(key, () => deps.ids.next("as"));
+  const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
+  const { stopped, commit } = unwind(deps, journal, key);
+  const fresh = deps.ids.next("as");
+  journal.append(null, "session_reset", { main_agent_session_id: fresh });
+  const text =
+    (stopped.length ? `Stopped: ${stopped.join(", ")}. ` : "") +
+    "Started a fresh conversation: earlier messages are forgotten.";
+  journal.flush({
+    ...commit,
+    newMainAgentSessionId: fresh,
+    request: { id: request.id, status: "done" },
+    outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")],
+  });
+  return text;
+}

@@ -1,0 +1,175 @@
+import type { Logger } from "pino";
+import type { Catalog } from "../catalog/definition.js";
+import { ModelError, type Model } from "../llm/model.js";
+import { textOf, toolUsesOf, type AssistantBlock, type ToolUseBlock } from "../llm/types.js";
+import type { Ids, RuntimeSettings } from "./deps.js";
+import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
+import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
+import type { Journal } from "./journal.js";
+import { COMPLETE } from "./tools/complete.js";
+import type { ToolRegistry } from "./tools/registry.js";
+import type { ToolContext, ToolOutput } from "./tools/tool.js";
+
+export interface TurnDeps {
+  model: Model;
+  tools: ToolRegistry;
+  catalog: Catalog;
+  settings: RuntimeSettings;
+  ids: Ids;
+  journal: Journal;
+  signal: AbortSignal;
+  log: Logger;
+  /** Runs a batch child to the end (runtime/batch.ts); injected to keep the import graph acyclic. */
+  runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
+}
+
+/** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
+export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
+
+export const INTERRUPTED =
+  "interrupted by a restart; it may or may not have run. Check its effect before trying again.";
+
+export function addUserText(frame: StackFrame, journal: Journal, text: string): void {
+  const content = [{ type: "text" as const, text }];
+  appendBlocks(frame.history, "user", content);
+  journal.append(frame, "message", { role: "user", content });
+}
+
+export function addToolResult(frame: StackFrame, journal: Journal, toolUseId: string, content: string, isError: boolean): void {
+  const block = toolResult(toolUseId, content, isError);
+  appendBlocks(frame.history, "user", [block]);
+  journal.append(frame, "tool_result", { tool_use_id: toolUseId, content: block.content, is_error: isError });
+}
+
+/** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
+export async function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
+  const { journal } = deps;
+  if (input.kind === "user") {
+    addUserText(frame, journal, input.text);
+    frame.iteration = 0;
+    journal.touch(frame);
+  }
+  for (;;) {
+    let uses = unresolvedToolUses(frame.history);
+    if (uses.length === 0) {
+      const last = frame.history[frame.history.length - 1];
+      // Its reply was stored but not delivered before a restart: deliver it now.
+      if (last?.role === "assistant") return { action: TurnAction.SEND_TEXT, text: textOf(last.content) };
+      if (frame.iteration >= frame.maxIterations) {
+        return {
+          action: TurnAction.MAX_ITERATIONS,
+          text: `${frame.agentName} stopped after reaching its limit of ${frame.maxIterations} iterations`,
+        };
+      }
+      frame.iteration += 1;
+      journal.touch(frame);
+      const response = await callModel(frame, deps);
+      if ("error" in response) return { action: TurnAction.ERROR, text: response.error };
+      uses = toolUsesOf(response.content);
+      if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: textOf(response.content) };
+    }
+    const outcome = await resolveToolUses(frame, uses, deps);
+    if (outcome) return outcome;
+    journal.flush();
+  }
+}
+
+async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: AssistantBlock[] } | { error: string }> {
+  const { messages, repairs } = sanitise(frame.history);
+  if (repairs.length > 0) deps.log.warn({ frame: frame.frameId, repairs }, "repaired the history before a model call");
+  try {
+    const response = await deps.model.complete({
+      model: frame.model,
+      system: frame.systemPrompt,
+      messages,
+      tools: deps.tools.specsFor(frame, deps.catalog),
+      signal: deps.signal,
+    });
+    deps.journal.addUsage(response.usage.inputTokens, response.usage.outputTokens);
+    const content: AssistantBlock[] =
+      response.content.length > 0 ? response.content : [{ type: "text", text: "(no reply)" }];
+    appendBlocks(frame.history, "assistant", content);
+    deps.journal.append(frame, "message", {
+      role: "assistant",
+      content,
+      usage: response.usage,
+      stop_reason: response.stopReason,
+      model_request_id: response.requestId,
+    });
+    return { content };
+  } catch (error) {
+    const message = error instanceof ModelError ? error.message : String(error);
+    deps.log.warn({ frame: frame.frameId, agent: frame.agentName, err: message }, "model call failed");
+    return { error: message };
+  }
+}
+
+async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: TurnDeps): Promise<TurnResult | null> {
+  for (const [index, use] of uses.entries()) {
+    if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
+      const raw = use.input.result;
+      const result = typeof raw === "string" ? raw : JSON.stringify(raw ?? "");
+      addToolResult(frame, deps.journal, use.id, "completed", false);
+      // Keep the log well-formed: the rest of this message will never run.
+      for (const rest of uses.slice(index + 1)) {
+        addToolResult(frame, deps.journal, rest.id, `not run: ${frame.agentName} completed in the same message`, true);
+      }
+      return { action: TurnAction.COMPLETE, text: result };
+    }
+    const outcome = await runTool(frame, use, deps);
+    if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
+    addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
+  }
+  return null;
+}
+
+/**
+ * Runs one tool. A child activation is honoured even when the tool's own code caught ChildActivated
+ * (TypeScript has no BaseException): the context remembers it and the runner re-raises it as a result.
+ */
+async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Promise<ToolOutput | { child: StackFrame }> {
+  const tool = deps.tools.get(use.name);
+  if (!tool || !frame.effectiveTools.includes(use.name)) {
+    const offered = deps.tools.specsFor(frame, deps.catalog).map((s) => s.name);
+    return { content: `tool "${use.name}" is not available to ${frame.agentName}; available: ${offered.join(", ") || "none"}`, isError: true };
+  }
+  if (frame.runningToolUseId === use.id) {
+    frame.runningToolUseId = null;
+    deps.journal.touch(frame);
+    return { content: `${use.name} was ${INTERRUPTED}`, isError: true };
+  }
+  const idempotent = typeof tool.idempotent === "function" ? tool.idempotent(use.input, deps) : tool.idempotent;
+  if (!idempotent) {
+    frame.runningToolUseId = use.id;
+    deps.journal.touch(frame);
+    deps.journal.flush();
+  }
+  let activated: StackFrame | null = null;
+  const ctx: ToolContext = {
+    frame,
+    toolUseId: use.id,
+    catalog: deps.catalog,
+    settings: deps.settings,
+    ids: deps.ids,
+    signal: deps.signal,
+    log: deps.log,
+    activateChild(child) {
+      activated = child;
+      throw new ChildActivated(child);
+    },
+    runBatch: (child) => deps.runBatch(child, deps),
+  };
+  let output: ToolOutput;
+  try {
+    output = await tool.run(use.input, ctx);
+  } catch (error) {
+    if (error instanceof ChildActivated) activated = error.child;
+    output = { content: `${use.name} failed: ${error instanceof Error ? error.message : String(error)}`, isError: true };
+  }
+  if (!idempotent) {
+    frame.runningToolUseId = null;
+    deps.journal.touch(frame);
+  }
+  if (activated) return { child: activated };
+  return output;
+}

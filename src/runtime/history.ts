@@ -1,0 +1,162 @@
+import { z } from "zod";
+import type { AssistantBlock, ChatMessage, ToolResultBlock, ToolUseBlock, UserBlock } from "../llm/types.js";
+import { CorruptStateError, type LogEntry } from "../store/store.js";
+
+/** Appends blocks to a history, merging into the last message when it has the same role. */
+export function appendBlocks(history: ChatMessage[], role: "user", blocks: UserBlock[]): void;
+export function appendBlocks(history: ChatMessage[], role: "assistant", blocks: AssistantBlock[]): void;
+export function appendBlocks(history: ChatMessage[], role: "user" | "assistant", blocks: (UserBlock | AssistantBlock)[]): void {
+  const last = history[history.length - 1];
+  if (last && last.role === role) {
+    (last.content as (UserBlock | AssistantBlock)[]).push(...blocks);
+  } else {
+    history.push({ role, content: [...blocks] } as ChatMessage);
+  }
+}
+
+/**
+ * The tool uses of the last assistant message that have no result yet — the "#1 done, #2 spawned
+ * a child, #3 not yet run" case after a child's result has been injected.
+ */
+export function unresolvedToolUses(history: readonly ChatMessage[]): ToolUseBlock[] {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const message = history[i]!;
+    if (message.role !== "assistant") continue;
+    const resolved = new Set<string>();
+    for (const later of history.slice(i + 1)) {
+      for (const block of later.content) if (block.type === "tool_result") resolved.add(block.tool_use_id);
+    }
+    return message.content.filter((b): b is ToolUseBlock => b.type === "tool_use" && !resolved.has(b.id));
+  }
+  return [];
+}
+
+const textBlock = z.object({ type: z.literal("text"), text: z.string() });
+const toolUseBlock = z.object({
+  type: z.literal("tool_use"),
+  id: z.string(),
+  name: z.string(),
+  input: z.record(z.string(), z.unknown()),
+});
+const messagePayload = z.discriminatedUnion("role", [
+  z.object({ role: z.literal("user"), content: z.array(textBlock) }),
+  z.object({ role: z.literal("assistant"), content: z.array(z.union([textBlock, toolUseBlock])) }),
+]);
+const toolResultPayload = z.object({ tool_use_id: z.string(), content: z.string(), is_error: z.boolean() });
+
+/** Rebuilds a frame's model history from its context-log rows. */
+export function rebuildHistory(entries: readonly LogEntry[]): ChatMessage[] {
+  const history: ChatMessage[] = [];
+  for (const entry of entries) {
+    if (entry.type === "message") {
+      const parsed = messagePayload.safeParse(entry.payload);
+      if (!parsed.success) throw new CorruptStateError(`context log row ${entry.seq} is not a valid message`);
+      const m = parsed.data;
+      if (m.role === "user") appendBlocks(history, "user", m.content);
+      else appendBlocks(history, "assistant", m.content);
+    } else if (entry.type === "tool_result") {
+      const parsed = toolResultPayload.safeParse(entry.payload);
+      if (!parsed.success) throw new CorruptStateError(`context log row ${entry.seq} is not a valid tool_result`);
+      appendBlocks(history, "user", [toolResult(parsed.data.tool_use_id, parsed.data.content, parsed.data.is_error)]);
+    }
+  }
+  return history;
+}
+
+export function toolResult(toolUseId: string, content: string, isError: boolean): ToolResultBlock {
+  return {
+    type: "tool_result",
+    tool_use_id: toolUseId,
+    // The API rejects empty text; an empty result still needs to say something.
+    content: content === "" ? (isError ? "error" : "(empty result)") : content,
+    ...(isError ? { is_error: true } : {}),
+  };
+}
+
+export const MISSING_RESULT = "no result was recorded for this tool call";
+export const CONTEXT_PLACEHOLDER = "(the conversation continues from earlier messages)";
+
+/**
+ * Repairs a history so the Messages API accepts it: no empty text, alternating roles, the first
+ * message from the user, every tool_use answered exactly once in the next message, tool_results first.
+ * Returns the messages to send and a note per repair (the stored history is not changed).
+ */
+export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessage[]; repairs: string[] } {
+  const repairs: string[] = [];
+  const merged = compact(history, repairs);
+  const paired: ChatMessage[] = [];
+  for (let i = 0; i < merged.length; i++) {
+    const message = merged[i]!;
+    if (message.role === "assistant") {
+      paired.push(message);
+      const uses = message.content.filter((b): b is ToolUseBlock => b.type === "tool_use");
+      if (uses.length === 0) continue;
+      const next = merged[i + 1];
+      const answers = next?.role === "user" ? next.content : [];
+      const fixed = pairResults(uses, answers, repairs);
+      paired.push({ role: "user", content: fixed });
+      if (next?.role === "user") i++;
+    } else {
+      const prev = paired[paired.length - 1];
+      const allowed = new Set(
+        prev?.role === "assistant" ? prev.content.filter((b) => b.type === "tool_use").map((b) => b.id) : [],
+      );
+      const kept = message.content.filter((b) => {
+        if (b.type !== "tool_result" || allowed.has(b.tool_use_id)) return true;
+        repairs.push(`dropped a tool_result for ${b.tool_use_id} with no matching tool_use`);
+        return false;
+      });
+      paired.push({ role: "user", content: kept });
+    }
+  }
+  const messages = compact(paired, repairs);
+  if (messages[0]?.role !== "user") {
+    messages.unshift({ role: "user", content: [{ type: "text", text: CONTEXT_PLACEHOLDER }] });
+    repairs.push("added a user message before a history that started with the assistant");
+  }
+  return { messages, repairs };
+}
+
+function pairResults(uses: ToolUseBlock[], answers: readonly UserBlock[], repairs: string[]): UserBlock[] {
+  const ids = new Set(uses.map((u) => u.id));
+  const seen = new Map<string, ToolResultBlock>();
+  const others: UserBlock[] = [];
+  for (const block of answers) {
+    if (block.type !== "tool_result") others.push(block);
+    else if (!ids.has(block.tool_use_id)) repairs.push(`dropped a tool_result for ${block.tool_use_id} with no matching tool_use`);
+    else if (seen.has(block.tool_use_id)) repairs.push(`dropped a second tool_result for ${block.tool_use_id}`);
+    else seen.set(block.tool_use_id, block);
+  }
+  const results = uses.map((use) => {
+    const found = seen.get(use.id);
+    if (found) return found;
+    repairs.push(`added a missing tool_result for ${use.name} (${use.id})`);
+    return toolResult(use.id, MISSING_RESULT, true);
+  });
+  return [...results, ...others];
+}
+
+/** Drops empty text blocks and empty messages, and merges neighbours with the same role. */
+function compact(history: readonly ChatMessage[], repairs: string[]): ChatMessage[] {
+  const out: ChatMessage[] = [];
+  for (const message of history) {
+    const content = (message.content as (UserBlock | AssistantBlock)[]).filter((b) => {
+      if (b.type !== "text" || b.text.trim() !== "") return true;
+      repairs.push("dropped an empty text block");
+      return false;
+    });
+    if (content.length === 0) continue;
+    const last = out[out.length - 1];
+    if (last && last.role === message.role) {
+      (last.content as (UserBlock | AssistantBlock)[]).push(...content);
+      if (last.role === "user") last.content.sort(toolResultsFirst);
+    } else {
+      out.push({ role: message.role, content } as ChatMessage);
+    }
+  }
+  return out;
+}
+
+function toolResultsFirst(a: UserBlock, b: UserBlock): number {
+  return (a.type === "tool_result" ? 0 : 1) - (b.type === "tool_result" ? 0 : 1);
+}

@@ -1,0 +1,80 @@
+import type { LogEntryInput, LogType, StepCommit, Store } from "../store/store.js";
+import { toRecord, type StackFrame } from "./frame.js";
+
+export type StepExtra = Omit<StepCommit, "sessionKey" | "log" | "framesUpdated" | "framesPushed" | "usage"> & {
+  framesPushed?: StackFrame[];
+};
+
+/**
+ * Collects what one step produces (log rows, frame changes, usage) and writes it with the step's
+ * stack/task/request changes in one store transaction, so a crash between steps loses or repeats nothing.
+ */
+export class Journal {
+  private rows: LogEntryInput[] = [];
+  private touched = new Map<string, StackFrame>();
+  private staged: StepExtra = {};
+  private usage = { inputTokens: 0, outputTokens: 0 };
+
+  constructor(
+    private readonly store: Store,
+    readonly sessionKey: string,
+    readonly requestId: string | null,
+    public taskId: string | null,
+  ) {}
+
+  append(frame: StackFrame | null, type: LogType, payload: unknown): void {
+    this.rows.push({
+      taskId: this.taskId,
+      requestId: this.requestId,
+      frameId: frame?.frameId ?? null,
+      agentSessionId: frame?.agentSessionId ?? null,
+      type,
+      payload,
+    });
+  }
+
+  /** The frame's metadata (iteration, running tool) changed; it is saved with the next flush. */
+  touch(frame: StackFrame): void {
+    this.touched.set(frame.frameId, frame);
+  }
+
+  addUsage(inputTokens: number, outputTokens: number): void {
+    this.usage.inputTokens += inputTokens;
+    this.usage.outputTokens += outputTokens;
+  }
+
+  /** Changes that must land together with the next flush, whoever triggers it. */
+  stage(extra: StepExtra): void {
+    this.staged = merge(this.staged, extra);
+  }
+
+  flush(extra: StepExtra = {}): void {
+    const all = merge(this.staged, extra);
+    const pushed = all.framesPushed ?? [];
+    const step: StepCommit = {
+      ...all,
+      sessionKey: this.sessionKey,
+      log: this.rows,
+      framesPushed: pushed.map(toRecord),
+      framesUpdated: [...this.touched.values()].filter((f) => !pushed.includes(f)).map(toRecord),
+    };
+    if (this.requestId && (this.usage.inputTokens > 0 || this.usage.outputTokens > 0)) {
+      step.usage = { requestId: this.requestId, ...this.usage };
+    }
+    this.store.commit(step);
+    this.rows = [];
+    this.touched.clear();
+    this.staged = {};
+    this.usage = { inputTokens: 0, outputTokens: 0 };
+  }
+}
+
+function merge(a: StepExtra, b: StepExtra): StepExtra {
+  return {
+    ...a,
+    ...b,
+    framesPushed: [...(a.framesPushed ?? []), ...(b.framesPushed ?? [])],
+    framesPopped: [...(a.framesPopped ?? []), ...(b.framesPopped ?? [])],
+    outbound: [...(a.outbound ?? []), ...(b.outbound ?? [])],
+  };
+}

@@ -1,0 +1,185 @@
+import type { Logger } from "pino";
+import type { Catalog } from "../catalog/definition.js";
+import type { Model } from "../llm/model.js";
+import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
+import { runToCompletion } from "./batch.js";
+import type { Ids, RuntimeSettings } from "./deps.js";
+import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
+import { type AgentStack, type StackFrame } from "./frame.js";
+import { rebuildHistory } from "./history.js";
+import { Journal } from "./journal.js";
+import { mainSystemPrompt } from "./prompts.js";
+import type { AgentStackManager } from "./stack-manager.js";
+import { effectiveToolsFor } from "./tools/registry.js";
+import type { ToolRegistry } from "./tools/registry.js";
+import { pushChild, returnToParent } from "./transitions.js";
+
+export interface RuntimeDeps {
+  store: Store;
+  stacks: AgentStackManager;
+  model: Model;
+  tools: ToolRegistry;
+  catalog: () => Catalog;
+  settings: RuntimeSettings;
+  ids: Ids;
+  log: Logger;
+}
+
+/**
+ * Runs one inbound message through the session's stack: a flat loop over TurnResults (push on
+ * CHILD_ACTIVATED, pop + inject on COMPLETE / MAX_ITERATIONS / ERROR, return on SEND_TEXT). No recursion.
+ */
+export class Orchestrator {
+  constructor(private readonly deps: RuntimeDeps) {}
+
+  async handleMessage(request: RequestRecord, signal: AbortSignal): Promise<void> {
+    const { store, stacks, ids } = this.deps;
+    const key = request.sessionKey;
+    const session = store.session(key, () => ids.next("as"));
+    const stack = stacks.getOrLoad(key);
+    const journal = new Journal(store, key, request.id, null);
+    let log = this.deps.log.child({ session: key, request: request.id });
+    let input: TurnInput;
+
+    if (request.status === "running") {
+      // Started before a restart: its input is already in the log; continue from there.
+      const task = store.activeTask(key);
+      if (stack.isEmpty || !task) {
+        journal.flush({ request: { id: request.id, status: "done" } });
+        return;
+      }
+      journal.taskId = task.id;
+      input = { kind: "resume" };
+      log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
+    } else if (stack.isEmpty) {
+      const taskId = ids.next("task");
+      journal.taskId = taskId;
+      const main = this.mainFrame(session.mainAgentSessionId);
+      stack.push(main);
+      journal.stage({
+        taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id },
+        framesPushed: [main],
+        request: { id: request.id, status: "running", taskId },
+      });
+      input = { kind: "user", text: request.text };
+      log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
+    } else {
+      const task = store.activeTask(key);
+      if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
+      journal.taskId = task.id;
+      journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
+      input = { kind: "user", text: request.text };
+    }
+    log = log.child({ task: journal.taskId });
+    await this.loop(stack, journal, input, signal, log);
+  }
+
+  private mainFrame(mainAgentSessionId: string): StackFrame {
+    const { store, settings, ids, tools, model } = this.deps;
+    const catalog = this.deps.catalog();
+    return {
+      frameId: ids.next("frame"),
+      agentName: "main",
+      agentType: "main",
+      definitionName: null,
+      systemPrompt: mainSystemPrompt(catalog),
+      model: settings.defaultModel || model.defaultModel,
+      environment: {},
+      iteration: 0,
+      maxIterations: settings.maxIterations,
+      effectiveTools: effectiveToolsFor("main", tools.names(), null),
+      isSkillAgent: false,
+      parentToolUseId: null,
+      agentSessionId: mainAgentSessionId,
+      mode: "interactive",
+      callChain: ["main"],
+      runningToolUseId: null,
+      history: rebuildHistory(store.history(mainAgentSessionId)),
+    };
+  }
+
+  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger): Promise<void> {
+    const requestId = journal.requestId!;
+    const taskId = journal.taskId!;
+    let input = first;
+    for (;;) {
+      const frame = stack.top;
+      if (!frame) throw new Error("the stack emptied while a request was running");
+      const deps: TurnDeps = {
+        ...this.deps,
+        catalog: this.deps.catalog(),
+        journal,
+        signal,
+        log: log.child({ frame: frame.frameId }),
+        runBatch: runToCompletion,
+      };
+      const result = await executeTurn(frame, input, deps);
+      input = { kind: "resume" };
+      if (signal.aborted) {
+        // Shutting down: keep what is committed; the request resumes from there on the next start.
+        this.deps.stacks.evict(journal.sessionKey);
+        log.info({ frame: frame.frameId }, "turn aborted; the request will resume after restart");
+        return;
+      }
+      switch (result.action) {
+        case "SEND_TEXT":
+        case "COMPLETE": {
+          if (frame.agentType === "main") {
+            stack.pop();
+            journal.flush({
+              framesPopped: [frame.frameId],
+              task: { id: taskId, status: "completed", result: result.text },
+              request: { id: requestId, status: "done" },
+              outbound: [this.outbound(journal, frame.agentName, 1, result.text, "message")],
+            });
+            log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
+            return;
+          }
+          if (result.action === "SEND_TEXT") {
+            journal.flush({
+              task: { id: taskId, status: "waiting_user" },
+              request: { id: requestId, status: "done" },
+              outbound: [this.outbound(journal, frame.agentName, stack.depth, result.text, "message")],
+            });
+            return;
+          }
+          returnToParent(stack, journal, result.text, false);
+          journal.flush({ framesPopped: [frame.frameId] });
+          log.info({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth }, "child completed: popped");
+          break;
+        }
+        case "CHILD_ACTIVATED":
+          pushChild(stack, result.child, journal);
+          journal.flush({ framesPushed: [result.child] });
+          log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
+          break;
+        case "INTERRUPT":
+        case "MAX_ITERATIONS":
+        case "ERROR": {
+          const parent = returnToParent(stack, journal, result.text, true);
+          log.warn({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth, reason: result.text }, `${result.action}: popped`);
+          if (parent) {
+            journal.flush({ framesPopped: [frame.frameId] });
+            break;
+          }
+          stack.clear();
+          journal.flush({
+            framesPopped: [frame.frameId],
+            task: { id: taskId, status: "failed", error: result.text },
+            request: { id: requestId, status: "failed", error: result.text },
+            outbound: [this.outbound(journal, "switchboard", 0, `Sorry, I could not finish that: ${result.text}`, "error")],
+          });
+          return;
+        }
+        default: {
+          const never: never = result;
+          throw new Error(`unknown turn result ${JSON.stringify(never)}`);
+        }
+      }
+    }
+  }
+
+  outbound(journal: Journal, agent: string, depth: number, text: string, kind: OutboundInput["kind"]): OutboundInput {
+    return { id: this.deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent, depth, text, kind };
+  }
+}

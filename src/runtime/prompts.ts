@@ -1,0 +1,37 @@
+import type { Catalog, Definition } from "../catalog/definition.js";
+
+const MAIN_PROMPT = `You are Switchboard, a helpful assistant in a chat (Telegram, Slack or a terminal).
+Answer the user directly when you can. Keep replies short and clear; use Markdown sparingly.`;
+
+function listing(title: string, defs: Iterable<Definition>): string {
+  const lines = [...defs].map((d) => `- ${d.name}: ${d.description}`);
+  return lines.length ? `\n\n${title}\n${lines.join("\n")}` : "";
+}
+
+/** Main carries only each skill's and agent's name and description; the full body loads on use. */
+export function mainSystemPrompt(catalog: Catalog): string {
+  const skills = listing(
+    "Skills you can hand the conversation to with use_skill (the skill then talks with the user until it finishes and returns its result to you):",
+    catalog.skills.values(),
+  );
+  const agents = listing(
+    "Agents you can hand the conversation to with use_agent (same: it talks with the user, then returns its result to you):",
+    catalog.agents.values(),
+  );
+  const after =
+    skills || agents
+      ? "\n\nWhen a skill or agent returns, use its result to answer the user. Do not repeat questions it already asked."
+      : "";
+  return `${MAIN_PROMPT}${skills}${agents}${after}`;
+}
+
+export function childSystemPrompt(def: Definition): string {
+  const how =
+    def.mode === "batch"
+      ? `You are the ${def.kind} "${def.name}", running on your own: you cannot talk with the user. ` +
+        "Do the task you were given, then reply with your final answer (or call complete(result))."
+      : `You are the ${def.kind} "${def.name}". You now talk with the user directly: your text replies reach them, ` +
+        "and their answers come back to you. When your task is done, call complete(result); the result goes to the " +
+        "agent that called you, which will continue the conversation. Do not say goodbye before completing.";
+  return `${def.body}\n\n---\n${how}`;
+}

@@ -1,0 +1,107 @@
+import { z } from "zod";
+import type { Definition, DefinitionKind } from "../../catalog/definition.js";
+import type { StackFrame } from "../frame.js";
+import { childSystemPrompt } from "../prompts.js";
+import { effectiveToolsFor } from "./registry.js";
+import { fail, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
+
+const spawnInput = z.object({
+  name: z.string().trim().min(1),
+  message: z.string().trim().min(1),
+});
+
+const MODEL_ALIASES: Record<string, string> = {
+  sonnet: "claude-sonnet-5-5",
+  opus: "claude-opus-5-5",
+  haiku: "claude-haiku-5-5",
+};
+
+/** use_skill and use_agent: both build a child frame and hand it the conversation (or run it in batch). */
+export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool {
+  const name = kind === "skill" ? "use_skill" : "use_agent";
+  return {
+    spec: {
+      name,
+      description:
+        kind === "skill"
+          ? "Hand the conversation to a skill. It talks with the user directly until it finishes; its result then comes back to you as this tool's result. `message` must say everything the skill needs: it cannot see this conversation."
+          : "Hand the conversation to an agent. It talks with the user directly until it finishes; its result then comes back to you as this tool's result. `message` must say everything the agent needs: it cannot see this conversation.",
+      input_schema: {
+        type: "object",
+        properties: {
+          name: { type: "string", description: `The ${kind}'s name, as listed in your instructions.` },
+          message: { type: "string", description: `The task for the ${kind}, with all the context it needs.` },
+        },
+        required: ["name", "message"],
+      },
+    },
+    // An interactive child is only a new frame: spawning it again after a restart is safe. A batch
+    // child runs tools of its own, so an interrupted batch run is reported, not repeated.
+    idempotent: (input, ctx) => {
+      const def = lookup(kind, ctx.catalog, input.name);
+      return def?.mode !== "batch";
+    },
+    async run(input, ctx): Promise<ToolOutput> {
+      const parsed = spawnInput.safeParse(input);
+      if (!parsed.success) return fail(`${name} needs a non-empty "name" and "message"`);
+      const { frame } = ctx;
+      if (kind === "skill" && frame.isSkillAgent) {
+        return fail("skills cannot call use_skill: finish with complete(result) and let your caller choose the next skill");
+      }
+      const def = lookup(kind, ctx.catalog, parsed.data.name);
+      if (!def) {
+        const available = [...(kind === "skill" ? ctx.catalog.skills : ctx.catalog.agents).keys()];
+        return fail(
+          `there is no ${kind} named "${parsed.data.name}"; available: ${available.length ? available.join(", ") : "none"}`,
+        );
+      }
+      const target = `${kind}:${def.name}`;
+      if (frame.agentName === target) return fail(`${target} cannot invoke itself`);
+      if (frame.callChain.includes(target)) {
+        return fail(`cycle detected: ${[...frame.callChain, target].join(" → ")}`);
+      }
+      const child = buildChildFrame(def, frame, parsed.data.message, ctx, toolNames());
+      if (def.mode === "batch") return ctx.runBatch(child);
+      return ctx.activateChild(child);
+    },
+  };
+}
+
+function lookup(kind: DefinitionKind, catalog: ToolContext["catalog"], name: unknown): Definition | undefined {
+  if (typeof name !== "string") return undefined;
+  return (kind === "skill" ? catalog.skills : catalog.agents).get(name.trim());
+}
+
+export function resolveModel(requested: string | null, parentModel: string): string {
+  if (!requested || requested === "inherit") return parentModel;
+  return MODEL_ALIASES[requested] ?? requested;
+}
+
+export function buildChildFrame(
+  def: Definition,
+  parent: StackFrame,
+  message: string,
+  ctx: Pick<ToolContext, "ids" | "settings" | "toolUseId">,
+  toolNames: string[],
+): StackFrame {
+  const agentName = `${def.kind}:${def.name}`;
+  return {
+    frameId: ctx.ids.next("frame"),
+    agentName,
+    agentType: def.kind,
+    definitionName: def.name,
+    systemPrompt: childSystemPrompt(def),
+    model: resolveModel(def.model, parent.model),
+    environment: {},
+    iteration: 0,
+    maxIterations: def.maxIterations ?? ctx.settings.maxIterations,
+    effectiveTools: effectiveToolsFor(def.kind, toolNames, def.tools),
+    isSkillAgent: def.kind === "skill",
+    parentToolUseId: ctx.toolUseId,
+    agentSessionId: ctx.ids.next("as"),
+    mode: def.mode,
+    callChain: [...parent.callChain, agentName],
+    runningToolUseId: null,
+    history: [{ role: "user", content: [{ type: "text", text: message }] }],
+  };
+}

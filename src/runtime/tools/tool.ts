@@ -1,0 +1,39 @@
+import type { Logger } from "pino";
+import type { Catalog } from "../../catalog/definition.js";
+import type { ToolSpec } from "../../llm/types.js";
+import type { Ids, RuntimeSettings } from "../deps.js";
+import type { StackFrame } from "../frame.js";
+
+/** What a tool gives back; `isError` results reach the model as error tool_results it can act on. */
+export interface ToolOutput {
+  content: string;
+  isError?: boolean;
+}
+
+export interface ToolContext {
+  frame: StackFrame;
+  toolUseId: string;
+  catalog: Catalog;
+  settings: RuntimeSettings;
+  ids: Ids;
+  signal: AbortSignal;
+  log: Logger;
+  /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
+  activateChild(child: StackFrame): never;
+  /** Runs `child` to the end without the user (batch mode) and returns its final text. */
+  runBatch(child: StackFrame): Promise<ToolOutput>;
+}
+
+export interface Tool {
+  spec: ToolSpec;
+  /**
+   * Safe to run again after a restart interrupted it. Tools with side effects say false; an interrupted
+   * call then gets an error result instead of running twice.
+   */
+  idempotent: boolean | ((input: Record<string, unknown>, ctx: Pick<ToolContext, "catalog">) => boolean);
+  run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+}
+
+export function fail(content: string): ToolOutput {
+  return { content, isError: true };
+}

@@ -1,0 +1,46 @@
+import { addToolResult } from "./executor.js";
+import type { AgentStack, StackFrame } from "./frame.js";
+import type { Journal } from "./journal.js";
+
+// The stack moves shared by the interactive orchestrator and the batch runner. Each only changes
+// memory and the journal; the caller flushes them with its own stack/task/request changes.
+
+export function pushChild(stack: AgentStack, child: StackFrame, journal: Journal): void {
+  stack.push(child);
+  journal.append(child, "agent_session", {
+    agent_session_id: child.agentSessionId,
+    agent_name: child.agentName,
+    agent_type: child.agentType,
+    mode: child.mode,
+    parent_tool_use_id: child.parentToolUseId,
+    depth: stack.depth,
+  });
+  for (const message of child.history) journal.append(child, "message", message);
+}
+
+export function finishFrame(journal: Journal, frame: StackFrame, result: string, isError: boolean): void {
+  journal.append(frame, "agent_session_complete", {
+    agent_session_id: frame.agentSessionId,
+    agent_name: frame.agentName,
+    result,
+    is_error: isError,
+  });
+}
+
+/**
+ * Pops the top frame and gives its result (or error) to the parent's pending tool_use.
+ * Returns the parent, or null when the popped frame was the bottom one.
+ */
+export function returnToParent(stack: AgentStack, journal: Journal, result: string, isError: boolean): StackFrame | null {
+  const frame = stack.pop();
+  if (frame.agentType === "main") return null;
+  finishFrame(journal, frame, result, isError);
+  const parent = stack.top;
+  if (!parent) return null;
+  if (!frame.parentToolUseId) {
+    throw new Error(`frame ${frame.frameId} (${frame.agentName}) has no parent_tool_use_id to return its result to`);
+  }
+  const content = isError ? `${frame.agentName} failed: ${result}` : result;
+  addToolResult(parent, journal, frame.parentToolUseId, content, isError);
+  return parent;
+}

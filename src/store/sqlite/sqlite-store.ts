@@ -1,0 +1,272 @@
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import { frameRecordSchema } from "../frame-schema.js";
+import {
+  CorruptStateError,
+  type FrameRecord,
+  type LogEntry,
+  type NewRequest,
+  type OutboundRecord,
+  type RequestRecord,
+  type SessionRecord,
+  type StepCommit,
+  type Store,
+  type TaskRecord,
+} from "../store.js";
+import { migrate } from "./migrations.js";
+
+type Row = Record<string, unknown>;
+
+/** The durable store: one SQLite file in WAL mode; every StepCommit is one transaction. */
+export class SqliteStore implements Store {
+  private readonly db: Database.Database;
+  private readonly stmts;
+
+  constructor(
+    file: string,
+    private readonly now: () => number = Date.now,
+  ) {
+    if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma("journal_mode = WAL");
+    this.db.pragma("synchronous = NORMAL");
+    this.db.pragma("busy_timeout = 5000");
+    migrate(this.db);
+    const db = this.db;
+    this.stmts = {
+      insertLog: db.prepare(
+        `INSERT INTO context_log (session_key, task_id, request_id, frame_id, agent_session_id, type, payload, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      maxPosition: db.prepare(`SELECT COALESCE(MAX(position), -1) AS p FROM frames WHERE session_key = ?`),
+      insertFrame: db.prepare(`INSERT INTO frames (frame_id, session_key, position, data) VALUES (?, ?, ?, ?)`),
+      updateFrame: db.prepare(`UPDATE frames SET data = ? WHERE frame_id = ?`),
+      deleteFrame: db.prepare(`DELETE FROM frames WHERE frame_id = ?`),
+      insertTask: db.prepare(
+        `INSERT INTO tasks (id, session_key, owner_id, status, request_id, created_at, updated_at)
+         VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+      ),
+      updateTask: db.prepare(
+        `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
+      ),
+      updateRequest: db.prepare(
+        `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
+      ),
+      addUsage: db.prepare(
+        `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`,
+      ),
+      insertOutbound: db.prepare(
+        `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      setMainSession: db.prepare(`UPDATE sessions SET main_agent_session_id = ?, updated_at = ? WHERE key = ?`),
+      getSession: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
+      insertSession: db.prepare(
+        `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+      ),
+      insertRequest: db.prepare(
+        `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING`,
+      ),
+      requestById: db.prepare(`SELECT * FROM requests WHERE id = ?`),
+      requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
+      unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
+      taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
+      activeTask: db.prepare(
+        `SELECT * FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
+         ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+      ),
+      frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
+      history: db.prepare(
+        `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result') ORDER BY seq`,
+      ),
+      sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
+      pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
+      pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
+      markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
+    };
+  }
+
+  commit(step: StepCommit): void {
+    const s = this.stmts;
+    const now = this.now();
+    const key = step.sessionKey;
+    this.db.transaction(() => {
+      if (step.taskCreated) {
+        const t = step.taskCreated;
+        s.insertTask.run(t.id, key, t.ownerId, t.requestId, now, now);
+      }
+      for (const e of step.log ?? []) {
+        s.insertLog.run(key, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.type, JSON.stringify(e.payload), now);
+      }
+      for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(frameId);
+      for (const frame of step.framesUpdated ?? []) s.updateFrame.run(JSON.stringify(frame), frame.frameId);
+      for (const frame of step.framesPushed ?? []) {
+        const top = (s.maxPosition.get(key) as { p: number }).p;
+        s.insertFrame.run(frame.frameId, key, top + 1, JSON.stringify(frame));
+      }
+      if (step.task) {
+        const t = step.task;
+        s.updateTask.run(t.status, t.result ?? null, t.error ?? null, now, t.id);
+      }
+      if (step.request) {
+        const r = step.request;
+        s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
+      }
+      if (step.usage) s.addUsage.run(step.usage.inputTokens, step.usage.outputTokens, step.usage.requestId);
+      for (const o of step.outbound ?? []) {
+        s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, now);
+      }
+      if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
+    })();
+  }
+
+  session(key: string, newMainAgentSessionId: () => string): SessionRecord {
+    let row = this.stmts.getSession.get(key) as Row | undefined;
+    if (!row) {
+      const now = this.now();
+      this.stmts.insertSession.run(key, newMainAgentSessionId(), now, now);
+      row = this.stmts.getSession.get(key) as Row;
+    }
+    return { key, mainAgentSessionId: String(row.main_agent_session_id), createdAt: Number(row.created_at) };
+  }
+
+  insertRequest(input: NewRequest): { request: RequestRecord; duplicate: boolean } {
+    const now = this.now();
+    const info = this.stmts.insertRequest.run(
+      input.id,
+      input.sessionKey,
+      input.externalId,
+      input.kind,
+      input.userId,
+      input.text,
+      now,
+      now,
+    );
+    const row = this.stmts.requestByExternal.get(input.sessionKey, input.externalId) as Row;
+    return { request: toRequest(row), duplicate: info.changes === 0 };
+  }
+
+  request(id: string): RequestRecord | null {
+    const row = this.stmts.requestById.get(id) as Row | undefined;
+    return row ? toRequest(row) : null;
+  }
+
+  unfinishedRequests(): RequestRecord[] {
+    return (this.stmts.unfinished.all() as Row[]).map(toRequest);
+  }
+
+  task(id: string): TaskRecord | null {
+    const row = this.stmts.taskById.get(id) as Row | undefined;
+    return row ? toTask(row) : null;
+  }
+
+  activeTask(sessionKey: string): TaskRecord | null {
+    const row = this.stmts.activeTask.get(sessionKey) as Row | undefined;
+    return row ? toTask(row) : null;
+  }
+
+  frames(sessionKey: string): FrameRecord[] {
+    return (this.stmts.frames.all(sessionKey) as Row[]).map((row) => {
+      let data: unknown;
+      try {
+        data = JSON.parse(String(row.data));
+      } catch {
+        throw new CorruptStateError(`stored frame ${String(row.frame_id)} of ${sessionKey} is not valid JSON`);
+      }
+      const parsed = frameRecordSchema.safeParse(data);
+      if (!parsed.success) {
+        const where = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+        throw new CorruptStateError(`stored frame ${String(row.frame_id)} of ${sessionKey} is invalid (${where})`);
+      }
+      return parsed.data;
+    });
+  }
+
+  history(agentSessionId: string): LogEntry[] {
+    return (this.stmts.history.all(agentSessionId) as Row[]).map(toLogEntry);
+  }
+
+  sessionLog(sessionKey: string): LogEntry[] {
+    return (this.stmts.sessionLog.all(sessionKey) as Row[]).map(toLogEntry);
+  }
+
+  pendingOutbound(sessionKey?: string): OutboundRecord[] {
+    const rows = (sessionKey ? this.stmts.pendingFor.all(sessionKey) : this.stmts.pendingAll.all()) as Row[];
+    return rows.map((r) => ({
+      id: String(r.id),
+      sessionKey: String(r.session_key),
+      requestId: nullable(r.request_id),
+      taskId: nullable(r.task_id),
+      agent: String(r.agent),
+      depth: Number(r.depth),
+      text: String(r.text),
+      kind: String(r.kind) as OutboundRecord["kind"],
+      createdAt: Number(r.created_at),
+    }));
+  }
+
+  markDelivered(outboundId: string): void {
+    this.stmts.markDelivered.run(this.now(), outboundId);
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
+
+function nullable(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+function toRequest(r: Row): RequestRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    externalId: String(r.external_id),
+    kind: String(r.kind) as RequestRecord["kind"],
+    userId: String(r.user_id),
+    text: String(r.text),
+    status: String(r.status) as RequestRecord["status"],
+    taskId: nullable(r.task_id),
+    error: nullable(r.error),
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    createdAt: Number(r.created_at),
+  };
+}
+
+function toTask(r: Row): TaskRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    ownerId: String(r.owner_id),
+    status: String(r.status) as TaskRecord["status"],
+    requestId: nullable(r.request_id),
+    result: nullable(r.result),
+    error: nullable(r.error),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+function toLogEntry(r: Row): LogEntry {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(String(r.payload));
+  } catch {
+    throw new CorruptStateError(`context log row ${String(r.seq)} of ${String(r.session_key)} is not valid JSON`);
+  }
+  return {
+    seq: Number(r.seq),
+    sessionKey: String(r.session_key),
+    taskId: nullable(r.task_id),
+    requestId: nullable(r.request_id),
+    frameId: nullable(r.frame_id),
+    agentSessionId: nullable(r.agent_session_id),
+    type: String(r.type) as LogEntry["type"],
+    payload,
+    createdAt: Number(r.created_at),
+  };
+}

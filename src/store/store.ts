@@ -1,0 +1,152 @@
+// The Store interface: everything the runtime and gateway persist. The runtime sees only
+// this file; the SQLite implementation is chosen in main.ts.
+
+export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled";
+export type RequestStatus = "pending" | "running" | "done" | "failed";
+export type RequestKind = "message" | "command";
+export type LogType =
+  | "message"
+  | "tool_use"
+  | "tool_result"
+  | "compaction"
+  | "agent_session"
+  | "agent_session_complete"
+  | "approval"
+  | "session_reset";
+
+export const ACTIVE_TASK_STATUSES: readonly TaskStatus[] = ["running", "waiting_user", "waiting_approval"];
+
+export interface SessionRecord {
+  key: string;
+  /** The main agent's history spans tasks; /reset starts a new one. */
+  mainAgentSessionId: string;
+  createdAt: number;
+}
+
+export interface TaskRecord {
+  id: string;
+  sessionKey: string;
+  ownerId: string;
+  status: TaskStatus;
+  requestId: string | null;
+  result: string | null;
+  error: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface RequestRecord {
+  id: string;
+  sessionKey: string;
+  externalId: string;
+  kind: RequestKind;
+  userId: string;
+  text: string;
+  status: RequestStatus;
+  taskId: string | null;
+  error: string | null;
+  inputTokens: number;
+  outputTokens: number;
+  createdAt: number;
+}
+
+/** A frame's metadata; its history lives in the context log under agentSessionId. */
+export interface FrameRecord {
+  frameId: string;
+  agentName: string;
+  agentType: "main" | "skill" | "agent";
+  definitionName: string | null;
+  systemPrompt: string;
+  model: string;
+  environment: Record<string, string>;
+  iteration: number;
+  maxIterations: number;
+  effectiveTools: string[];
+  isSkillAgent: boolean;
+  parentToolUseId: string | null;
+  agentSessionId: string;
+  mode: "interactive" | "batch";
+  callChain: string[];
+  /** Set while a tool with side effects runs, so a restart can tell it was interrupted. */
+  runningToolUseId: string | null;
+}
+
+export interface LogEntryInput {
+  taskId: string | null;
+  requestId: string | null;
+  frameId: string | null;
+  agentSessionId: string | null;
+  type: LogType;
+  payload: unknown;
+}
+
+export interface LogEntry extends LogEntryInput {
+  seq: number;
+  sessionKey: string;
+  createdAt: number;
+}
+
+export interface OutboundInput {
+  id: string;
+  requestId: string | null;
+  taskId: string | null;
+  agent: string;
+  depth: number;
+  text: string;
+  kind: "message" | "notice" | "error";
+}
+
+export interface OutboundRecord extends OutboundInput {
+  sessionKey: string;
+  createdAt: number;
+}
+
+/** Everything one orchestration step changes; written in one transaction. */
+export interface StepCommit {
+  sessionKey: string;
+  log?: LogEntryInput[];
+  framesPushed?: FrameRecord[];
+  framesUpdated?: FrameRecord[];
+  framesPopped?: string[];
+  taskCreated?: { id: string; ownerId: string; requestId: string };
+  task?: { id: string; status: TaskStatus; result?: string; error?: string };
+  request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
+  usage?: { requestId: string; inputTokens: number; outputTokens: number };
+  outbound?: OutboundInput[];
+  newMainAgentSessionId?: string;
+}
+
+export interface NewRequest {
+  id: string;
+  sessionKey: string;
+  externalId: string;
+  kind: RequestKind;
+  userId: string;
+  text: string;
+}
+
+export interface Store {
+  commit(step: StepCommit): void;
+  /** Returns the session, creating it (with a fresh main agent session id) when new. */
+  session(key: string, newMainAgentSessionId: () => string): SessionRecord;
+  /** Stores an inbound request unless (session, externalId) was seen before. */
+  insertRequest(input: NewRequest): { request: RequestRecord; duplicate: boolean };
+  request(id: string): RequestRecord | null;
+  /** Requests not yet done, oldest first: the work a restart must pick up. */
+  unfinishedRequests(): RequestRecord[];
+  task(id: string): TaskRecord | null;
+  activeTask(sessionKey: string): TaskRecord | null;
+  /** The stack, bottom first. Throws CorruptStateError when a stored frame does not parse. */
+  frames(sessionKey: string): FrameRecord[];
+  /** Message and tool_result rows of one agent session, in order. */
+  history(agentSessionId: string): LogEntry[];
+  sessionLog(sessionKey: string): LogEntry[];
+  pendingOutbound(sessionKey?: string): OutboundRecord[];
+  markDelivered(outboundId: string): void;
+  close(): void;
+}
+
+/** A stored row that cannot be read back; the request fails with a clear message, the gateway carries on. */
+export class CorruptStateError extends Error {
+  override name = "CorruptStateError";
+}

@@ -1,0 +1,237 @@
+// An HTTP fake of the Anthropic Messages API (POST /v1/messages, non-streaming).
+//
+// Tests point the real @anthropic-ai/sdk client at `url` and script replies.
+// Requests are validated as strictly as the real API (see validate.ts), so a
+// client that builds a malformed history gets the same 400 it would get in
+// production instead of a happy scripted reply.
+
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { parseAndValidate, type MessagesRequest } from "./validate.js";
+
+export type { MessagesRequest } from "./validate.js";
+
+export type FakeBlock =
+  | { type: "text"; text: string }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+
+export interface FakeReply {
+  content: FakeBlock[];
+  /** Default: "tool_use" if any tool_use block, else "end_turn". */
+  stop_reason?: "end_turn" | "tool_use" | "max_tokens";
+  /** Default: a chars/4 estimate (at least 1) of the request / the reply. */
+  usage?: { input_tokens: number; output_tokens: number };
+}
+
+/** e.g. 500 api_error, 529 overloaded_error, 429 rate_limit_error. */
+export interface FakeError {
+  error: { status: number; type: string; message: string; /** send `x-should-retry: false` */ noRetry?: boolean };
+}
+
+/** Never answers until the client aborts (to test AbortSignal / timeouts). */
+export interface FakeHang {
+  hang: true;
+}
+
+type Outcome = FakeReply | FakeError | FakeHang;
+type StepFn = (req: MessagesRequest) => Outcome | Promise<Outcome>;
+export type FakeStep = Outcome | StepFn;
+
+export interface RecordedCall {
+  /** Parsed body; for an unparseable body this is `{ raw: "<text>" }`. */
+  body: MessagesRequest;
+  /** HTTP status answered; 0 while unanswered (e.g. a hang). */
+  status: number;
+  /** Error message of an error response. */
+  error?: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
+export interface FakeAnthropic {
+  url: string;
+  calls: RecordedCall[];
+  accepted(): MessagesRequest[];
+  rejected(): RecordedCall[];
+  script(...steps: FakeStep[]): void;
+  fallback(fn: StepFn | null): void;
+  pending(): number;
+  reset(): void;
+  close(): Promise<void>;
+}
+
+const hex = (bytes: number) => randomBytes(bytes).toString("hex");
+
+// ---- helpers for writing scripts --------------------------------------------
+
+export function reply(...blocks: FakeBlock[]): FakeReply {
+  return { content: blocks };
+}
+
+export function text(t: string): FakeReply {
+  return reply({ type: "text", text: t });
+}
+
+export function toolUse(name: string, input: Record<string, unknown>, id = `toolu_${hex(12)}`): FakeBlock {
+  return { type: "tool_use", id, name, input };
+}
+
+function joinText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content
+    .filter((b): b is { type: "text"; text: string } => b?.type === "text" && typeof b.text === "string")
+    .map((b) => b.text)
+    .join("\n");
+}
+
+/** Text of the last user message (text blocks joined); "" if it only has tool_results. */
+export function lastUserText(req: MessagesRequest): string {
+  const last = [...req.messages].reverse().find((m) => m.role === "user");
+  return last ? joinText(last.content) : "";
+}
+
+/** The system prompt as a plain string (text blocks joined). */
+export function systemText(req: MessagesRequest): string {
+  return joinText(req.system);
+}
+
+// ---- the server ----------------------------------------------------------------
+
+function estimateTokens(value: unknown): number {
+  return Math.max(1, Math.ceil(JSON.stringify(value ?? "").length / 4));
+}
+
+export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<FakeAnthropic> {
+  let queue: FakeStep[] = [];
+  let fallbackFn: StepFn | null = null;
+  const calls: RecordedCall[] = [];
+  // Kept beside `calls` (not as a field) so RecordedCall stays exactly as documented.
+  const acceptedCalls = new WeakSet<RecordedCall>();
+  const rejectedCalls = new WeakSet<RecordedCall>();
+
+  function send(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}) {
+    // The client may have gone away while an async step was running.
+    if (res.destroyed || res.writableEnded) return;
+    const requestId = `req_${hex(12)}`;
+    const payload = status >= 400 ? { ...(body as object), request_id: requestId } : body;
+    res.writeHead(status, { "content-type": "application/json", "request-id": requestId, ...extraHeaders });
+    res.end(JSON.stringify(payload));
+  }
+
+  function sendError(res: ServerResponse, call: RecordedCall | null, status: number, type: string, message: string, extra?: Record<string, string>) {
+    if (call) {
+      call.status = status;
+      call.error = message;
+    }
+    send(res, status, { type: "error", error: { type, message } }, extra);
+  }
+
+  async function runStep(req: MessagesRequest): Promise<Outcome | null> {
+    const step = queue.length > 0 ? queue.shift()! : fallbackFn;
+    if (!step) return null;
+    return typeof step === "function" ? await step(req) : step;
+  }
+
+  async function handleMessages(req: IncomingMessage, res: ServerResponse, raw: string) {
+    const call: RecordedCall = { body: {} as MessagesRequest, status: 0, headers: { ...req.headers } };
+    calls.push(call);
+    const reject = (status: number, type: string, message: string) => {
+      rejectedCalls.add(call);
+      sendError(res, call, status, type, message);
+    };
+
+    const { body, error } = parseAndValidate(raw);
+    call.body = body as MessagesRequest;
+    // Headers are checked first, as the real API authenticates before reading the body.
+    const auth = req.headers.authorization;
+    if (!req.headers["x-api-key"] && !(typeof auth === "string" && /^Bearer \S/.test(auth))) {
+      return reject(401, "authentication_error", "x-api-key header is required");
+    }
+    if (!req.headers["anthropic-version"]) {
+      return reject(400, "invalid_request_error", "anthropic-version: header is required");
+    }
+    if (error) return reject(error.status, error.type, error.message);
+    acceptedCalls.add(call);
+
+    const request = call.body;
+    let outcome: Outcome | null;
+    try {
+      outcome = await runStep(request);
+    } catch (err) {
+      return sendError(res, call, 500, "api_error", `fake: scripted step threw: ${(err as Error)?.message ?? String(err)}`);
+    }
+    if (!outcome) return sendError(res, call, 500, "api_error", "fake: no scripted response left for this request");
+    // Leave the socket open; Node drops it when the client aborts, close() destroys it.
+    if ("hang" in outcome) return;
+    if ("error" in outcome) {
+      const { status, type, message, noRetry } = outcome.error;
+      return sendError(res, call, status, type, message, noRetry ? { "x-should-retry": "false" } : undefined);
+    }
+
+    // Catch tests whose client stopped offering a tool the script expects it to call.
+    const offered = new Set((request.tools ?? []).map((t) => t.name));
+    const stray = outcome.content.find((b) => b.type === "tool_use" && !offered.has(b.name));
+    if (stray && stray.type === "tool_use") {
+      return sendError(res, call, 500, "api_error", `fake: scripted tool_use names tool ${stray.name} which the request did not offer`);
+    }
+
+    const hasToolUse = outcome.content.some((b) => b.type === "tool_use");
+    const usage = outcome.usage ?? {
+      input_tokens: estimateTokens([request.system, request.messages, request.tools]),
+      output_tokens: estimateTokens(outcome.content),
+    };
+    call.status = 200;
+    send(res, 200, {
+      id: `msg_${hex(12)}`,
+      type: "message",
+      role: "assistant",
+      model: request.model,
+      content: outcome.content,
+      stop_reason: outcome.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
+      stop_sequence: null,
+      usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+    });
+  }
+
+  const server = createServer((req, res) => {
+    const path = new URL(req.url ?? "/", "http://fake").pathname;
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      if (req.method !== "POST" || path !== "/v1/messages") {
+        return sendError(res, null, 404, "not_found_error", `Not found: ${path}`);
+      }
+      handleMessages(req, res, Buffer.concat(chunks).toString("utf8")).catch((err) => {
+        sendError(res, null, 500, "api_error", `fake: internal error: ${(err as Error)?.message ?? String(err)}`);
+      });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    calls,
+    accepted: () => calls.filter((c) => acceptedCalls.has(c)).map((c) => c.body),
+    rejected: () => calls.filter((c) => rejectedCalls.has(c)),
+    script: (...steps) => void queue.push(...steps),
+    fallback: (fn) => void (fallbackFn = fn),
+    pending: () => queue.length,
+    reset: () => {
+      queue = [];
+      fallbackFn = null;
+      calls.length = 0; // keep the same array so `fake.calls` references stay live
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Hanging and keep-alive sockets would otherwise keep close() waiting.
+        server.closeAllConnections();
+      }),
+  };
+}
