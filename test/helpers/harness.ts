@@ -6,7 +6,7 @@ import { Gateway } from "../../src/gateway/gateway.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
 import type { Model } from "../../src/llm/model.js";
-import { silentLogger } from "../../src/log.js";
+import { createLogger, silentLogger } from "../../src/log.js";
 import type { Ids } from "../../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../../src/runtime/stack-manager.js";
@@ -69,7 +69,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   const model: Model = options.noApiKey
     ? new UnconfiguredModel()
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: 0, defaultModel: "claude-test" });
-  const log = silentLogger();
+  // TEST_LOG=debug shows the runtime's logs while debugging a test.
+  const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
   const ids = counterIds();
   const runtime: RuntimeDeps = {
     store,

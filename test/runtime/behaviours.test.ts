@@ -7,6 +7,7 @@ import { agentFile, skillFile, startHarness, type Harness } from "../helpers/har
 let h: Harness;
 afterEach(async () => {
   await h?.close();
+  h = undefined!;
 });
 
 const FILES = {
@@ -126,6 +127,8 @@ describe("Behaviors", () => {
     expect(toolNames(req)).toEqual(["use_skill", "use_agent"]);
     const tasks = h.store.sessionLog("console:t").map((e) => e.taskId);
     expect(h.store.task(tasks[0]!)?.status).toBe("completed");
+    // Pushed and popped in one step: nothing may stay behind to be resurrected after a restart.
+    expect(h.store.frames("console:t")).toEqual([]);
   });
 
   it("stack active + message: the message goes to the top frame, not main", async () => {

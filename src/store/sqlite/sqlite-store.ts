@@ -100,12 +100,13 @@ export class SqliteStore implements Store {
       for (const e of step.log ?? []) {
         s.insertLog.run(key, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.type, JSON.stringify(e.payload), now);
       }
-      for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(frameId);
-      for (const frame of step.framesUpdated ?? []) s.updateFrame.run(JSON.stringify(frame), frame.frameId);
+      // Push before pop: a frame pushed and popped in the same step (main answering at once) nets to nothing.
       for (const frame of step.framesPushed ?? []) {
         const top = (s.maxPosition.get(key) as { p: number }).p;
         s.insertFrame.run(frame.frameId, key, top + 1, JSON.stringify(frame));
       }
+      for (const frame of step.framesUpdated ?? []) s.updateFrame.run(JSON.stringify(frame), frame.frameId);
+      for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(frameId);
       if (step.task) {
         const t = step.task;
         s.updateTask.run(t.status, t.result ?? null, t.error ?? null, now, t.id);

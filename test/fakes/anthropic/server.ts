@@ -22,6 +22,8 @@ export interface FakeReply {
   stop_reason?: "end_turn" | "tool_use" | "max_tokens";
   /** Default: a chars/4 estimate (at least 1) of the request / the reply. */
   usage?: { input_tokens: number; output_tokens: number };
+  /** Models do sometimes name a tool they were not offered; set this to script that on purpose. */
+  allowUnoffered?: boolean;
 }
 
 /** e.g. 500 api_error, 529 overloaded_error, 429 rate_limit_error. */
@@ -171,7 +173,7 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
 
     // Catch tests whose client stopped offering a tool the script expects it to call.
     const offered = new Set((request.tools ?? []).map((t) => t.name));
-    const stray = outcome.content.find((b) => b.type === "tool_use" && !offered.has(b.name));
+    const stray = outcome.allowUnoffered ? undefined : outcome.content.find((b) => b.type === "tool_use" && !offered.has(b.name));
     if (stray && stray.type === "tool_use") {
       return sendError(res, call, 500, "api_error", `fake: scripted tool_use names tool ${stray.name} which the request did not offer`);
     }
