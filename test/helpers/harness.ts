@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -15,13 +16,14 @@ import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic/server.js";
 
-export function counterIds(): Ids {
+/** Readable, predictable ids; `salt` keeps runtimes that share one database apart. */
+export function counterIds(salt = ""): Ids {
   const counts = new Map<string, number>();
   return {
     next(prefix) {
       const n = (counts.get(prefix) ?? 0) + 1;
       counts.set(prefix, n);
-      return `${prefix}_${n}`;
+      return salt ? `${prefix}_${salt}_${n}` : `${prefix}_${n}`;
     },
   };
 }
@@ -71,7 +73,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: 0, defaultModel: "claude-test" });
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
-  const ids = counterIds();
+  const idPrefix = randomUUID().slice(0, 8);
+  const ids = counterIds(options.dbFile ? idPrefix : "");
   const runtime: RuntimeDeps = {
     store,
     stacks: new AgentStackManager(store),
@@ -85,7 +88,18 @@ export async function startHarness(options: HarnessOptions = {}) {
   const orchestrator = new Orchestrator(runtime);
   const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log });
   const seen: OutboundMessage[] = [];
-  gateway.register({ prefix: "console", deliver: async (m) => void seen.push(m) });
+  const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
+  gateway.register({
+    prefix: "console",
+    deliver: async (m) => {
+      seen.push(m);
+      for (const w of waiters.filter((w) => w.match(m))) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve(m);
+      }
+    },
+  });
+  // Message ids differ between harnesses on one database, as a platform's would after a restart.
   let counter = 0;
 
   return {
@@ -96,12 +110,18 @@ export async function startHarness(options: HarnessOptions = {}) {
     catalog,
     dbFile,
     seen,
+    /** Resolves when a matching message is delivered (already delivered ones count). */
+    delivered(match: (m: OutboundMessage) => boolean): Promise<OutboundMessage> {
+      const found = seen.find(match);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve) => waiters.push({ match, resolve }));
+    },
     /** Sends a message as a user would and returns what the chat showed in reply. */
     async send(text: string, opts: { session?: string; user?: string; id?: string } = {}): Promise<OutboundMessage[]> {
       const before = seen.length;
       gateway.submit({
         sessionKey: `console:${opts.session ?? "t"}`,
-        messageId: opts.id ?? `m${++counter}`,
+        messageId: opts.id ?? `${idPrefix}-${++counter}`,
         userId: opts.user ?? "alice",
         text,
       });
@@ -112,8 +132,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     async say(text: string, opts: { session?: string; user?: string; id?: string } = {}): Promise<string[]> {
       return (await this.send(text, opts)).map((m) => `${m.agent}: ${m.text}`);
     },
+    /** Simulates a crash: the database handle goes away mid-work; nothing more is committed. */
+    crash() {
+      store.close();
+    },
     async close(keepFake = false) {
-      await gateway.stop();
+      if (store.isOpen()) await gateway.stop();
       store.close();
       if (!keepFake && !options.fake) await fake.close();
       rmSync(defs.root, { recursive: true, force: true });

@@ -212,6 +212,10 @@ export class SqliteStore implements Store {
     this.stmts.markDelivered.run(this.now(), outboundId);
   }
 
+  isOpen(): boolean {
+    return this.db.open;
+  }
+
   close(): void {
     if (this.db.open) this.db.close();
   }
