@@ -20,9 +20,15 @@ const providers: string[] = [];
 
 // Chat platforms (Telegram, Slack) register here once they exist; none is configured yet.
 if (providers.length === 0 || process.stdin.isTTY) {
-  startConsole(app.gateway, { jsonl: false, exitOnEnd: false });
+  startConsole(app.gateway, {
+    jsonl: false,
+    exitOnEnd: false,
+    onEnd: () => log.info("terminal chat input closed; the service keeps running until SIGINT or SIGTERM"),
+  });
   providers.push("console");
 }
+// A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
+const keepAlive = setInterval(() => {}, 1 << 30);
 app.gateway.recover();
 log.info({ providers }, "switchboard started");
 
@@ -32,6 +38,7 @@ async function shutdown(signal: string): Promise<void> {
   stopping = true;
   log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
   await app.close();
+  clearInterval(keepAlive);
   process.exit(0);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));

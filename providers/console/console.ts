@@ -14,12 +14,14 @@ export interface ConsoleOptions {
   exitOnEnd: boolean;
   session?: string;
   user?: string;
+  /** Called when the input ends. */
+  onEnd?: () => void;
   input?: Readable;
   output?: Writable;
 }
 
 const jsonlLine = z.object({
-  text: z.string().refine((t) => t.trim() !== "", { message: "must not be empty" }),
+  text: z.string({ error: "is required and must be a string" }).refine((t) => t.trim() !== "", { message: "must not be empty" }),
   user: z.string().min(1).optional(),
   session: z.string().min(1).optional(),
   id: z.string().min(1).optional(),
@@ -74,6 +76,7 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
 
   const done = new Promise<void>((resolve) => {
     rl.on("close", () => {
+      options.onEnd?.();
       if (!options.exitOnEnd) return;
       void gateway.idle().then(resolve);
     });

@@ -127,6 +127,10 @@ function pairResults(uses: ToolUseBlock[], answers: readonly UserBlock[], repair
     else if (seen.has(block.tool_use_id)) repairs.push(`dropped a second tool_result for ${block.tool_use_id}`);
     else seen.set(block.tool_use_id, block);
   }
+  const firstOther = answers.findIndex((b) => b.type !== "tool_result");
+  if (firstOther >= 0 && answers.slice(firstOther).some((b) => b.type === "tool_result")) {
+    repairs.push("moved tool_results before the other blocks of their message");
+  }
   const results = uses.map((use) => {
     const found = seen.get(use.id);
     if (found) return found;

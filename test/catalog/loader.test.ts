@@ -1,0 +1,75 @@
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadCatalog } from "../../src/catalog/loader.js";
+import { writeDefinitions } from "../helpers/harness.js";
+
+let root = "";
+afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+function load(files: Record<string, string>) {
+  const defs = writeDefinitions(files);
+  root = defs.root;
+  const catalog = loadCatalog(defs.skills, defs.agents);
+  // Messages name files relative to the working directory; strip the temp root for readable assertions.
+  return { ...catalog, problems: catalog.problems.map((p) => p.replace(/^.*?(skills|agents)\//, "$1/")) };
+}
+
+describe("loadCatalog", () => {
+  it("loads skills and agents with their frontmatter and body", () => {
+    const catalog = load({
+      "skills/interview/SKILL.md":
+        "---\nname: interview\ndescription: Asks questions.\nmax_iterations: 7\nmode: batch\nallowed-tools: use_agent\n---\n# Interview\nAsk.\n",
+      "agents/researcher.md": "---\nname: researcher\ndescription: Researches.\nmodel: haiku\ntools: Read, use_skill\n---\nResearch.\n",
+      "agents/nested/AGENT.md": "---\nname: nested\ndescription: In a folder.\n---\nBody.\n",
+    });
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.skills.get("interview")).toMatchObject({
+      kind: "skill",
+      description: "Asks questions.",
+      body: "# Interview\nAsk.",
+      maxIterations: 7,
+      mode: "batch",
+      tools: ["use_agent"],
+    });
+    expect(catalog.agents.get("researcher")).toMatchObject({ model: "haiku", tools: ["Read", "use_skill"], mode: "interactive" });
+    expect([...catalog.agents.keys()]).toEqual(["nested", "researcher"]);
+  });
+
+  it("skips a broken definition with a message naming the file, the field and the fix, and loads the rest", () => {
+    const catalog = load({
+      "skills/Research/SKILL.md": "---\nname: Research\ndescription: x\n---\nBody\n",
+      "skills/nodesc/SKILL.md": "---\nname: nodesc\n---\nBody\n",
+      "skills/badyaml/SKILL.md": "---\nname: [unclosed\n---\nBody\n",
+      "skills/nofront/SKILL.md": "Just text\n",
+      "skills/empty-folder/notes.txt": "nothing",
+      "agents/iter.md": "---\nname: iter\ndescription: x\nmax_iterations: lots\n---\nBody\n",
+      "skills/good/SKILL.md": "---\nname: good\ndescription: Works.\n---\nBody\n",
+    });
+    expect([...catalog.skills.keys()]).toEqual(["good"]);
+    expect(catalog.agents.size).toBe(0);
+    expect(catalog.problems).toEqual([
+      'skills/Research/SKILL.md: name "Research" must be lowercase letters, digits and hyphens (at most 64) and equal the folder name "Research"',
+      "skills/badyaml/SKILL.md: frontmatter is not valid YAML: " + catalog.problems[1]!.split("YAML: ")[1],
+      "skills/empty-folder: no SKILL.md in the folder; add one or remove the folder",
+      "skills/nodesc/SKILL.md: description is required: one or two sentences saying what it does and when to use it",
+      "skills/nofront/SKILL.md: missing YAML frontmatter: the file must start with a line '---', the fields, and a closing '---'",
+      "agents/iter.md: max_iterations must be a whole number such as 25",
+    ]);
+  });
+
+  it("a name that differs from its folder is refused", () => {
+    const catalog = load({ "skills/alpha/SKILL.md": "---\nname: beta\ndescription: x\n---\nBody\n" });
+    expect(catalog.skills.size).toBe(0);
+    expect(catalog.problems[0]).toContain('equal the folder name "alpha"');
+  });
+
+  it("missing folders are an empty catalog, not an error", () => {
+    expect(loadCatalog(join("/nonexistent", "skills"), join("/nonexistent", "agents"))).toEqual({
+      skills: new Map(),
+      agents: new Map(),
+      problems: [],
+    });
+    root = "";
+  });
+});

@@ -1,0 +1,62 @@
+import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createInterface } from "node:readline";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+const TSX = `${ROOT}node_modules/.bin/tsx`;
+
+/** A Switchboard process (terminal chat or service) with its stdout read line by line. */
+export class Proc {
+  readonly lines: string[] = [];
+  private waiters: Array<{ match: (line: string) => boolean; resolve: (line: string) => void }> = [];
+  readonly exited: Promise<number | null>;
+  stderr = "";
+  private stderrWaiters: Array<{ text: string; resolve: () => void }> = [];
+
+  constructor(readonly child: ChildProcessWithoutNullStreams) {
+    createInterface({ input: child.stdout }).on("line", (line) => {
+      this.lines.push(line);
+      for (const w of this.waiters.filter((w) => w.match(line))) {
+        this.waiters.splice(this.waiters.indexOf(w), 1);
+        w.resolve(line);
+      }
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      this.stderr += chunk.toString();
+      for (const w of this.stderrWaiters.filter((w) => this.stderr.includes(w.text))) {
+        this.stderrWaiters.splice(this.stderrWaiters.indexOf(w), 1);
+        w.resolve();
+      }
+    });
+    this.exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
+  }
+
+  /** Resolves with the first stdout line (seen or future) that matches. */
+  line(match: (line: string) => boolean): Promise<string> {
+    const found = this.lines.find(match);
+    if (found) return Promise.resolve(found);
+    return new Promise((resolve) => this.waiters.push({ match, resolve }));
+  }
+
+  /** Resolves once stderr (the log) has contained `text`. */
+  logged(text: string): Promise<void> {
+    if (this.stderr.includes(text)) return Promise.resolve();
+    return new Promise((resolve) => this.stderrWaiters.push({ text, resolve }));
+  }
+
+  send(value: unknown): void {
+    this.child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
+  }
+
+  json(): Array<Record<string, unknown>> {
+    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  }
+}
+
+export function run(entry: string, args: string[], env: Record<string, string>): Proc {
+  const child = spawn(TSX, [`${ROOT}${entry}`, ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  return new Proc(child);
+}
