@@ -45,6 +45,7 @@ export class Orchestrator {
       // Started before a restart: its input is already in the log; continue from there.
       const task = store.activeTask(key);
       if (stack.isEmpty || !task) {
+        log.warn({ depth: stack.depth, task: task?.id }, "resumed request found no active stack; closing it");
         journal.flush({ request: { id: request.id, status: "done" } });
         return;
       }

@@ -56,6 +56,8 @@ export interface HarnessOptions {
   /** Reuse a database file (to simulate a restart in-process). */
   dbFile?: string;
   fake?: FakeAnthropic;
+  /** SDK retries; 0 unless a test is about retrying. */
+  maxRetries?: number;
 }
 
 /**
@@ -70,7 +72,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   const catalog = loadCatalog(defs.skills, defs.agents);
   const model: Model = options.noApiKey
     ? new UnconfiguredModel()
-    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: 0, defaultModel: "claude-test" });
+    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test" });
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
   const idPrefix = randomUUID().slice(0, 8);

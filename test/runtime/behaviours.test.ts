@@ -177,6 +177,14 @@ describe("Errors", () => {
     expect(h.fake.rejected()).toEqual([]);
   });
 
+  it("overload answers are retried by the SDK before anything fails", async () => {
+    h = await startHarness({ maxRetries: 2 });
+    const overloaded = { error: { status: 529, type: "overloaded_error", message: "Overloaded", retryAfterMs: 0 } };
+    h.fake.script(overloaded, overloaded, text("Third time lucky."));
+    expect(await h.say("hi")).toEqual(["main: Third time lucky."]);
+    expect(h.fake.calls.map((c) => c.status)).toEqual([529, 529, 200]);
+  });
+
   it("a tool execution error becomes an error tool_result and the model decides what to do", async () => {
     h = await startHarness({ tools: [{ ...lookup, run: () => Promise.reject(new Error("database is down")) }] });
     h.fake.script(reply(toolUse("lookup", {}, "toolu_l")), text("Lookup is down, sorry."));

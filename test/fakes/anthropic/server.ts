@@ -28,7 +28,15 @@ export interface FakeReply {
 
 /** e.g. 500 api_error, 529 overloaded_error, 429 rate_limit_error. */
 export interface FakeError {
-  error: { status: number; type: string; message: string; /** send `x-should-retry: false` */ noRetry?: boolean };
+  error: {
+    status: number;
+    type: string;
+    message: string;
+    /** send `x-should-retry: false` */
+    noRetry?: boolean;
+    /** send `retry-after-ms`, which the SDK honours (0 keeps retry tests fast) */
+    retryAfterMs?: number;
+  };
 }
 
 /** Never answers until the client aborts (to test AbortSignal / timeouts). */
@@ -167,8 +175,11 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
     // Leave the socket open; Node drops it when the client aborts, close() destroys it.
     if ("hang" in outcome) return;
     if ("error" in outcome) {
-      const { status, type, message, noRetry } = outcome.error;
-      return sendError(res, call, status, type, message, noRetry ? { "x-should-retry": "false" } : undefined);
+      const { status, type, message, noRetry, retryAfterMs } = outcome.error;
+      const headers: Record<string, string> = {};
+      if (noRetry) headers["x-should-retry"] = "false";
+      if (retryAfterMs !== undefined) headers["retry-after-ms"] = String(retryAfterMs);
+      return sendError(res, call, status, type, message, headers);
     }
 
     // Catch tests whose client stopped offering a tool the script expects it to call.
