@@ -65,3 +65,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function loadDotEnv(path = ".env"): void {
   if (existsSync(path)) process.loadEnvFile(path);
 }
+
+/** For entry points: loads .env and the configuration, or prints what is wrong and exits 1. */
+export function loadConfigOrExit(defaults: Partial<Record<string, string>> = {}): Config {
+  loadDotEnv();
+  try {
+    return loadConfig({ ...defaults, ...process.env });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}

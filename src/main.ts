@@ -1,19 +1,11 @@
 import { startConsole } from "../providers/console/console.js";
 import { createApp } from "./app.js";
-import { ConfigError, loadConfig, loadDotEnv } from "./config.js";
+import { loadConfigOrExit } from "./config.js";
 import { createLogger } from "./log.js";
 
 // `npm start`: the gateway as a service. Providers whose credentials are set start; the terminal chat
 // joins when stdin is a TTY and is the fallback when nothing else is configured.
-loadDotEnv();
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${error.message}\n`);
-  process.exit(1);
-}
+const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
 const app = createApp(config, log);
 const providers: string[] = [];

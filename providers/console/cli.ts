@@ -1,5 +1,5 @@
 import { createApp } from "../../src/app.js";
-import { ConfigError, loadConfig, loadDotEnv } from "../../src/config.js";
+import { loadConfigOrExit } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { startConsole } from "./console.js";
 
@@ -10,15 +10,7 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-loadDotEnv();
-let config;
-try {
-  config = loadConfig({ LOG_LEVEL: "warn", ...process.env });
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${error.message}\n`);
-  process.exit(1);
-}
+const config = loadConfigOrExit({ LOG_LEVEL: "warn" });
 const app = createApp(config, createLogger(config.LOG_LEVEL));
 const chat = startConsole(app.gateway, {
   jsonl: process.argv.includes("--jsonl"),

@@ -1,23 +1,15 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { ConfigError, loadConfig, loadDotEnv } from "../config.js";
+import { loadConfigOrExit } from "../config.js";
 import { SqliteStore } from "../store/sqlite/sqlite-store.js";
 
 // `npm run export -- <session key>`: the session's context log as JSONL on stdout, one entry per line.
-loadDotEnv();
 const key = process.argv[2];
 if (!key) {
   process.stderr.write("usage: npm run export -- <session key>   (e.g. console:local, telegram:12345)\n");
   process.exit(2);
 }
-let config;
-try {
-  config = loadConfig();
-} catch (error) {
-  if (!(error instanceof ConfigError)) throw error;
-  process.stderr.write(`${error.message}\n`);
-  process.exit(1);
-}
+const config = loadConfigOrExit();
 const file = join(config.DATA_DIR, "switchboard.db");
 if (!existsSync(file)) {
   process.stderr.write(`no database at ${file}; set DATA_DIR to where Switchboard keeps its data\n`);

@@ -2,6 +2,7 @@
 // session in arrival order, and sessions run concurrently.
 import { afterEach, describe, expect, it } from "vitest";
 import { lastUserText, text, type FakeReply } from "../fakes/anthropic/server.js";
+import { deferred } from "../helpers/deferred.js";
 import { startHarness, type Harness } from "../helpers/harness.js";
 
 let h: Harness;
@@ -10,11 +11,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 describe("inbox", () => {
   it("processes a message id seen twice only once", async () => {

@@ -6,6 +6,7 @@ import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
+import { deferred } from "../helpers/deferred.js";
 import { skillFile, startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
 
 let fake: FakeAnthropic;
@@ -28,11 +29,6 @@ async function boot(options: HarnessOptions = {}): Promise<Harness> {
   return h;
 }
 
-function deferred<T>() {
-  let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
-}
 
 describe("restart recovery", () => {
   it("continues with the same top frame and its full history; completed frames are not resurrected", async () => {
