@@ -10,7 +10,8 @@ function arg(name: string): string | undefined {
   return i >= 0 ? process.argv[i + 1] : undefined;
 }
 
-const config = loadConfigOrExit({ LOG_LEVEL: "warn" });
+// Errors only by default: the chat itself tells the user what went wrong.
+const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 const app = createApp(config, createLogger(config.LOG_LEVEL));
 const chat = startConsole(app.gateway, {
   jsonl: process.argv.includes("--jsonl"),

@@ -42,6 +42,8 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
       if (options.jsonl) {
         write(JSON.stringify({ type: "message", agent: message.agent, depth: message.depth, text: message.text }));
       } else {
+        // Replace the half-typed prompt line, print the reply, then redraw the prompt below it.
+        if (interactive) output.write("\r\x1b[K");
         write(`${label(message)} ${message.text}`);
         if (interactive) rl.prompt(true);
       }

@@ -76,7 +76,7 @@ export async function executeTurn(frame: StackFrame, input: TurnInput, deps: Tur
 
 async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: AssistantBlock[] } | { error: string }> {
   const { messages, repairs } = sanitise(frame.history);
-  if (repairs.length > 0) deps.log.warn({ frame: frame.frameId, repairs }, "repaired the history before a model call");
+  if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
   try {
     const response = await deps.model.complete({
       model: frame.model,
@@ -99,7 +99,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     return { content };
   } catch (error) {
     const message = error instanceof ModelError ? error.message : String(error);
-    deps.log.warn({ frame: frame.frameId, agent: frame.agentName, err: message }, "model call failed");
+    deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
     return { error: message };
   }
 }
