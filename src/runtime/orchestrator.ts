@@ -134,6 +134,7 @@ export class Orchestrator {
               outbound: [this.outbound(journal, frame.agentName, 1, result.text, "message")],
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
+            this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
             return;
           }
           if (result.action === "SEND_TEXT") {
@@ -163,7 +164,7 @@ export class Orchestrator {
             journal.flush({ framesPopped: [frame.frameId] });
             break;
           }
-          stack.clear();
+          this.deps.stacks.clear(journal.sessionKey);
           journal.flush({
             framesPopped: [frame.frameId],
             task: { id: taskId, status: "failed", error: result.text },
