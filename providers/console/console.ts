@@ -62,12 +62,16 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
     const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
     if (message) {
       try {
-        gateway.submit({
+        const result = gateway.submit({
           sessionKey: sessionKey("console", message.session ?? defaultSession),
           messageId: message.id ?? randomUUID(),
           userId: message.user ?? defaultUser,
           text: message.text,
         });
+        if (result.status === "refused") {
+          if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: result.text }));
+          else write(`· ${result.text}`);
+        }
       } catch (error) {
         if (options.jsonl) write(JSON.stringify({ type: "error", message: String(error) }));
         else write(`! ${String(error)}`);

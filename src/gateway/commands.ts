@@ -1,7 +1,25 @@
-export type ChatCommand = "cancel" | "status" | "reset";
+import type { Catalog } from "../catalog/definition.js";
 
-const COMMANDS: Record<string, ChatCommand> = { cancel: "cancel", status: "status", reset: "reset" };
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills";
+
+const COMMANDS: Record<string, ChatCommand> = {
+  cancel: "cancel",
+  status: "status",
+  reset: "reset",
+  start: "start",
+  help: "help",
+  skills: "skills",
+};
 const STOP_WORDS = new Set(["cancel", "stop"]);
+
+/** Commands every chat platform offers (Telegram registers these with setMyCommands). */
+export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: string }> = [
+  { command: "start", description: "What this bot can do" },
+  { command: "skills", description: "List the skills and agents" },
+  { command: "status", description: "Show who you are talking to" },
+  { command: "cancel", description: "Stop the running task" },
+  { command: "reset", description: "Start a fresh conversation" },
+];
 
 /**
  * Commands are handled before the model. `/cancel@MyBot` (Telegram's group form) counts too;
@@ -13,4 +31,20 @@ export function parseCommand(text: string, taskActive: boolean): ChatCommand | n
   if (slash) return COMMANDS[slash[1]!.toLowerCase()] ?? null;
   if (taskActive && STOP_WORDS.has(trimmed.toLowerCase().replace(/[.!]+$/, ""))) return "cancel";
   return null;
+}
+
+export function skillsText(catalog: Catalog): string {
+  const lines = (title: string, defs: Catalog["skills"]) =>
+    defs.size === 0 ? [] : [title, ...[...defs.values()].map((d) => `• ${d.name}: ${d.description}`)];
+  const all = [...lines("Skills:", catalog.skills), ...lines("Agents:", catalog.agents)];
+  return all.length ? all.join("\n") : "No skills or agents are installed yet.";
+}
+
+export function welcomeText(catalog: Catalog): string {
+  return [
+    "Hi! I'm Switchboard, an assistant that can hand your conversation to specialised skills and agents.",
+    "Just write what you need. /status shows who you are talking to, /cancel stops a running task, /reset starts over.",
+    "",
+    skillsText(catalog),
+  ].join("\n");
 }

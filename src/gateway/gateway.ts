@@ -4,10 +4,10 @@ import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeStack, resetSession } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
 import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
-import { parseCommand } from "./commands.js";
+import { parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
-import type { InboundMessage, ProviderSink } from "./types.js";
+import type { InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 
 export interface GatewayDeps {
   store: Store;
@@ -18,117 +18,217 @@ export interface GatewayDeps {
   log: Logger;
 }
 
+const BUSY =
+  "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
+
 /**
  * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated
  * message id is dropped), then handled one at a time per session key; replies are delivered from
- * the outbox after the step that produced them committed.
+ * the outbox after the step that produced them committed. /cancel and /reset do not wait behind a
+ * running turn: they abort it and go next.
  */
 export class Gateway {
   private readonly sinks = new Map<string, ProviderSink>();
   private readonly queue: SerialQueue;
-  private readonly abort = new AbortController();
-  private stopping = false;
+  private readonly control: SerialQueue;
+  private readonly deliveries: SerialQueue;
+  private readonly shutdown = new AbortController();
+  private readonly turns = new Map<string, AbortController>();
 
   constructor(private readonly deps: GatewayDeps) {
-    this.queue = new SerialQueue((key, error) => deps.log.error({ session: key, err: error }, "session worker failed"));
+    const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
+    this.queue = new SerialQueue(onError);
+    this.control = new SerialQueue(onError);
+    this.deliveries = new SerialQueue(onError);
   }
 
   register(sink: ProviderSink): void {
     this.sinks.set(sink.prefix, sink);
     // Replies committed before a restart but not yet shown go out now.
     for (const key of new Set(this.deps.store.pendingOutbound().map((o) => o.sessionKey))) {
-      if (providerOf(key) === sink.prefix) this.queue.push(key, () => this.deliverPending(key));
+      if (providerOf(key) === sink.prefix) this.deliver(key);
     }
   }
 
   /** Picks up the requests a restart interrupted, oldest first. */
   recover(): number {
     const unfinished = this.deps.store.unfinishedRequests();
-    for (const request of unfinished) this.schedule(request);
+    for (const request of unfinished) this.queue.push(request.sessionKey, () => this.run(request.id));
     if (unfinished.length > 0) this.deps.log.info({ count: unfinished.length }, "resuming unfinished requests");
     return unfinished.length;
   }
 
-  submit(message: InboundMessage): { requestId: string; duplicate: boolean } {
-    if (this.stopping) throw new Error("the gateway is shutting down");
-    const { request, duplicate } = this.deps.store.insertRequest({
-      id: this.deps.ids.next("req"),
+  /** The owner and stack of the running task of a chat, if any (providers use it to address replies). */
+  activeTask(sessionKey: string): { ownerId: string } | null {
+    const task = this.deps.store.activeTask(sessionKey);
+    return task ? { ownerId: task.ownerId } : null;
+  }
+
+  submit(message: InboundMessage): SubmitResult {
+    if (this.shutdown.signal.aborted) throw new Error("the gateway is shutting down");
+    const { store, ids, log } = this.deps;
+    const task = store.activeTask(message.sessionKey);
+    const command = parseCommand(message.text, task !== null);
+    const addressed = message.addressed ?? true;
+    if (task && task.ownerId !== message.userId && command !== "status" && command !== "skills") {
+      // Someone else's task holds this chat: only its owner may talk to the agents or stop them.
+      return addressed || command ? { status: "refused", text: BUSY } : { status: "ignored" };
+    }
+    if (!task && !addressed && !command) return { status: "ignored" };
+
+    const { request, duplicate } = store.insertRequest({
+      id: ids.next("req"),
       sessionKey: message.sessionKey,
       externalId: message.messageId,
-      kind: "message",
+      kind: command ? "command" : "message",
       userId: message.userId,
       text: message.text,
     });
     if (duplicate) {
-      this.deps.log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
-    } else {
-      this.schedule(request);
+      log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
+      return { status: "duplicate", requestId: request.id };
     }
-    return { requestId: request.id, duplicate };
+    if (command === "cancel" || command === "reset") {
+      this.turns.get(message.sessionKey)?.abort();
+      this.queue.pushFront(message.sessionKey, () => this.run(request.id));
+    } else if (command) {
+      // Read-only commands answer at once, even while a turn runs.
+      this.control.push(message.sessionKey, () => this.run(request.id));
+    } else {
+      this.queue.push(message.sessionKey, () => this.run(request.id));
+    }
+    return { status: "accepted", requestId: request.id };
   }
 
-  idle(): Promise<void> {
-    return this.queue.idle();
+  async idle(): Promise<void> {
+    await this.queue.idle();
+    await this.control.idle();
+    await this.deliveries.idle();
   }
 
   /** Stops taking work, cancels in-flight model calls (their requests resume on the next start) and waits. */
   async stop(): Promise<void> {
-    this.stopping = true;
-    this.abort.abort();
-    await this.queue.idle();
+    this.shutdown.abort();
+    await this.idle();
   }
 
-  private schedule(request: RequestRecord): void {
-    this.queue.push(request.sessionKey, async () => {
-      await this.process(request.id);
-      await this.deliverPending(request.sessionKey);
-    });
+  private async run(requestId: string): Promise<void> {
+    const request = this.deps.store.request(requestId);
+    if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
+    const key = request.sessionKey;
+    const command = request.kind === "command" ? parseCommand(request.text, true) : null;
+    if (command) {
+      this.command(request, command);
+    } else {
+      const turn = new AbortController();
+      this.turns.set(key, turn);
+      const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
+      try {
+        await this.process(request, AbortSignal.any([this.shutdown.signal, turn.signal]));
+      } finally {
+        stopWorking?.();
+        if (this.turns.get(key) === turn) this.turns.delete(key);
+      }
+    }
+    await this.deliver(key);
   }
 
-  private async process(requestId: string): Promise<void> {
-    const { store, runtime, orchestrator, model } = this.deps;
-    const request = store.request(requestId);
-    if (!request || request.status === "done" || request.status === "failed" || this.abort.signal.aborted) return;
-    const log = this.deps.log.child({ session: request.sessionKey, request: request.id });
-    try {
-      const command = request.status === "pending" ? parseCommand(request.text, runtime.stacks.hasActive(request.sessionKey)) : null;
+  private command(request: RequestRecord, command: ChatCommand): void {
+    const { runtime, orchestrator } = this.deps;
+    this.guard(request, () => {
       if (command === "cancel") cancelTask(runtime, orchestrator, request);
       else if (command === "status") describeStack(runtime, orchestrator, request);
       else if (command === "reset") resetSession(runtime, orchestrator, request);
-      else if (!model.configured) this.fail(request, model.setupHint);
-      else await orchestrator.handleMessage(request, this.abort.signal);
+      else this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
+    });
+  }
+
+  private async process(request: RequestRecord, signal: AbortSignal): Promise<void> {
+    const { model, orchestrator } = this.deps;
+    if (!model.configured) return this.reply(request, model.setupHint, "failed");
+    await this.guardAsync(request, () => orchestrator.handleMessage(request, signal));
+  }
+
+  private guard(request: RequestRecord, work: () => void): void {
+    try {
+      work();
     } catch (error) {
-      runtime.stacks.evict(request.sessionKey);
-      const corrupt = error instanceof CorruptStateError;
-      log.error({ err: error }, corrupt ? "stored state for this session is corrupt" : "request failed");
-      this.fail(
-        request,
-        corrupt
-          ? "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over."
-          : "Sorry, something went wrong while handling that message. Please try again.",
-      );
+      this.failed(request, error);
     }
   }
 
-  private fail(request: RequestRecord, text: string): void {
+  private async guardAsync(request: RequestRecord, work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (error) {
+      this.failed(request, error);
+    }
+  }
+
+  private failed(request: RequestRecord, error: unknown): void {
+    this.deps.runtime.stacks.evict(request.sessionKey);
+    const corrupt = error instanceof CorruptStateError;
+    this.deps.log.error(
+      { session: request.sessionKey, request: request.id, err: error },
+      corrupt ? "stored state for this session is corrupt" : "request failed",
+    );
+    this.reply(
+      request,
+      corrupt
+        ? "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over."
+        : "Sorry, something went wrong while handling that message. Please try again.",
+      "failed",
+    );
+  }
+
+  /** Ends a request with a message from the gateway itself, in one commit. */
+  private reply(request: RequestRecord, text: string, status: "done" | "failed" = "done"): void {
     this.deps.store.commit({
       sessionKey: request.sessionKey,
-      request: { id: request.id, status: "failed", error: text },
-      outbound: [{ id: this.deps.ids.next("out"), requestId: request.id, taskId: null, agent: "switchboard", depth: 0, text, kind: "error" }],
+      request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
+      outbound: [
+        {
+          id: this.deps.ids.next("out"),
+          requestId: request.id,
+          taskId: null,
+          agent: "switchboard",
+          depth: 0,
+          text,
+          kind: status === "failed" ? "error" : "notice",
+        },
+      ],
+    });
+  }
+
+  /** Sends what the outbox holds for a session, one delivery pass at a time per session. */
+  private deliver(sessionKey: string): Promise<void> {
+    return new Promise((resolve) => {
+      this.deliveries.push(sessionKey, async () => {
+        try {
+          await this.deliverPending(sessionKey);
+        } finally {
+          resolve();
+        }
+      });
     });
   }
 
   private async deliverPending(sessionKey: string): Promise<void> {
+    const { store, log } = this.deps;
     const sink = this.sinks.get(providerOf(sessionKey));
     if (!sink) return;
-    for (const out of this.deps.store.pendingOutbound(sessionKey)) {
+    for (const out of store.pendingOutbound(sessionKey)) {
+      const sentChunks = new Set(store.deliveredChunks(out.id));
       try {
-        await sink.deliver(out);
+        await sink.deliver(out, {
+          sentChunks,
+          chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
+        });
       } catch (error) {
-        this.deps.log.warn({ session: sessionKey, outbound: out.id, err: error }, "delivery failed; will retry");
+        log.warn({ session: sessionKey, outbound: out.id, err: error }, "delivery failed; will retry on the next message or restart");
         return;
       }
-      this.deps.store.markDelivered(out.id);
+      store.markDelivered(out.id);
     }
   }
 }

@@ -1,25 +1,52 @@
+type Job = () => Promise<void>;
+
 /**
- * Runs jobs one at a time per key, in submission order; different keys run concurrently.
- * `idle()` resolves once every queued job has finished.
+ * Runs jobs one at a time per key, in order; different keys run concurrently. `pushFront` lets a
+ * control job (a /cancel) go next instead of waiting behind queued messages.
  */
 export class SerialQueue {
-  private readonly tails = new Map<string, Promise<void>>();
-  private readonly running = new Set<Promise<void>>();
+  private readonly lanes = new Map<string, Job[]>();
+  private readonly running = new Map<string, Promise<void>>();
 
   constructor(private readonly onError: (key: string, error: unknown) => void) {}
 
-  push(key: string, job: () => Promise<void>): void {
-    const previous = this.tails.get(key) ?? Promise.resolve();
-    const next = previous.then(job).catch((error: unknown) => this.onError(key, error));
-    this.tails.set(key, next);
-    this.running.add(next);
-    void next.finally(() => {
-      this.running.delete(next);
-      if (this.tails.get(key) === next) this.tails.delete(key);
-    });
+  push(key: string, job: Job): void {
+    this.lane(key).push(job);
+    this.kick(key);
+  }
+
+  pushFront(key: string, job: Job): void {
+    this.lane(key).unshift(job);
+    this.kick(key);
+  }
+
+  busy(key: string): boolean {
+    return this.running.has(key);
   }
 
   async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running]);
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  private lane(key: string): Job[] {
+    let lane = this.lanes.get(key);
+    if (!lane) this.lanes.set(key, (lane = []));
+    return lane;
+  }
+
+  private kick(key: string): void {
+    if (this.running.has(key)) return;
+    const run = (async () => {
+      for (let job = this.lanes.get(key)?.shift(); job; job = this.lanes.get(key)?.shift()) {
+        try {
+          await job();
+        } catch (error) {
+          this.onError(key, error);
+        }
+      }
+      this.lanes.delete(key);
+      this.running.delete(key);
+    })();
+    this.running.set(key, run);
   }
 }

@@ -5,7 +5,21 @@ export interface InboundMessage {
   messageId: string;
   userId: string;
   text: string;
+  /**
+   * Aimed at the bot: a direct chat, a mention, a reply to the bot, or a command. In a group,
+   * chatter that is not addressed reaches the agents only from the owner of the running task.
+   * Default true.
+   */
+  addressed?: boolean;
 }
+
+export type SubmitResult =
+  | { status: "accepted"; requestId: string }
+  | { status: "duplicate"; requestId: string }
+  /** Not for the bot (group chatter): nothing is stored or answered. */
+  | { status: "ignored" }
+  /** Someone else's task is running here; `text` is the polite refusal for the provider to show. */
+  | { status: "refused"; text: string };
 
 /** A reply for the chat, labelled with the agent that said it (depth 1 = main, 0 = the gateway itself). */
 export interface OutboundMessage {
@@ -18,8 +32,16 @@ export interface OutboundMessage {
   kind: "message" | "notice" | "error";
 }
 
+/** What a provider has already sent of one outbound message, so a restart never sends a chunk twice. */
+export interface DeliveryReceipt {
+  readonly sentChunks: ReadonlySet<number>;
+  chunkSent(index: number, platformMessageId: string): void;
+}
+
 /** A provider's way back to its platform; chosen by the session key's prefix (`console:…`). */
 export interface ProviderSink {
   prefix: string;
-  deliver(message: OutboundMessage): Promise<void>;
+  deliver(message: OutboundMessage, receipt: DeliveryReceipt): Promise<void>;
+  /** Shows that a turn is running (a typing indicator); returns the function that stops it. */
+  working?(sessionKey: string): () => void;
 }

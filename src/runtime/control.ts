@@ -11,7 +11,8 @@ import { finishFrame } from "./transitions.js";
 const SYSTEM = "switchboard";
 
 /** Closes every open frame as an error (top first) and cancels the task; the caller flushes. */
-function unwind(deps: RuntimeDeps, journal: Journal, sessionKey: string): { stopped: string[]; commit: StepExtra } {
+function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { stopped: string[]; commit: StepExtra } {
+  const sessionKey = request.sessionKey;
   const stack = deps.stacks.getOrLoad(sessionKey);
   const task = deps.store.activeTask(sessionKey);
   const frames = [...stack.all()];
@@ -34,6 +35,7 @@ function unwind(deps: RuntimeDeps, journal: Journal, sessionKey: string): { stop
   return {
     stopped: stopped.reverse(),
     commit: {
+      requestsClosed: interrupted(deps, request),
       framesPopped: frames.map((f) => f.frameId),
       ...(task ? { task: { id: task.id, status: "cancelled" as const, error: "cancelled by the user" } } : {}),
     },
@@ -44,7 +46,7 @@ export function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, reques
   const key = request.sessionKey;
   const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
   const active = deps.stacks.hasActive(key);
-  const { stopped, commit } = unwind(deps, journal, key);
+  const { stopped, commit } = unwind(deps, journal, request);
   const text = !active
     ? "Nothing to cancel: no task is running."
     : stopped.length
@@ -56,6 +58,14 @@ export function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, reques
     outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")],
   });
   return text;
+}
+
+/** Turns cut off by the cancel: they must not resume after a restart. */
+function interrupted(deps: RuntimeDeps, request: RequestRecord): StepExtra["requestsClosed"] {
+  return deps.store
+    .runningRequests(request.sessionKey)
+    .filter((r) => r.id !== request.id)
+    .map((r) => ({ id: r.id, status: "failed" as const, error: "cancelled by the user" }));
 }
 
 /** `main → skill:research (iteration 3/25)` */
@@ -81,7 +91,7 @@ export function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, requ
   const key = request.sessionKey;
   deps.store.session(key, () => deps.ids.next("as"));
   const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
-  const { stopped, commit } = unwind(deps, journal, key);
+  const { stopped, commit } = unwind(deps, journal, request);
   const fresh = deps.ids.next("as");
   journal.append(null, "session_reset", { main_agent_session_id: fresh });
   const text =

@@ -111,6 +111,8 @@ export interface StepCommit {
   taskCreated?: { id: string; ownerId: string; requestId: string };
   task?: { id: string; status: TaskStatus; result?: string; error?: string };
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
+  /** Other requests ended by this step (a turn that a /cancel interrupted). */
+  requestsClosed?: { id: string; status: RequestStatus; error?: string }[];
   usage?: { requestId: string; inputTokens: number; outputTokens: number };
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
@@ -141,8 +143,13 @@ export interface Store {
   /** Message and tool_result rows of one agent session, in order. */
   history(agentSessionId: string): LogEntry[];
   sessionLog(sessionKey: string): LogEntry[];
+  /** Requests of a session that started but did not finish (a turn in flight or cut off). */
+  runningRequests(sessionKey: string): RequestRecord[];
   pendingOutbound(sessionKey?: string): OutboundRecord[];
   markDelivered(outboundId: string): void;
+  /** Chunks of an outbound message already sent to the platform. */
+  deliveredChunks(outboundId: string): number[];
+  recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;
   close(): void;
 }
 

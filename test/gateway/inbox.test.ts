@@ -19,7 +19,8 @@ describe("inbox", () => {
     const first = h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
     const second = h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
     await h.gateway.idle();
-    expect(second).toEqual({ requestId: first.requestId, duplicate: true });
+    expect(first.status).toBe("accepted");
+    expect(second).toEqual({ status: "duplicate", requestId: (first as { requestId: string }).requestId });
     expect(h.seen.map((m) => m.text)).toEqual(["Hi once."]);
     expect(h.fake.calls).toHaveLength(1);
   });
@@ -70,8 +71,9 @@ describe("inbox", () => {
   it("records token usage per request", async () => {
     h = await startHarness();
     h.fake.script({ content: [{ type: "text", text: "ok" }], usage: { input_tokens: 120, output_tokens: 7 } });
-    const { requestId } = h.gateway.submit({ sessionKey: "console:t", messageId: "u1", userId: "alice", text: "count me" });
+    const submitted = h.gateway.submit({ sessionKey: "console:t", messageId: "u1", userId: "alice", text: "count me" });
     await h.gateway.idle();
-    expect(h.store.request(requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
+    expect(submitted.status).toBe("accepted");
+    expect(h.store.request((submitted as { requestId: string }).requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
   });
 });

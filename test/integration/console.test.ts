@@ -47,10 +47,11 @@ describe("npm run chat -- --jsonl", () => {
   it("writes one JSON object per outgoing message with agent and depth, reports bad lines and exits 0 at end of input", async () => {
     fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where to?"));
     const p = chat();
-    p.send({ text: "plan a trip" });
+    p.send({ text: "plan a trip", user: "alice" });
     await p.line((l) => l.includes("Where to?"));
     p.send("this is not json");
     p.send({ txt: "wrong field" });
+    p.send({ text: "me too!", user: "bob" });
     fake.script(reply(toolUse("complete", { result: "Lisbon" })), text("Booked Lisbon."));
     p.send({ text: "Lisbon", user: "alice" });
     p.child.stdin.end();
@@ -59,6 +60,12 @@ describe("npm run chat -- --jsonl", () => {
       { type: "message", agent: "skill:interview", depth: 2, text: "Where to?" },
       { type: "error", message: 'line 2: not valid JSON; expected {"text": "..."}' },
       { type: "error", message: 'line 3: text is required and must be a string; expected {"text": "..."}' },
+      {
+        type: "message",
+        agent: "switchboard",
+        depth: 0,
+        text: "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.",
+      },
       { type: "message", agent: "main", depth: 1, text: "Booked Lisbon." },
     ]);
   });

@@ -74,6 +74,16 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX outbox_pending ON outbox(session_key, seq) WHERE delivered_at IS NULL;
   `,
+  // 2: the delivery journal per chunk, so a long reply cut off by a restart resumes at the next chunk.
+  `
+  CREATE TABLE deliveries (
+    outbound_id TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    platform_message_id TEXT NOT NULL,
+    sent_at INTEGER NOT NULL,
+    PRIMARY KEY (outbound_id, chunk)
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -85,6 +85,11 @@ export class SqliteStore implements Store {
       pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
       pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
       markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
+      runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),
+      chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
+      recordChunk: db.prepare(
+        `INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`,
+      ),
     };
   }
 
@@ -115,6 +120,7 @@ export class SqliteStore implements Store {
         const r = step.request;
         s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
       }
+      for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, null, r.error ?? null, now, r.id);
       if (step.usage) s.addUsage.run(step.usage.inputTokens, step.usage.outputTokens, step.usage.requestId);
       for (const o of step.outbound ?? []) {
         s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, now);
@@ -210,6 +216,18 @@ export class SqliteStore implements Store {
 
   markDelivered(outboundId: string): void {
     this.stmts.markDelivered.run(this.now(), outboundId);
+  }
+
+  runningRequests(sessionKey: string): RequestRecord[] {
+    return (this.stmts.runningFor.all(sessionKey) as Row[]).map(toRequest);
+  }
+
+  deliveredChunks(outboundId: string): number[] {
+    return (this.stmts.chunks.all(outboundId) as Row[]).map((r) => Number(r.chunk));
+  }
+
+  recordChunk(outboundId: string, chunk: number, platformMessageId: string): void {
+    this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now());
   }
 
   isOpen(): boolean {
