@@ -42,6 +42,20 @@ const schema = z.object({
   DATA_DIR: optionalText.transform((v) => v ?? "./data"),
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
   AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
+  TELEGRAM_BOT_TOKEN: optionalText.pipe(
+    z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" }).optional(),
+  ),
+  TELEGRAM_API_ROOT: optionalText.pipe(z.url({ message: "must be a URL such as https://api.telegram.org" }).optional()),
+  TELEGRAM_ALLOWED_USERS: optionalText.transform((v) =>
+    (v ?? "").split(",").map((u) => u.trim()).filter(Boolean),
+  ),
+  TELEGRAM_WEBHOOK_URL: optionalText.pipe(z.url({ message: "must be the public https URL Telegram should post updates to" }).optional()),
+  TELEGRAM_WEBHOOK_SECRET: optionalText.pipe(
+    z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { message: "may use only A-Z, a-z, 0-9, _ and - (1-256 characters)" }).optional(),
+  ),
+  TELEGRAM_WEBHOOK_PORT: positiveInt(8080),
+  TELEGRAM_THROTTLE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  TELEGRAM_MAX_RETRIES: positiveInt(3),
   LOG_LEVEL: optionalText.pipe(
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   ).transform((v) => v ?? "info"),

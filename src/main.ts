@@ -1,16 +1,41 @@
 import { startConsole } from "../providers/console/console.js";
+import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
 import { createLogger } from "./log.js";
 
-// `npm start`: the gateway as a service. Providers whose credentials are set start; the terminal chat
-// joins when stdin is a TTY and is the fallback when nothing else is configured.
+// `npm start`: the gateway as a service. Every provider whose credentials are set starts; the terminal
+// chat joins when stdin is a TTY and is the fallback when nothing else is configured.
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
 const app = createApp(config, log);
+const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
 
-// Chat platforms (Telegram, Slack) register here once they exist; none is configured yet.
+if (config.TELEGRAM_BOT_TOKEN) {
+  const telegram = new TelegramProvider(app.gateway, {
+    token: config.TELEGRAM_BOT_TOKEN,
+    apiRoot: config.TELEGRAM_API_ROOT,
+    allowedUsers: config.TELEGRAM_ALLOWED_USERS,
+    webhook: config.TELEGRAM_WEBHOOK_URL
+      ? { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, port: config.TELEGRAM_WEBHOOK_PORT }
+      : undefined,
+    throttle: config.TELEGRAM_THROTTLE,
+    maxRetries: config.TELEGRAM_MAX_RETRIES,
+    log: log.child({ provider: "telegram" }),
+  });
+  try {
+    await telegram.start();
+    stoppers.push(() => telegram.stop());
+    providers.push("telegram");
+    if (config.TELEGRAM_ALLOWED_USERS.length === 0) {
+      log.warn("TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)");
+    }
+  } catch (error) {
+    log.error({ err: error }, "the Telegram provider could not start; check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT");
+  }
+}
+
 if (providers.length === 0 || process.stdin.isTTY) {
   startConsole(app.gateway, {
     jsonl: false,
@@ -19,16 +44,17 @@ if (providers.length === 0 || process.stdin.isTTY) {
   });
   providers.push("console");
 }
-// A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
-const keepAlive = setInterval(() => {}, 1 << 30);
 app.gateway.recover();
 log.info({ providers }, "switchboard started");
+// A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
+const keepAlive = setInterval(() => {}, 1 << 30);
 
 let stopping = false;
 async function shutdown(signal: string): Promise<void> {
   if (stopping) return;
   stopping = true;
   log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
+  for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
   await app.close();
   clearInterval(keepAlive);
   process.exit(0);

@@ -16,6 +16,8 @@ export interface GatewayDeps {
   runtime: RuntimeDeps;
   ids: Ids;
   log: Logger;
+  /** First delay before a failed delivery is retried (doubling each time). Default 2000 ms. */
+  retryBaseMs?: number;
 }
 
 const BUSY =
@@ -34,6 +36,7 @@ export class Gateway {
   private readonly deliveries: SerialQueue;
   private readonly shutdown = new AbortController();
   private readonly turns = new Map<string, AbortController>();
+  private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
 
   constructor(private readonly deps: GatewayDeps) {
     const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
@@ -109,6 +112,8 @@ export class Gateway {
   /** Stops taking work, cancels in-flight model calls (their requests resume on the next start) and waits. */
   async stop(): Promise<void> {
     this.shutdown.abort();
+    for (const { timer } of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
     await this.idle();
   }
 
@@ -225,10 +230,29 @@ export class Gateway {
           chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
         });
       } catch (error) {
-        log.warn({ session: sessionKey, outbound: out.id, err: error }, "delivery failed; will retry on the next message or restart");
+        this.retryLater(sessionKey, error);
         return;
       }
       store.markDelivered(out.id);
     }
+    const pending = this.retries.get(sessionKey);
+    if (pending) clearTimeout(pending.timer);
+    this.retries.delete(sessionKey);
+  }
+
+  /** Backs off 2 s, 4 s, … up to 5 min, 10 times; after that the next message or restart tries again. */
+  private retryLater(sessionKey: string, error: unknown): void {
+    const attempt = (this.retries.get(sessionKey)?.attempt ?? 0) + 1;
+    const log = this.deps.log.child({ session: sessionKey });
+    if (attempt > 10 || this.shutdown.signal.aborted) {
+      log.error({ err: error }, "delivery keeps failing; it will be retried on the next message or restart");
+      this.retries.delete(sessionKey);
+      return;
+    }
+    const delay = Math.min((this.deps.retryBaseMs ?? 2000) * 2 ** (attempt - 1), 300_000);
+    log.warn({ err: error, attempt, delayMs: delay }, "delivery failed; retrying");
+    const timer = setTimeout(() => void this.deliver(sessionKey), delay);
+    timer.unref();
+    this.retries.set(sessionKey, { timer, attempt });
   }
 }

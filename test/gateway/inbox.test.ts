@@ -68,6 +68,27 @@ describe("inbox", () => {
     expect(h.fake.calls).toHaveLength(0);
   });
 
+  it("retries a failed delivery by itself, in order, without sending anything twice", async () => {
+    h = await startHarness();
+    const shown: string[] = [];
+    const done = deferred<void>();
+    let failures = 2;
+    h.gateway.register({
+      prefix: "flaky",
+      deliver: async (m) => {
+        if (failures-- > 0) throw new Error("network down");
+        shown.push(m.text);
+        if (shown.length === 2) done.resolve();
+      },
+    });
+    h.fake.script(text("one"), text("two"));
+    h.gateway.submit({ sessionKey: "flaky:x", messageId: "1", userId: "u", text: "a" });
+    h.gateway.submit({ sessionKey: "flaky:x", messageId: "2", userId: "u", text: "b" });
+    await done.promise;
+    expect(shown).toEqual(["one", "two"]);
+    expect(h.store.pendingOutbound("flaky:x")).toEqual([]);
+  });
+
   it("records token usage per request", async () => {
     h = await startHarness();
     h.fake.script({ content: [{ type: "text", text: "ok" }], usage: { input_tokens: 120, output_tokens: 7 } });

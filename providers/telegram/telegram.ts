@@ -1,0 +1,164 @@
+import { createServer, type Server } from "node:http";
+import { randomBytes } from "node:crypto";
+import { autoRetry } from "@grammyjs/auto-retry";
+import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner";
+import { apiThrottler } from "@grammyjs/transformer-throttler";
+import { Bot, webhookCallback, type Context } from "grammy";
+import type { Logger } from "pino";
+import { COMMAND_MENU } from "../../src/gateway/commands.js";
+import type { Gateway } from "../../src/gateway/gateway.js";
+import { isAddressed, isAllowed, MAX_TEXT_BYTES, messageText, parseTelegramKey, telegramSessionKey } from "./inbound.js";
+import { sendReply } from "./outbound.js";
+
+export interface TelegramOptions {
+  token: string;
+  apiRoot?: string | undefined;
+  allowedUsers: string[];
+  webhook?: { url: string; secret?: string | undefined; port: number } | undefined;
+  throttle: boolean;
+  maxRetries: number;
+  log: Logger;
+  /** How often the typing indicator is renewed (Telegram shows it for about 5 s). */
+  typingEveryMs?: number;
+  /** Timers for the typing indicator; tests drive them by hand. */
+  timers?: { setInterval: typeof setInterval; clearInterval: typeof clearInterval };
+}
+
+const ALLOWED_UPDATES = ["message", "edited_message", "callback_query"] as const;
+const NOT_TEXT = "I can only read text messages for now. Please type your message (a caption on a photo counts as text).";
+const NO_EDITS = "I don't see edits to earlier messages; please send the correction as a new message.";
+const NOT_ALLOWED = "Sorry, this bot is private and you are not on its list of users.";
+
+/** The Telegram provider: updates → gateway messages with session keys; replies → formatted, chunked messages. */
+export class TelegramProvider {
+  readonly bot: Bot;
+  private runner: RunnerHandle | null = null;
+  private server: Server | null = null;
+  private readonly refused = new Set<string>();
+
+  constructor(
+    private readonly gateway: Gateway,
+    private readonly options: TelegramOptions,
+  ) {
+    this.bot = new Bot(options.token, options.apiRoot ? { client: { apiRoot: options.apiRoot } } : {});
+    if (options.throttle) this.bot.api.config.use(apiThrottler());
+    // Honours 429 retry_after and retries transient 5xx/network errors, a bounded number of times.
+    // Network errors are rethrown instead of retried forever; the gateway retries the delivery later.
+    this.bot.api.config.use(autoRetry({ maxRetryAttempts: options.maxRetries, maxDelaySeconds: 120, rethrowHttpErrors: true }));
+    this.bot.catch((err) => options.log.error({ err: err.error, update: err.ctx.update.update_id }, "telegram update failed"));
+    this.install();
+  }
+
+  private install(): void {
+    const bot = this.bot;
+    // Per-chat order for messages. Handlers only hand the message to the gateway (which has its own
+    // per-session queue), so a command never waits behind a running turn.
+    bot.use(sequentialize((ctx: Context) => (ctx.message?.text?.startsWith("/") || ctx.callbackQuery ? undefined : ctx.chat?.id.toString())));
+    bot.use(async (ctx, next) => {
+      if (isAllowed(this.options.allowedUsers, ctx.from)) return next();
+      const who = String(ctx.from?.id ?? "unknown");
+      this.options.log.info({ user: who }, "telegram user not on TELEGRAM_ALLOWED_USERS");
+      if (this.refused.has(who)) return;
+      this.refused.add(who);
+      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: NOT_ALLOWED });
+      else if (ctx.chat) await ctx.reply(NOT_ALLOWED, this.replyTo(ctx));
+    });
+    bot.on("edited_message", async (ctx) => {
+      if (ctx.editedMessage.chat.type === "private") await ctx.reply(NO_EDITS, this.replyTo(ctx));
+    });
+    bot.on("callback_query", (ctx) => ctx.answerCallbackQuery());
+    bot.on("message", (ctx) => this.onMessage(ctx));
+  }
+
+  private replyTo(ctx: Context) {
+    const message = ctx.msg;
+    return {
+      ...(message?.is_topic_message && message.message_thread_id !== undefined ? { message_thread_id: message.message_thread_id } : {}),
+      ...(message && ctx.chat?.type !== "private" ? { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } } : {}),
+    };
+  }
+
+  private async onMessage(ctx: Context): Promise<void> {
+    const message = ctx.message!;
+    const me = { id: ctx.me.id, username: ctx.me.username };
+    const addressed = isAddressed(message, me);
+    const text = messageText(message, me);
+    if (text === null) {
+      if (addressed) await ctx.reply(NOT_TEXT, this.replyTo(ctx));
+      return;
+    }
+    const bytes = Buffer.byteLength(text, "utf8");
+    if (bytes > MAX_TEXT_BYTES) {
+      if (addressed) {
+        await ctx.reply(
+          `That message is too long for me (${Math.ceil(bytes / 1024)} KB; the limit is 16 KB). Please shorten it or send it in parts.`,
+          this.replyTo(ctx),
+        );
+      }
+      return;
+    }
+    const result = this.gateway.submit({
+      sessionKey: telegramSessionKey(message),
+      messageId: `${message.chat.id}:${message.message_id}`,
+      userId: String(message.from?.id ?? message.chat.id),
+      text,
+      addressed,
+    });
+    if (result.status === "refused") await ctx.reply(result.text, this.replyTo(ctx));
+  }
+
+  async start(): Promise<void> {
+    const { log, webhook } = this.options;
+    await this.bot.init();
+    await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })));
+    this.gateway.register({
+      prefix: "telegram",
+      deliver: (message, receipt) => sendReply(this.bot.api, message, receipt, log),
+      working: (key) => this.typing(key),
+    });
+    if (webhook) {
+      const secret = webhook.secret ?? randomBytes(24).toString("hex");
+      const path = new URL(webhook.url).pathname;
+      const handle = webhookCallback(this.bot, "http", { secretToken: secret });
+      this.server = createServer((req, res) => {
+        if (req.method !== "POST" || req.url?.split("?")[0] !== path) {
+          res.writeHead(404).end();
+          return;
+        }
+        void handle(req, res);
+      });
+      await new Promise<void>((resolve) => this.server!.listen(webhook.port, resolve));
+      await this.bot.api.setWebhook(webhook.url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
+      log.info({ bot: this.bot.botInfo.username, port: webhook.port, path }, "telegram webhook listening");
+    } else {
+      await this.bot.api.deleteWebhook();
+      this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES] } } });
+      log.info({ bot: this.bot.botInfo.username }, "telegram long polling started");
+    }
+  }
+
+  /** The port the webhook server listens on (useful when 0 was asked for). */
+  webhookPort(): number | null {
+    const address = this.server?.address();
+    return address && typeof address === "object" ? address.port : null;
+  }
+
+  async stop(): Promise<void> {
+    if (this.runner?.isRunning()) await this.runner.stop();
+    if (this.server) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+
+  /** Shows "typing…" now and renews it until the returned function is called. */
+  private typing(key: string): () => void {
+    const { chatId, threadId } = parseTelegramKey(key);
+    const timers = this.options.timers ?? { setInterval, clearInterval };
+    const send = () => {
+      this.bot.api
+        .sendChatAction(chatId, "typing", threadId !== undefined ? { message_thread_id: threadId } : {})
+        .catch((error: unknown) => this.options.log.debug({ err: error, session: key }, "typing indicator failed"));
+    };
+    send();
+    const timer = timers.setInterval(send, this.options.typingEveryMs ?? 4000);
+    return () => timers.clearInterval(timer);
+  }
+}

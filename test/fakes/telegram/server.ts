@@ -1,0 +1,313 @@
+// An HTTP fake of the Telegram Bot API (POST /bot<token>/<method>).
+//
+// Tests point the REAL grammy client at it (`new Bot(token, { client: {
+// apiRoot: fake.url } })`), push updates, and inspect what the bot sent.
+// Requests are validated as strictly as Telegram does (see validate.ts and
+// html.ts), so a bot bug — an unescaped `<`, a 4097-character message, a
+// reply to a message that does not exist — fails the test the way it would
+// fail in production instead of being silently recorded.
+
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { isRecord, optInt, optJson, TgError, type Params } from "./common.js";
+import { commandsKey, METHODS, WEBHOOK_CONFLICT } from "./methods.js";
+import { State, type ChatAction, type SentMessage, type TgObject, type TgUpdate } from "./state.js";
+import { buildUserMessage, type UserMessageOptions } from "./updates.js";
+import type { BotCommand } from "./validate.js";
+
+export type { MessageEntity } from "./common.js";
+export type { ChatAction, SentMessage, TgUpdate } from "./state.js";
+export type { UserMessageOptions } from "./updates.js";
+
+export type TgResponse =
+  | { ok: true; result: unknown }
+  | { ok: false; error_code: number; description: string; parameters?: { retry_after?: number; migrate_to_chat_id?: number } };
+
+export interface ApiCall {
+  /** As the client spelled it (grammy: camelCase). Method names are case-insensitive on Telegram. */
+  method: string;
+  params: Params;
+  /** What the fake answered; undefined while a long poll is still open (or if the client gave up on it). */
+  response?: TgResponse;
+  /** Sequence number shared with chat actions. */
+  at: number;
+}
+
+/** An error to inject; a 429 gets "Too Many Requests: retry after N" and parameters.retry_after. */
+export type Failure =
+  | { error_code: 429; retry_after: number; description?: string }
+  | { error_code: number; description: string; retry_after?: number; migrate_to_chat_id?: number };
+
+type Predicate = (params: Params) => boolean;
+
+export interface FakeTelegram {
+  url: string;
+  token: string;
+  botId: number;
+  botUsername: string;
+  calls: ApiCall[];
+  sent(chatId?: number): SentMessage[];
+  actions(chatId?: number): ChatAction[];
+  /** Commands set for a scope/language (default scope, no language unless given). */
+  commands(scope?: Record<string, unknown>, languageCode?: string): BotCommand[];
+  webhook(): { url: string; secret_token?: string } | null;
+  /** Queues an update (update_id assigned increasing unless given) and wakes a long poll; returns the update. */
+  pushUpdate(update: Omit<TgUpdate, "update_id"> & { update_id?: number }): TgUpdate;
+  /** A message from a user, built like Telegram's (see UserMessageOptions); pushes and returns it. */
+  userMessage(opts: UserMessageOptions): TgUpdate;
+  /**
+   * Re-queues an already delivered update with the same update_id, as Telegram does after a
+   * restart when the offset was not confirmed. A bot that already confirmed a higher offset
+   * drops it on its next getUpdates, like on Telegram; use a fresh Bot to see it.
+   */
+  redeliver(update: TgUpdate): void;
+  addChat(chat: { id: number; type: "private" | "group" | "supergroup"; is_forum?: boolean; title?: string; username?: string }): void;
+  failNext(method: string, failure: Failure, count?: number): void;
+  failWhen(method: string, fn: ((params: Params) => Failure | null) | null): void;
+  /** Resolves with the first call (already received ones count) of `method` matching `predicate`; once answered, except getUpdates (on receipt). */
+  waitFor(method: string, predicate?: Predicate): Promise<ApiCall>;
+  /** Forgets all state and recorded calls; update ids keep growing (a running bot keeps its offset). */
+  reset(): void;
+  /** Drops pending long polls and all connections immediately. */
+  close(): Promise<void>;
+}
+
+export interface FakeTelegramOptions {
+  token?: string;
+  botId?: number;
+  botUsername?: string;
+}
+
+const norm = (method: string) => method.toLowerCase();
+
+function toError(failure: Failure): TgError {
+  const retryAfter = failure.retry_after;
+  const description = failure.description ?? `Too Many Requests: retry after ${retryAfter ?? 0}`;
+  const parameters = {
+    ...(retryAfter !== undefined && { retry_after: retryAfter }),
+    ...("migrate_to_chat_id" in failure && failure.migrate_to_chat_id !== undefined && { migrate_to_chat_id: failure.migrate_to_chat_id }),
+  };
+  return new TgError(failure.error_code, description, Object.keys(parameters).length > 0 ? parameters : undefined);
+}
+
+/** JSON, form-urlencoded, or query-string parameters (the Bot API takes all three). */
+function parseParams(req: IncomingMessage, url: URL, body: string): Params {
+  const params: Params = Object.fromEntries(url.searchParams);
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (body.trim() === "") return params;
+  if (type.startsWith("application/x-www-form-urlencoded")) return { ...params, ...Object.fromEntries(new URLSearchParams(body)) };
+  if (type.startsWith("multipart/form-data")) throw new TgError(400, "Bad Request: multipart/form-data (file upload) is not supported by this fake");
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body);
+  } catch {
+    throw new TgError(400, "Bad Request: can't parse JSON request body");
+  }
+  if (!isRecord(parsed)) throw new TgError(400, "Bad Request: request body must be a JSON object");
+  return { ...params, ...parsed };
+}
+
+interface PendingPoll {
+  res: ServerResponse;
+  call: ApiCall;
+  offset: number;
+  limit: number;
+  timer: NodeJS.Timeout;
+}
+
+export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise<FakeTelegram> {
+  const token = opts.token ?? "123456:TEST-TOKEN";
+  const botId = opts.botId ?? 123456;
+  const botUsername = opts.botUsername ?? "switchboard_test_bot";
+  const state = new State(botId, botUsername);
+  const calls: ApiCall[] = [];
+  let failNext = new Map<string, Array<{ failure: Failure; left: number }>>();
+  let failWhen = new Map<string, (params: Params) => Failure | null>();
+  let waiters: Array<{ method: string; predicate: Predicate; resolve: (call: ApiCall) => void; reject: (err: Error) => void }> = [];
+  let pending: PendingPoll | null = null;
+  let closed = false;
+
+  const matches = (call: ApiCall, method: string, predicate: Predicate) => norm(call.method) === norm(method) && predicate(call.params);
+
+  function notify(call: ApiCall) {
+    waiters = waiters.filter((w) => {
+      if (!matches(call, w.method, w.predicate)) return true;
+      w.resolve(call);
+      return false;
+    });
+  }
+
+  function respond(res: ServerResponse, call: ApiCall | null, outcome: { result: unknown } | { error: TgError }) {
+    const body: TgResponse =
+      "error" in outcome
+        ? {
+            ok: false,
+            error_code: outcome.error.code,
+            description: outcome.error.description,
+            ...(outcome.error.parameters && { parameters: outcome.error.parameters }),
+          }
+        : { ok: true, result: outcome.result };
+    if (call) call.response = body;
+    // The client may have gone away (an aborted long poll).
+    if (res.destroyed || res.writableEnded) return;
+    res.writeHead("error" in outcome ? outcome.error.code : 200, { "content-type": "application/json" });
+    res.end(JSON.stringify(body));
+  }
+
+  function answerPoll(poll: PendingPoll, outcome: { result: unknown } | { error: TgError }) {
+    clearTimeout(poll.timer);
+    if (pending === poll) pending = null;
+    respond(poll.res, poll.call, outcome);
+  }
+
+  /** Answers the open long poll if an update it wants has arrived. */
+  function wakePoll() {
+    if (!pending) return;
+    const updates = state.available(pending.offset, pending.limit);
+    if (updates.length > 0) answerPoll(pending, { result: updates });
+  }
+
+  function getUpdates(res: ServerResponse, call: ApiCall) {
+    const { params } = call;
+    if (state.webhook) throw WEBHOOK_CONFLICT;
+    const offset = optInt(params, "offset") ?? 0;
+    const limit = Math.min(100, Math.max(1, optInt(params, "limit") ?? 100));
+    const timeout = Math.max(0, optInt(params, "timeout") ?? 0);
+    const allowed = optJson(params, "allowed_updates", "allowed updates");
+    // Telegram remembers allowed_updates until it is sent again; [] means "the default set".
+    if (Array.isArray(allowed)) state.allowedUpdates = allowed.length > 0 ? allowed.map(String) : null;
+    // Only one getUpdates may be open: Telegram ends the older one with a 409.
+    if (pending) answerPoll(pending, { error: new TgError(409, "Conflict: terminated by other getUpdates request; make sure that only one bot instance is running") });
+    state.confirm(offset);
+    const updates = state.available(offset, limit);
+    if (updates.length > 0 || timeout === 0) return respond(res, call, { result: updates });
+    const poll: PendingPoll = { res, call, offset, limit, timer: setTimeout(() => answerPoll(poll, { result: [] }), timeout * 1000) };
+    pending = poll;
+    res.on("close", () => {
+      if (pending === poll) {
+        clearTimeout(poll.timer);
+        pending = null;
+      }
+    });
+  }
+
+  function injectedFailure(method: string, params: Params): Failure | null {
+    const queue = failNext.get(method);
+    const next = queue?.[0];
+    if (next) {
+      if (--next.left <= 0) queue!.shift();
+      return next.failure;
+    }
+    return failWhen.get(method)?.(params) ?? null;
+  }
+
+  function handle(req: IncomingMessage, res: ServerResponse, body: string) {
+    const url = new URL(req.url ?? "/", "http://fake");
+    const match = /^\/bot([^/]+)\/([^/]+)$/.exec(url.pathname);
+    if (!match) return respond(res, null, { error: new TgError(404, "Not Found") });
+    const [, reqToken, method] = match as unknown as [string, string, string];
+    const name = norm(method);
+    const call: ApiCall = { method, params: {}, at: ++state.seq };
+    calls.push(call);
+    const finish = (outcome: { result: unknown } | { error: TgError }) => {
+      respond(res, call, outcome);
+      notify(call);
+    };
+    try {
+      // Same order as Telegram: authenticate, find the method, then read parameters.
+      let paramsError: TgError | undefined;
+      try {
+        call.params = parseParams(req, url, body);
+      } catch (err) {
+        if (!(err instanceof TgError)) throw err;
+        paramsError = err;
+      }
+      if (decodeURIComponent(reqToken) !== token) return finish({ error: new TgError(401, "Unauthorized") });
+      if (name !== "getupdates" && !(name in METHODS)) return finish({ error: new TgError(404, "Not Found: method not found") });
+      if (paramsError) return finish({ error: paramsError });
+      const failure = injectedFailure(name, call.params);
+      if (failure) return finish({ error: toError(failure) });
+      if (name !== "getupdates") return finish({ result: METHODS[name]!(state, call.params, call.at) });
+      notify(call); // waitFor("getUpdates") means "the bot is polling", so it resolves on receipt
+      getUpdates(res, call);
+    } catch (err) {
+      const error = err instanceof TgError ? err : new TgError(500, `Internal Server Error: fake: ${(err as Error)?.stack ?? String(err)}`);
+      if (name === "getupdates") respond(res, call, { error });
+      else finish({ error });
+    }
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+
+  const pushUpdate = (input: Omit<TgUpdate, "update_id"> & { update_id?: number }): TgUpdate => {
+    const update: TgUpdate = { ...input, update_id: input.update_id ?? state.nextUpdateId };
+    state.nextUpdateId = Math.max(state.nextUpdateId, update.update_id + 1);
+    state.ingest(update);
+    state.enqueue(update);
+    wakePoll();
+    return update;
+  };
+  const byChat = <T extends { chat_id: number }>(list: T[], chatId?: number) => (chatId === undefined ? [...list] : list.filter((x) => x.chat_id === chatId));
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    token,
+    botId,
+    botUsername,
+    calls,
+    sent: (chatId) => byChat(state.sent, chatId),
+    actions: (chatId) => byChat(state.actions, chatId),
+    commands: (scope, languageCode) => state.commands.get(commandsKey(scope, languageCode)) ?? [],
+    webhook: () => (state.webhook ? { ...state.webhook } : null),
+    pushUpdate,
+    userMessage: (opts) => pushUpdate(buildUserMessage(state, opts)),
+    redeliver: (update) => {
+      state.enqueue(update);
+      wakePoll();
+    },
+    addChat: (chat) => void state.registerChat(chat as TgObject),
+    failNext: (method, failure, count = 1) => {
+      if (count <= 0) return;
+      const queue = failNext.get(norm(method)) ?? [];
+      queue.push({ failure, left: count });
+      failNext.set(norm(method), queue);
+    },
+    failWhen: (method, fn) => {
+      if (fn) failWhen.set(norm(method), fn);
+      else failWhen.delete(norm(method));
+    },
+    waitFor: (method, predicate = () => true) => {
+      if (closed) return Promise.reject(new Error("fake Telegram is closed"));
+      const seen = calls.find((c) => matches(c, method, predicate) && (c.response !== undefined || norm(c.method) === "getupdates"));
+      if (seen) return Promise.resolve(seen);
+      return new Promise<ApiCall>((resolve, reject) => waiters.push({ method, predicate, resolve, reject }));
+    },
+    reset: () => {
+      state.reset();
+      calls.length = 0; // keep the same array so `fake.calls` references stay live
+      failNext = new Map();
+      failWhen = new Map();
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        closed = true;
+        if (pending) clearTimeout(pending.timer);
+        pending = null;
+        for (const w of waiters) w.reject(new Error("fake Telegram closed while waiting for " + w.method));
+        waiters = [];
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Long polls and keep-alive sockets would otherwise keep close() waiting.
+        server.closeAllConnections();
+      }),
+  };
+}

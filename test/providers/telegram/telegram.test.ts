@@ -1,0 +1,315 @@
+// The Telegram provider end to end: real grammY (runner, auto-retry) against the fake Bot API, the real
+// gateway and runtime, the real Anthropic SDK against the strict fake Messages API.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { silentLogger } from "../../../src/log.js";
+import { TelegramProvider, type TelegramOptions } from "../../../providers/telegram/telegram.js";
+import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../../fakes/anthropic/server.js";
+import { startFakeTelegram, type FakeTelegram, type SentMessage } from "../../fakes/telegram/server.js";
+import { deferred } from "../../helpers/deferred.js";
+import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+
+const FILES = { ...skillFile("interview", "Ask."), ...agentFile("researcher", "Research.") };
+const ALICE = 1001;
+const BOB = 1002;
+const GROUP = -1001234;
+
+let model: FakeAnthropic;
+let tg: FakeTelegram;
+let dir: string;
+let running: Array<{ h: Harness; bot: TelegramProvider }> = [];
+
+beforeEach(async () => {
+  model = await startFakeAnthropic();
+  tg = await startFakeTelegram();
+  dir = mkdtempSync(join(tmpdir(), "switchboard-tg-"));
+  running = [];
+});
+afterEach(async () => {
+  for (const { h, bot } of running) {
+    await bot.stop();
+    await h.close();
+  }
+  await tg.close();
+  await model.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Timers the test fires by hand, so the typing indicator is checked without waiting. */
+function manualTimers() {
+  const fns = new Map<number, () => void>();
+  let next = 1;
+  return {
+    timers: {
+      setInterval: ((fn: () => void) => {
+        fns.set(next, fn);
+        return next++;
+      }) as unknown as typeof setInterval,
+      clearInterval: ((id: number) => fns.delete(id)) as unknown as typeof clearInterval,
+    },
+    tick: () => [...fns.values()].forEach((fn) => fn()),
+    active: () => fns.size,
+  };
+}
+
+async function boot(options: Partial<TelegramOptions> = {}) {
+  const h = await startHarness({ files: FILES, fake: model, dbFile: join(dir, "switchboard.db") });
+  const bot = new TelegramProvider(h.gateway, {
+    token: tg.token,
+    apiRoot: tg.url,
+    allowedUsers: [],
+    throttle: false,
+    maxRetries: 2,
+    log: silentLogger(),
+    ...options,
+  });
+  await bot.start();
+  h.gateway.recover();
+  running.push({ h, bot });
+  return { h, bot };
+}
+
+/** Waits for the n-th message the bot sent to a chat (1-based). */
+async function nth(chatId: number, n: number): Promise<SentMessage> {
+  await tg.waitFor("sendMessage", () => tg.sent(chatId).length >= n);
+  return tg.sent(chatId)[n - 1]!;
+}
+
+describe("private chat", () => {
+  it("holds a whole takeover conversation, with the speaking subagent shown, to completion", async () => {
+    await boot();
+    expect(tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "cancel", "reset"]);
+
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/start" });
+    expect((await nth(ALICE, 1)).text).toContain("• interview: The interview skill for tests.");
+
+    model.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where **to**?"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "plan a trip" });
+    const question = await nth(ALICE, 2);
+    expect(question.text).toBe("🧩 interview\nWhere to?");
+    expect(question.entities).toEqual([
+      { type: "bold", offset: 0, length: 12 },
+      { type: "bold", offset: 19, length: 2 },
+    ]);
+
+    model.script(reply(toolUse("complete", { result: "Lisbon" })), text("Your trip: Lisbon."));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "Lisbon" });
+    expect((await nth(ALICE, 3)).text).toBe("Your trip: Lisbon.");
+    expect(lastUserText(model.accepted()[1]!)).toBe("plan a trip");
+    expect(model.rejected()).toEqual([]);
+  });
+
+  it("/cancel during a subagent stops it and says which one", async () => {
+    await boot();
+    model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Q?"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "go" });
+    await nth(ALICE, 1);
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/cancel" });
+    expect((await nth(ALICE, 2)).text).toBe("Cancelled. Stopped: skill:interview.");
+  });
+
+  it("answers media without a caption with what is supported, takes captions as text, refuses huge messages and edits", async () => {
+    await boot();
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, sticker: true });
+    expect((await nth(ALICE, 1)).text).toMatch(/^I can only read text messages/);
+    model.script((req) => text(`caption seen: ${lastUserText(req)}`));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, photo: true, caption: "what is this?" });
+    expect((await nth(ALICE, 2)).text).toBe("caption seen: what is this?");
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "x".repeat(17 * 1024) });
+    expect((await nth(ALICE, 3)).text).toMatch(/too long for me \(17 KB; the limit is 16 KB\)/);
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "typo", edited: true });
+    expect((await nth(ALICE, 4)).text).toMatch(/edits/);
+    expect(model.calls).toHaveLength(1);
+  });
+});
+
+describe("groups", () => {
+  it("answers mentions and replies to the bot, ignores other chatter, and refuses a non-owner politely", async () => {
+    await boot();
+    const group = { chatId: GROUP, chatType: "supergroup" as const };
+    tg.userMessage({ ...group, fromId: BOB, text: "anyone for lunch?" });
+    model.script((req) => text(`hello, you said: ${lastUserText(req)}`));
+    tg.userMessage({ ...group, fromId: ALICE, text: `@${tg.botUsername} hi` });
+    expect((await nth(GROUP, 1)).text).toBe("hello, you said: hi");
+    expect(model.accepted().map(lastUserText)).toEqual(["hi"]);
+
+    model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Alice, where to?"));
+    tg.userMessage({ ...group, fromId: ALICE, text: "plan a trip", replyToFromBot: true });
+    await nth(GROUP, 2);
+    // Bob mentions the bot while Alice's task runs: refused, not sent to the model.
+    tg.userMessage({ ...group, fromId: BOB, text: `@${tg.botUsername} me next` });
+    expect((await nth(GROUP, 3)).text).toMatch(/^Sorry, I'm in the middle of a task for someone else/);
+    tg.userMessage({ ...group, fromId: BOB, text: "/cancel" });
+    expect((await nth(GROUP, 4)).text).toMatch(/^Sorry, I'm in the middle/);
+    // Alice answers without mentioning the bot: she owns the task, so it reaches the skill.
+    model.script(text("Noted: Rome."));
+    tg.userMessage({ ...group, fromId: ALICE, text: "Rome" });
+    expect((await nth(GROUP, 5)).text).toBe("🧩 interview\nNoted: Rome.");
+    expect(model.accepted().map(lastUserText).filter((t) => t.includes("me next") || t.includes("lunch"))).toEqual([]);
+  });
+
+  it("treats forum topics as separate conversations and replies in the same topic", async () => {
+    await boot();
+    model.fallback((req) => text(`topic reply to ${lastUserText(req)}`));
+    const forum = { chatId: GROUP, chatType: "supergroup" as const, isForum: true };
+    tg.userMessage({ ...forum, threadId: 7, fromId: ALICE, text: `@${tg.botUsername} one` });
+    tg.userMessage({ ...forum, threadId: 9, fromId: BOB, text: `@${tg.botUsername} two` });
+    await nth(GROUP, 2);
+    const byThread = Object.fromEntries(tg.sent(GROUP).map((m) => [m.message_thread_id, m.text]));
+    expect(byThread).toEqual({ 7: "topic reply to one", 9: "topic reply to two" });
+    // Two sessions: each model call saw only its own topic's message.
+    expect(model.accepted().map((r) => r.messages.length)).toEqual([1, 1]);
+  });
+});
+
+describe("access", () => {
+  it("with TELEGRAM_ALLOWED_USERS set, others get one refusal and nothing reaches the model", async () => {
+    await boot({ allowedUsers: [String(ALICE), "@carol"] });
+    tg.userMessage({ chatId: BOB, fromId: BOB, text: "hi" });
+    tg.userMessage({ chatId: BOB, fromId: BOB, text: "hello??" });
+    model.script(text("Hi Carol."));
+    tg.userMessage({ chatId: 1003, fromId: 1003, username: "Carol", text: "hi" });
+    await nth(1003, 1);
+    expect(tg.sent(BOB).map((m) => m.text)).toEqual(["Sorry, this bot is private and you are not on its list of users."]);
+    expect(model.calls).toHaveLength(1);
+  });
+});
+
+describe("output", () => {
+  it("splits a 10,000-character answer below 4096 characters with its formatting intact", async () => {
+    await boot();
+    const answer = Array.from({ length: 25 }, (_, i) => `**Section ${i}.** ${"word ".repeat(75)}`).join("\n\n");
+    model.script(text(answer));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long please" });
+    await h1Idle();
+    const parts = tg.sent(ALICE);
+    expect(parts.length).toBe(3);
+    for (const part of parts) {
+      expect(part.text.length).toBeLessThanOrEqual(4096);
+      for (const e of part.entities) expect(part.text.slice(e.offset, e.offset + e.length)).toMatch(/^Section \d+\.$/);
+    }
+    expect(parts.reduce((n, p) => n + p.entities.length, 0)).toBe(25);
+  });
+
+  it("resends as plain text when Telegram rejects the formatting", async () => {
+    await boot();
+    tg.failWhen("sendMessage", (p) =>
+      p.entities ? { error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" } : null,
+    );
+    model.script(text("**bold** claim"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    const sent = await nth(ALICE, 1);
+    expect(sent).toMatchObject({ text: "bold claim", entities: [] });
+  });
+
+  it("honours 429 retry_after and delivers the reply", async () => {
+    await boot();
+    tg.failNext("sendMessage", { error_code: 429, retry_after: 1 });
+    model.script(text("after the wait"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    expect((await nth(ALICE, 1)).text).toBe("after the wait");
+    const sends = tg.calls.filter((c) => c.method === "sendMessage").map((c) => c.response?.ok);
+    expect(sends).toEqual([false, true]);
+  });
+
+  it("shows typing while a turn runs and stops the moment the reply is sent", async () => {
+    const clock = manualTimers();
+    await boot({ timers: clock.timers });
+    const answer = deferred<ReturnType<typeof text>>();
+    const called = deferred<void>();
+    model.script(() => {
+      called.resolve();
+      return answer.promise;
+    });
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "think hard" });
+    await called.promise;
+    await tg.waitFor("sendChatAction");
+    clock.tick();
+    await tg.waitFor("sendChatAction", () => tg.actions(ALICE).length >= 2);
+    answer.resolve(text("done thinking"));
+    await nth(ALICE, 1);
+    expect(clock.active()).toBe(0);
+    expect(tg.actions(ALICE).map((a) => a.action)).toEqual(["typing", "typing"]);
+  });
+});
+
+describe("restarts", () => {
+  it("an update redelivered after a restart is processed once and its reply is not sent again", async () => {
+    const first = await boot();
+    model.script(text("only once"));
+    const update = tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    await nth(ALICE, 1);
+    await first.bot.stop();
+    await first.h.close();
+    running = [];
+
+    const second = await boot();
+    tg.redeliver(update);
+    model.script(text("second message answered"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "next" });
+    await nth(ALICE, 2);
+    // The second bot really was handed the old update again…
+    const deliveries = tg.calls.filter((c) => {
+      const result = c.method === "getUpdates" && c.response?.ok ? (c.response.result as Array<{ update_id: number }>) : [];
+      return result.some((u) => u.update_id === update.update_id);
+    });
+    expect(deliveries.length).toBe(2);
+    // …and neither asked the model nor answered twice.
+    expect(tg.sent(ALICE).map((m) => m.text)).toEqual(["only once", "second message answered"]);
+    expect(model.accepted().map(lastUserText)).toEqual(["hi", "next"]);
+    expect(second.h.store.unfinishedRequests()).toEqual([]);
+  });
+
+  it("a long reply cut off after its first chunk continues at the next chunk after a restart", async () => {
+    const first = await boot({ maxRetries: 0 });
+    const answer = Array.from({ length: 25 }, (_, i) => `Section ${i}. ${"word ".repeat(75)}`).join("\n\n");
+    model.script(text(answer));
+    let sends = 0;
+    // The user blocks the bot between the first and second chunk.
+    tg.failWhen("sendMessage", () => (++sends >= 2 ? { error_code: 403, description: "Forbidden: bot was blocked by the user" } : null));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long" });
+    await tg.waitFor("sendMessage", () => sends >= 2);
+    await first.h.gateway.idle();
+    expect(tg.sent(ALICE)).toHaveLength(1);
+    await first.bot.stop();
+    await first.h.close();
+    running = [];
+    tg.failWhen("sendMessage", null);
+
+    const second = await boot();
+    await second.h.gateway.idle();
+    await nth(ALICE, 3);
+    const texts = tg.sent(ALICE).map((m) => m.text);
+    expect(texts).toHaveLength(3);
+    expect(new Set(texts).size).toBe(3);
+    expect(texts[0]!.startsWith("Section 0.")).toBe(true);
+  });
+});
+
+describe("webhook mode", () => {
+  it("registers the webhook with a secret and rejects calls without it", async () => {
+    const { bot } = await boot({ webhook: { url: "https://bot.example.com/tg", secret: "s3cret", port: 0 } });
+    expect(tg.webhook()).toMatchObject({ url: "https://bot.example.com/tg", secret_token: "s3cret" });
+    const port = bot.webhookPort();
+    const update = { update_id: 1, message: { message_id: 1, date: 0, chat: { id: ALICE, type: "private" }, from: { id: ALICE, is_bot: false, first_name: "A" }, text: "hi" } };
+    const post = (secret: string) =>
+      fetch(`http://127.0.0.1:${port}/tg`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-telegram-bot-api-secret-token": secret },
+        body: JSON.stringify(update),
+      });
+    expect((await post("wrong")).status).toBe(401);
+    expect(model.calls).toHaveLength(0);
+    tg.addChat({ id: ALICE, type: "private" });
+    model.script(text("via webhook"));
+    expect((await post("s3cret")).status).toBe(200);
+    expect((await nth(ALICE, 1)).text).toBe("via webhook");
+  });
+});
+
+async function h1Idle(): Promise<void> {
+  await tg.waitFor("sendMessage");
+  await running[0]!.h.gateway.idle();
+}
