@@ -85,6 +85,7 @@ describe("inbox", () => {
     h.gateway.submit({ sessionKey: "flaky:x", messageId: "1", userId: "u", text: "a" });
     h.gateway.submit({ sessionKey: "flaky:x", messageId: "2", userId: "u", text: "b" });
     await done.promise;
+    await h.gateway.idle();
     expect(shown).toEqual(["one", "two"]);
     expect(h.store.pendingOutbound("flaky:x")).toEqual([]);
   });
