@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
+import { startFakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { run, type Proc } from "./child-process.js";
 
@@ -148,6 +149,30 @@ describe("npm start", () => {
     expect(await p.exited).toBe(0);
     // It stopped because of the signal, through the graceful path.
     expect(p.stderr).toContain("shutting down");
+  });
+
+  it("with TELEGRAM_BOT_TOKEN runs the Telegram bot (and no terminal chat when stdin is not a TTY)", async () => {
+    const tg = await startFakeTelegram();
+    try {
+      fake.script(text("Hello from Telegram."));
+      const p = run("src/main.ts", [], {
+        ...env,
+        TELEGRAM_BOT_TOKEN: tg.token,
+        TELEGRAM_API_ROOT: tg.url,
+        TELEGRAM_THROTTLE: "off",
+        TELEGRAM_ALLOWED_USERS: "42",
+      });
+      procs.push(p);
+      await tg.waitFor("getUpdates");
+      tg.userMessage({ chatId: 42, fromId: 42, text: "hi" });
+      await tg.waitFor("sendMessage");
+      expect(tg.sent(42).map((m) => m.text)).toEqual(["Hello from Telegram."]);
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+      expect(p.lines).toEqual([]);
+    } finally {
+      await tg.close();
+    }
   });
 
   it("without ANTHROPIC_API_KEY starts and answers every message with what to set", async () => {

@@ -204,6 +204,13 @@ describe("output", () => {
     expect(sent).toMatchObject({ text: "bold claim", entities: [] });
   });
 
+  it("works with the rate-limit throttler on, as in production", async () => {
+    await boot({ throttle: true });
+    model.script(text("paced"));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    expect((await nth(ALICE, 1)).text).toBe("paced");
+  });
+
   it("honours 429 retry_after and delivers the reply", async () => {
     await boot();
     tg.failNext("sendMessage", { error_code: 429, retry_after: 1 });
