@@ -56,9 +56,38 @@ const schema = z.object({
   TELEGRAM_WEBHOOK_PORT: positiveInt(8080),
   TELEGRAM_THROTTLE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   TELEGRAM_MAX_RETRIES: positiveInt(3),
+  SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith("xoxb-", { message: "must be the bot token, starting with xoxb-" }).optional()),
+  SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith("xapp-", { message: "must be the app-level token, starting with xapp-" }).optional()),
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_API_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://slack.com/api/" }).optional()),
+  SLACK_PORT: positiveInt(3000),
+  SLACK_MAX_RETRIES: z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === "") return 3;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 0 || n > 10) {
+        ctx.addIssue({ code: "custom", message: `must be a whole number from 0 to 10, got "${v}"` });
+        return z.NEVER;
+      }
+      return n;
+    }),
+  SLACK_ALLOWED_USERS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
+  SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   LOG_LEVEL: optionalText.pipe(
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   ).transform((v) => v ?? "info"),
+});
+
+const checked = schema.superRefine((c, ctx) => {
+  if (c.SLACK_BOT_TOKEN && !c.SLACK_APP_TOKEN && !c.SLACK_SIGNING_SECRET) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["SLACK_APP_TOKEN"],
+      message: "SLACK_BOT_TOKEN is set: also set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
+    });
+  }
 });
 
 export type Config = z.output<typeof schema>;
@@ -69,7 +98,7 @@ export class ConfigError extends Error {
 
 /** Reads the environment once; every problem is reported with the variable's name. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+  const parsed = checked.safeParse(env);
   if (parsed.success) return parsed.data;
   const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
   throw new ConfigError(`Invalid configuration in the environment:\n${lines.join("\n")}`);

@@ -1,4 +1,5 @@
 import { startConsole } from "../providers/console/console.js";
+import { SlackProvider } from "../providers/slack/slack.js";
 import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
@@ -33,6 +34,27 @@ if (config.TELEGRAM_BOT_TOKEN) {
     }
   } catch (error) {
     log.error({ err: error }, "the Telegram provider could not start; check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT");
+  }
+}
+
+if (config.SLACK_BOT_TOKEN) {
+  const slack = new SlackProvider(app.gateway, {
+    botToken: config.SLACK_BOT_TOKEN,
+    appToken: config.SLACK_APP_TOKEN,
+    signingSecret: config.SLACK_SIGNING_SECRET,
+    port: config.SLACK_PORT,
+    apiUrl: config.SLACK_API_URL,
+    maxRetries: config.SLACK_MAX_RETRIES,
+    allowedUsers: config.SLACK_ALLOWED_USERS,
+    allowedChannels: config.SLACK_ALLOWED_CHANNELS,
+    log: log.child({ provider: "slack" }),
+  });
+  try {
+    await slack.start();
+    stoppers.push(() => slack.stop());
+    providers.push("slack");
+  } catch (error) {
+    log.error({ err: error }, "the Slack provider could not start; check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
   }
 }
 

@@ -1,5 +1,6 @@
 import { marked, type Token, type Tokens } from "marked";
 import type { MessageEntity } from "grammy/types";
+import { cutPosition } from "../../src/gateway/chunking.js";
 
 /** Text plus Telegram entities: offsets and lengths in UTF-16 code units, as the Bot API counts. */
 export interface Formatted {
@@ -175,27 +176,14 @@ export function splitFormatted(f: Formatted, limit = TELEGRAM_LIMIT): Formatted[
   const chunks: Formatted[] = [];
   let start = 0;
   while (f.text.length - start > limit) {
-    const window = f.text.slice(start, start + limit);
-    let cut = cutPoint(window, "\n\n");
-    if (cut <= 0) cut = cutPoint(window, "\n");
-    if (cut <= 0) cut = cutPoint(window, " ");
-    if (cut <= 0) cut = limit;
-    // Never split a surrogate pair (an emoji is two UTF-16 units).
-    const code = f.text.charCodeAt(start + cut - 1);
-    if (code >= 0xd800 && code <= 0xdbff) cut -= 1;
-    const chunk = slice(f, start, start + cut);
+    const cut = cutPosition(f.text, start, limit);
+    const chunk = slice(f, start, cut);
     if (chunk.text !== "") chunks.push(chunk);
-    start += cut;
+    start = cut;
   }
   const rest = slice(f, start, f.text.length);
   if (rest.text !== "") chunks.push(rest);
   return chunks;
-}
-
-/** Position just after the last separator in the window's second half (so chunks are not tiny). */
-function cutPoint(window: string, separator: string): number {
-  const at = window.lastIndexOf(separator);
-  return at >= window.length / 2 ? at + separator.length : -1;
 }
 
 /** Prepends a bold header line (who is speaking) to a formatted text. */

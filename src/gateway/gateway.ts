@@ -67,6 +67,11 @@ export class Gateway {
     return task ? { ownerId: task.ownerId } : null;
   }
 
+  /** The session of `userId`'s running task in a place (a channel and its threads), if any. */
+  sessionOfActiveTask(keyPrefix: string, userId: string): string | null {
+    return this.deps.store.activeTaskOf(keyPrefix, userId)?.sessionKey ?? null;
+  }
+
   submit(message: InboundMessage): SubmitResult {
     if (this.shutdown.signal.aborted) throw new Error("the gateway is shutting down");
     const { store, ids, log } = this.deps;

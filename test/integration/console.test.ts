@@ -6,6 +6,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
+import { createServer } from "node:net";
+import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.js";
+import { startFakeSlack } from "../fakes/slack/server.js";
 import { startFakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { run, type Proc } from "./child-process.js";
@@ -175,6 +178,33 @@ describe("npm start", () => {
     }
   });
 
+  it("with SLACK_BOT_TOKEN and SLACK_SIGNING_SECRET serves signed Slack events over HTTP", async () => {
+    const slack = await startFakeSlack();
+    const port = await freePort();
+    try {
+      fake.script(text("Hello from Slack."));
+      const p = run("src/main.ts", [], {
+        ...env,
+        LOG_LEVEL: "info",
+        SLACK_BOT_TOKEN: slack.botToken,
+        SLACK_SIGNING_SECRET: "secret",
+        SLACK_API_URL: slack.apiUrl,
+        SLACK_PORT: String(port),
+      });
+      procs.push(p);
+      await p.logged("slack provider started");
+      const ts = slack.userMessage({ channel: "D1", user: "U1", text: "hi" });
+      const body = eventCallback(messageEvent({ channel: "D1", user: "U1", text: "hi", ts, channel_type: "im" }), { teamId: slack.teamId });
+      expect((await sendSigned(`http://127.0.0.1:${port}/slack/events`, body, "application/json", { secret: "secret" })).status).toBe(200);
+      await slack.waitFor("chat.postMessage");
+      expect(slack.posted("D1").map((m) => m.text)).toEqual(["Hello from Slack."]);
+      p.child.kill("SIGTERM");
+      expect(await p.exited).toBe(0);
+    } finally {
+      await slack.close();
+    }
+  });
+
   it("without ANTHROPIC_API_KEY starts and answers every message with what to set", async () => {
     const { ANTHROPIC_API_KEY: _omit, ...noKey } = env;
     const p = run("src/main.ts", [], noKey);
@@ -193,3 +223,12 @@ describe("npm start", () => {
     expect(p.stderr).toContain('MAX_ITERATIONS: must be a whole number ≥ 1, got "lots"');
   });
 });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}

@@ -77,6 +77,11 @@ export class SqliteStore implements Store {
         `SELECT * FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
          ORDER BY created_at DESC, rowid DESC LIMIT 1`,
       ),
+      activeTaskOf: db.prepare(
+        `SELECT * FROM tasks WHERE owner_id = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
+         AND (session_key = ? OR substr(session_key, 1, length(?) + 1) = ? || ':')
+         ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+      ),
       frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
       history: db.prepare(
         `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result') ORDER BY seq`,
@@ -171,6 +176,11 @@ export class SqliteStore implements Store {
 
   activeTask(sessionKey: string): TaskRecord | null {
     const row = this.stmts.activeTask.get(sessionKey) as Row | undefined;
+    return row ? toTask(row) : null;
+  }
+
+  activeTaskOf(keyPrefix: string, ownerId: string): TaskRecord | null {
+    const row = this.stmts.activeTaskOf.get(ownerId, keyPrefix, keyPrefix, keyPrefix) as Row | undefined;
     return row ? toTask(row) : null;
   }
 

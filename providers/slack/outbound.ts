@@ -1,0 +1,30 @@
+import type { WebClient } from "@slack/web-api";
+import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
+import { escapeMrkdwn, markdownToMrkdwn, splitMrkdwn } from "./format.js";
+import { parseSlackKey } from "./inbound.js";
+
+const SPEAKER_ICON: Record<string, string> = { skill: "🧩", agent: "🤖" };
+
+/** The mrkdwn parts of one reply: rendered, labelled with a subagent's name, split below Slack's limits. */
+export function renderReply(message: OutboundMessage): string[] {
+  const body = message.kind === "message" ? markdownToMrkdwn(message.text) : escapeMrkdwn(message.text);
+  const [type, name] = message.agent.split(":");
+  const labelled = message.depth >= 2 && name ? `*${SPEAKER_ICON[type!] ?? "🔹"} ${name}*\n${body}` : body;
+  return splitMrkdwn(labelled);
+}
+
+/** Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. */
+export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt): Promise<void> {
+  const { channel, threadTs } = parseSlackKey(message.sessionKey);
+  for (const [index, text] of renderReply(message).entries()) {
+    if (receipt.sentChunks.has(index)) continue;
+    const posted = await client.chat.postMessage({
+      channel,
+      text,
+      mrkdwn: true,
+      unfurl_links: false,
+      ...(threadTs ? { thread_ts: threadTs } : {}),
+    });
+    receipt.chunkSent(index, posted.ts ?? "");
+  }
+}

@@ -1,0 +1,295 @@
+// An HTTP fake of the Slack Web API (POST /api/<method>).
+//
+// Tests point the REAL @slack/web-api client at it (`new WebClient(token, {
+// slackApiUrl: fake.apiUrl })`, or Bolt's `clientOptions: { slackApiUrl }`),
+// register the messages users posted, and inspect what the bot sent. Requests
+// are validated like Slack does (see methods.ts and blocks.ts), so a reply to
+// a thread that does not exist or a 3,001-character section fails the test the
+// way it would fail in production. Every answer is HTTP 200 `{ ok: ... }`,
+// except injected rate limits (429 + Retry-After) and other injected statuses.
+//
+// The same server takes response_url posts (POST /response/<id>, see
+// `responseUrl()`), so a bot can answer a slash command the way Slack expects.
+
+import { randomBytes } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { decodeJsonFields, isRecord, SlackError, type Params, type SlackFailure } from "./common.js";
+import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID } from "./methods.js";
+import { inferChannel, State, toPosted, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry } from "./state.js";
+
+export type { SlackFailure } from "./common.js";
+export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry } from "./state.js";
+
+export interface SlackCall {
+  /** The Web API method, e.g. "chat.postMessage"; "response_url" for a post to a minted response_url. */
+  method: string;
+  /** Query string + body; JSON-valued fields (blocks, attachments, metadata, …) decoded from their form strings. */
+  params: Record<string, unknown>;
+  /** The JSON answered; `{}` while unanswered. */
+  response: Record<string, unknown>;
+  /** HTTP status answered; 0 while unanswered. */
+  status: number;
+  /** Shared with reactionLog(), statuses(), ephemerals and response posts. */
+  seq: number;
+}
+
+export interface FakeSlack {
+  /** e.g. "http://127.0.0.1:PORT/api/" — pass as slackApiUrl / SLACK_API_URL. */
+  apiUrl: string;
+  botToken: string;
+  teamId: string;
+  botUserId: string;
+  botId: string;
+  calls: SlackCall[];
+  /** chat.postMessage results in order, with their current text/blocks after chat.update. */
+  posted(channel?: string): Posted[];
+  ephemerals(channel?: string): Ephemeral[];
+  /** The bot's current reactions on a message. */
+  reactions(channel: string, ts: string): string[];
+  reactionLog(): ReactionEntry[];
+  statuses(): StatusEntry[];
+  /**
+   * Off: assistant.threads.setStatus answers `{ ok: false, error }` — by default "missing_scope"
+   * (with needed: "assistant:write"), what an app without the assistant scope gets.
+   */
+  setStatusAvailable(on: boolean, error?: string): void;
+  /** Registers a message a user posted (so the bot can reply in its thread or react to it) and returns its ts. */
+  userMessage(opts: { channel: string; user: string; text: string; thread_ts?: string; ts?: string }): string;
+  /** Makes a conversation known to conversations.info (channels seen in messages are known already). */
+  addChannel(info: { id: string } & Partial<ChannelInfo>): void;
+  /** Mints a response_url on this server (for slashCommand / interactivity payloads). */
+  responseUrl(): string;
+  /** JSON bodies posted to minted response_urls, in order. */
+  responses(): ResponseUrlPost[];
+  failNext(method: string, failure: SlackFailure, count?: number): void;
+  failWhen(method: string, fn: ((params: Record<string, unknown>) => SlackFailure | null) | null): void;
+  /** Resolves with the first answered call of `method` matching the predicate (already answered ones count). */
+  waitFor(method: string, predicate?: (params: Record<string, unknown>) => boolean): Promise<SlackCall>;
+  /** Forgets messages, calls, failures and recordings; generated ts values keep increasing. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+type Predicate = (params: Params) => boolean;
+
+class BadRequest extends Error {}
+
+/** Query string plus a form-urlencoded or JSON body, as the Web API accepts. */
+function parseParams(req: IncomingMessage, url: URL, body: string): Params {
+  const params: Params = Object.fromEntries(url.searchParams);
+  const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (body.trim() === "") return decodeJsonFields(params);
+  if (type.startsWith("application/json")) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      throw new SlackError("invalid_json");
+    }
+    if (!isRecord(parsed)) throw new SlackError("json_not_object");
+    return decodeJsonFields({ ...params, ...parsed });
+  }
+  if (type.startsWith("multipart/form-data")) throw new SlackError("invalid_form_data", { detail: "multipart (file upload) is not supported by this fake" });
+  return decodeJsonFields({ ...params, ...Object.fromEntries(new URLSearchParams(body)) });
+}
+
+function bearer(req: IncomingMessage, params: Params): string | undefined {
+  const auth = req.headers.authorization;
+  if (typeof auth === "string") {
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
+    if (m) return m[1];
+  }
+  return typeof params.token === "string" && params.token !== "" ? params.token : undefined;
+}
+
+export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<FakeSlack> {
+  const botToken = opts.botToken ?? "xoxb-test-token";
+  const state = new State();
+  const calls: SlackCall[] = [];
+  const responseIds = new Set<string>();
+  let failNext = new Map<string, Array<{ failure: SlackFailure; left: number }>>();
+  let failWhen = new Map<string, (params: Params) => SlackFailure | null>();
+  let waiters: Array<{ method: string; predicate: Predicate; resolve: (call: SlackCall) => void; reject: (err: Error) => void }> = [];
+  let closed = false;
+
+  const matches = (call: SlackCall, method: string, predicate: Predicate) => call.status !== 0 && call.method === method && predicate(call.params);
+
+  function send(res: ServerResponse, call: SlackCall | null, status: number, body: Record<string, unknown>, headers: Record<string, string> = {}) {
+    if (call) {
+      call.status = status;
+      call.response = body;
+    }
+    if (!res.destroyed && !res.writableEnded) {
+      res.writeHead(status, { "content-type": "application/json; charset=utf-8", ...headers });
+      res.end(JSON.stringify(body));
+    }
+    if (call) {
+      waiters = waiters.filter((w) => {
+        if (!matches(call, w.method, w.predicate)) return true;
+        w.resolve(call);
+        return false;
+      });
+    }
+  }
+
+  function injectedFailure(method: string, params: Params): SlackFailure | null {
+    const queue = failNext.get(method);
+    const next = queue?.[0];
+    if (next) {
+      if (--next.left <= 0) queue!.shift();
+      return next.failure;
+    }
+    return failWhen.get(method)?.(params) ?? null;
+  }
+
+  function fail(res: ServerResponse, call: SlackCall, failure: SlackFailure) {
+    if ("error" in failure) return send(res, call, 200, { ok: false, error: failure.error, ...failure.extra });
+    if (failure.status === 429) {
+      return send(res, call, 429, { ok: false, error: "ratelimited" }, { "retry-after": String(failure.retryAfter ?? 1) });
+    }
+    const headers: Record<string, string> = failure.retryAfter !== undefined ? { "retry-after": String(failure.retryAfter) } : {};
+    return send(res, call, failure.status, { ok: false, error: "fatal_error" }, headers);
+  }
+
+  function handleApi(req: IncomingMessage, res: ServerResponse, url: URL, method: string, body: string) {
+    const call: SlackCall = { method, params: {}, response: {}, status: 0, seq: ++state.seq };
+    calls.push(call);
+    const error = (e: SlackError) => send(res, call, 200, { ok: false, error: e.code, ...e.extra });
+    try {
+      let paramsError: SlackError | undefined;
+      try {
+        call.params = parseParams(req, url, body);
+      } catch (err) {
+        if (!(err instanceof SlackError)) throw err;
+        paramsError = err;
+      }
+      const handler = METHODS[method];
+      if (!handler) return send(res, call, 200, { ok: false, error: "unknown_method", req_method: method });
+      const token = bearer(req, call.params);
+      if (token === undefined) return send(res, call, 200, { ok: false, error: "not_authed" });
+      if (token !== botToken) return send(res, call, 200, { ok: false, error: "invalid_auth" });
+      if (paramsError) return error(paramsError);
+      const failure = injectedFailure(method, call.params);
+      if (failure) return fail(res, call, failure);
+      send(res, call, 200, { ok: true, ...handler(state, call.params, call.seq) });
+    } catch (err) {
+      if (err instanceof SlackError) return error(err);
+      send(res, call, 200, { ok: false, error: "internal_error", detail: `fake: ${(err as Error)?.stack ?? String(err)}` });
+    }
+  }
+
+  function handleResponseUrl(res: ServerResponse, url: URL, id: string, body: string) {
+    if (!responseIds.has(id)) return send(res, null, 404, { ok: false, error: "invalid_url" });
+    const call: SlackCall = { method: "response_url", params: {}, response: {}, status: 0, seq: ++state.seq };
+    calls.push(call);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch {
+      parsed = undefined;
+    }
+    if (!isRecord(parsed)) return send(res, call, 400, { ok: false, error: "invalid_payload" });
+    call.params = parsed;
+    state.responses.push({ url: url.href, body: parsed, seq: call.seq });
+    send(res, call, 200, { ok: true });
+  }
+
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
+      const body = Buffer.concat(chunks).toString("utf8");
+      const api = /^\/api\/([^/]+)$/.exec(url.pathname);
+      const response = /^\/response\/([^/]+)$/.exec(url.pathname);
+      if (api && (req.method === "POST" || req.method === "GET")) return handleApi(req, res, url, decodeURIComponent(api[1]!), body);
+      if (response && req.method === "POST") return handleResponseUrl(res, url, response[1]!, body);
+      send(res, null, 404, { ok: false, error: "not_found", path: url.pathname });
+    });
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const inChannel = <T extends { channel: string }>(list: T[], channel?: string) => (channel === undefined ? list : list.filter((x) => x.channel === channel));
+
+  return {
+    apiUrl: `${base}/api/`,
+    botToken,
+    teamId: TEAM_ID,
+    botUserId: BOT_USER_ID,
+    botId: BOT_ID,
+    calls,
+    posted: (channel) => inChannel(state.posted, channel).map(toPosted),
+    ephemerals: (channel) => inChannel(state.ephemerals, channel).map((e) => ({ ...e })),
+    reactions: (channel, ts) => [...(state.find(channel, ts)?.reactions ?? [])],
+    reactionLog: () => state.reactionLog.map((r) => ({ ...r })),
+    statuses: () => state.statuses.map((s) => ({ ...s })),
+    setStatusAvailable: (on, error = STATUS_UNAVAILABLE) => void (state.statusError = on ? null : error),
+    userMessage: ({ channel, user, text, thread_ts, ts }) => {
+      let root: string | undefined;
+      if (thread_ts !== undefined) {
+        const parent = state.find(channel, thread_ts);
+        if (!parent) throw new Error(`fake Slack: userMessage in thread ${thread_ts}, which is not a message in ${channel}`);
+        root = parent.thread_ts ?? parent.ts;
+      }
+      if (ts !== undefined) {
+        if (state.find(channel, ts)) throw new Error(`fake Slack: a message with ts ${ts} already exists in ${channel}`);
+        state.noteTs(ts);
+      }
+      const messageTs = ts ?? state.nextTs();
+      state.store({
+        channel,
+        ts: messageTs,
+        ...(root !== undefined && { thread_ts: root }),
+        user,
+        text,
+        params: {},
+        edits: 0,
+        deleted: false,
+        reactions: [],
+      });
+      return messageTs;
+    },
+    addChannel: (info) => void state.channels.set(info.id, inferChannel(info.id, info)),
+    responseUrl: () => {
+      const id = randomBytes(8).toString("hex");
+      responseIds.add(id);
+      return `${base}/response/${id}`;
+    },
+    responses: () => state.responses.map((r) => ({ ...r })),
+    failNext: (method, failure, count = 1) => {
+      if (count <= 0) return;
+      const queue = failNext.get(method) ?? [];
+      queue.push({ failure, left: count });
+      failNext.set(method, queue);
+    },
+    failWhen: (method, fn) => {
+      if (fn) failWhen.set(method, fn);
+      else failWhen.delete(method);
+    },
+    waitFor: (method, predicate = () => true) => {
+      if (closed) return Promise.reject(new Error("fake Slack is closed"));
+      const seen = calls.find((c) => matches(c, method, predicate));
+      if (seen) return Promise.resolve(seen);
+      return new Promise<SlackCall>((resolve, reject) => waiters.push({ method, predicate, resolve, reject }));
+    },
+    reset: () => {
+      state.reset();
+      calls.length = 0; // keep the same array so `fake.calls` references stay live
+      failNext = new Map();
+      failWhen = new Map();
+    },
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        closed = true;
+        for (const w of waiters) w.reject(new Error("fake Slack closed while waiting for " + w.method));
+        waiters = [];
+        server.close((err) => (err ? reject(err) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}

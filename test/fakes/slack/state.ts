@@ -1,0 +1,159 @@
+// What the Slack fake remembers: messages per channel (the bot's and the ones
+// users posted, so thread replies and reactions can be checked), ephemerals,
+// reactions, assistant statuses, response_url posts and known channels.
+
+import type { Params } from "./common.js";
+
+export interface StoredMessage {
+  channel: string;
+  ts: string;
+  /** Root ts of the thread this message is in (undefined for a root message). */
+  thread_ts?: string;
+  user: string;
+  /** Set for messages the bot posted. */
+  bot_id?: string;
+  text: string;
+  blocks?: unknown[];
+  /** Parameters of the chat.postMessage that created it (empty for user messages). */
+  params: Params;
+  edits: number;
+  deleted: boolean;
+  /** Reactions the bot added, in order. */
+  reactions: string[];
+}
+
+export interface Posted {
+  channel: string;
+  ts: string;
+  thread_ts?: string;
+  /** Current text (after chat.update); "This content can't be displayed." for a blocks-only message. */
+  text: string;
+  blocks?: unknown[];
+  /** Parameters of the chat.postMessage call (JSON fields such as blocks decoded). */
+  params: Params;
+  /** How many chat.update calls changed it. */
+  edits: number;
+  /** Set once chat.delete removed it. */
+  deleted?: true;
+}
+
+export interface Ephemeral {
+  channel: string;
+  user: string;
+  text: string;
+  thread_ts?: string;
+  blocks?: unknown[];
+  message_ts: string;
+  seq: number;
+}
+
+export interface ReactionEntry {
+  op: "add" | "remove";
+  channel: string;
+  timestamp: string;
+  name: string;
+  seq: number;
+}
+
+export interface StatusEntry {
+  channel_id: string;
+  thread_ts: string;
+  status: string;
+  seq: number;
+}
+
+export interface ResponseUrlPost {
+  /** The response_url it was posted to. */
+  url: string;
+  body: Record<string, unknown>;
+  seq: number;
+}
+
+export interface ChannelInfo {
+  id: string;
+  name?: string;
+  is_im: boolean;
+  is_channel: boolean;
+  is_group: boolean;
+  is_mpim: boolean;
+  /** The other member of an IM. */
+  user?: string;
+}
+
+/** Guesses the conversation kind from Slack's ID prefixes: C… channel, G… private, D… IM. */
+export function inferChannel(id: string, extra: Partial<ChannelInfo> = {}): ChannelInfo {
+  const is_im = id.startsWith("D");
+  const is_group = id.startsWith("G");
+  return { id, is_im, is_channel: !is_im && !is_group, is_group, is_mpim: false, ...(!is_im && { name: id.toLowerCase() }), ...extra };
+}
+
+// Timestamps are microseconds since the epoch, printed like Slack's "1700000000.000100".
+const TS_BASE = 1_700_000_000_000_000;
+const TS_STEP = 100;
+
+function parseTs(ts: string): number | null {
+  const m = /^(\d{1,10})\.(\d{6})$/.exec(ts);
+  return m ? Number(m[1]) * 1_000_000 + Number(m[2]) : null;
+}
+const formatTs = (micros: number) => `${Math.floor(micros / 1_000_000)}.${String(micros % 1_000_000).padStart(6, "0")}`;
+
+export class State {
+  /** Shared by calls, reactions, statuses, ephemerals and response posts so tests can order them. */
+  seq = 0;
+  /** Survives reset() so a ts is never reused within one fake. */
+  private lastTs = TS_BASE;
+  messages = new Map<string, StoredMessage>();
+  /** Bot messages in posting order. */
+  posted: StoredMessage[] = [];
+  ephemerals: Ephemeral[] = [];
+  reactionLog: ReactionEntry[] = [];
+  statuses: StatusEntry[] = [];
+  responses: ResponseUrlPost[] = [];
+  channels = new Map<string, ChannelInfo>();
+  statusError: string | null = null;
+
+  nextTs(): string {
+    this.lastTs += TS_STEP;
+    return formatTs(this.lastTs);
+  }
+
+  /** Keeps later generated ts values above a ts chosen by a test. */
+  noteTs(ts: string) {
+    const micros = parseTs(ts);
+    if (micros !== null && micros > this.lastTs) this.lastTs = micros;
+  }
+
+  find(channel: string, ts: string): StoredMessage | undefined {
+    const m = this.messages.get(`${channel}/${ts}`);
+    return m && !m.deleted ? m : undefined;
+  }
+
+  store(message: StoredMessage) {
+    this.messages.set(`${message.channel}/${message.ts}`, message);
+    if (!this.channels.has(message.channel)) this.channels.set(message.channel, inferChannel(message.channel));
+  }
+
+  reset() {
+    this.messages.clear();
+    this.posted = [];
+    this.ephemerals = [];
+    this.reactionLog = [];
+    this.statuses = [];
+    this.responses = [];
+    this.channels.clear();
+    this.statusError = null;
+  }
+}
+
+export function toPosted(m: StoredMessage): Posted {
+  return {
+    channel: m.channel,
+    ts: m.ts,
+    ...(m.thread_ts !== undefined && { thread_ts: m.thread_ts }),
+    text: m.text,
+    ...(m.blocks !== undefined && { blocks: m.blocks }),
+    params: m.params,
+    edits: m.edits,
+    ...(m.deleted && { deleted: true as const }),
+  };
+}
