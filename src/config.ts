@@ -7,37 +7,30 @@ const optionalText = z
   .optional()
   .transform((v) => (v === undefined || v.trim() === "" ? undefined : v.trim()));
 
-const positiveInt = (fallback: number) =>
+/** A whole number in [min, max] (unbounded above when max is omitted), `fallback` when unset. */
+const wholeNumber = (fallback: number, min: number, max = Infinity) =>
   z
     .string()
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === "") return fallback;
       const n = Number(v);
-      if (!Number.isInteger(n) || n < 1) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number ≥ 1, got "${v}"` });
+      if (!Number.isInteger(n) || n < min || n > max) {
+        const range = max === Infinity ? `≥ ${min}` : `from ${min} to ${max}`;
+        ctx.addIssue({ code: "custom", message: `must be a whole number ${range}, got "${v}"` });
         return z.NEVER;
       }
       return n;
     });
+
+const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
 
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
   ANTHROPIC_MODEL: optionalText.transform((v) => v ?? DEFAULT_MODEL),
   ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
-  ANTHROPIC_MAX_RETRIES: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return 2;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number ≥ 0, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  ANTHROPIC_MAX_RETRIES: wholeNumber(2, 0),
   MAX_ITERATIONS: positiveInt(25),
   DATA_DIR: optionalText.transform((v) => v ?? "./data"),
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
@@ -61,18 +54,7 @@ const schema = z.object({
   SLACK_SIGNING_SECRET: optionalText,
   SLACK_API_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://slack.com/api/" }).optional()),
   SLACK_PORT: positiveInt(3000),
-  SLACK_MAX_RETRIES: z
-    .string()
-    .optional()
-    .transform((v, ctx) => {
-      if (v === undefined || v.trim() === "") return 3;
-      const n = Number(v);
-      if (!Number.isInteger(n) || n < 0 || n > 10) {
-        ctx.addIssue({ code: "custom", message: `must be a whole number from 0 to 10, got "${v}"` });
-        return z.NEVER;
-      }
-      return n;
-    }),
+  SLACK_MAX_RETRIES: wholeNumber(3, 0, 10),
   SLACK_ALLOWED_USERS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   LOG_LEVEL: optionalText.pipe(

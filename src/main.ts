@@ -13,6 +13,17 @@ const app = createApp(config, log);
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
 
+/** A provider that cannot start (bad token, unreachable API) is logged and skipped; the others still run. */
+async function startProvider(name: string, provider: { start(): Promise<void>; stop(): Promise<void> }, hint: string) {
+  try {
+    await provider.start();
+    stoppers.push(() => provider.stop());
+    providers.push(name);
+  } catch (error) {
+    log.error({ err: error }, `the ${name} provider could not start; ${hint}`);
+  }
+}
+
 if (config.TELEGRAM_BOT_TOKEN) {
   const telegram = new TelegramProvider(app.gateway, {
     token: config.TELEGRAM_BOT_TOKEN,
@@ -25,15 +36,9 @@ if (config.TELEGRAM_BOT_TOKEN) {
     maxRetries: config.TELEGRAM_MAX_RETRIES,
     log: log.child({ provider: "telegram" }),
   });
-  try {
-    await telegram.start();
-    stoppers.push(() => telegram.stop());
-    providers.push("telegram");
-    if (config.TELEGRAM_ALLOWED_USERS.length === 0) {
-      log.warn("TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)");
-    }
-  } catch (error) {
-    log.error({ err: error }, "the Telegram provider could not start; check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT");
+  await startProvider("telegram", telegram, "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT");
+  if (config.TELEGRAM_ALLOWED_USERS.length === 0) {
+    log.warn("TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)");
   }
 }
 
@@ -49,13 +54,7 @@ if (config.SLACK_BOT_TOKEN) {
     allowedChannels: config.SLACK_ALLOWED_CHANNELS,
     log: log.child({ provider: "slack" }),
   });
-  try {
-    await slack.start();
-    stoppers.push(() => slack.stop());
-    providers.push("slack");
-  } catch (error) {
-    log.error({ err: error }, "the Slack provider could not start; check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
-  }
+  await startProvider("slack", slack, "check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
 }
 
 if (providers.length === 0 || process.stdin.isTTY) {
