@@ -1,7 +1,6 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
-import type { Catalog } from "./catalog/definition.js";
-import { loadCatalog } from "./catalog/loader.js";
+import { LiveCatalog } from "./catalog/live.js";
 import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
@@ -15,7 +14,7 @@ import type { Store } from "./store/store.js";
 
 export interface App {
   store: Store;
-  catalog: Catalog;
+  catalog: LiveCatalog;
   model: Model;
   gateway: Gateway;
   close(): Promise<void>;
@@ -24,9 +23,9 @@ export interface App {
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
 export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
   const store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"));
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR);
-  for (const problem of catalog.problems) log.warn({ problem }, `skipped a definition: ${problem}`);
-  log.info({ skills: [...catalog.skills.keys()], agents: [...catalog.agents.keys()] }, "catalog loaded");
+  const tools = new ToolRegistry();
+  const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { log, knownTools: tools.names() });
+  log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
   const model: Model = config.ANTHROPIC_API_KEY
     ? new AnthropicModel({
@@ -43,8 +42,8 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
     store,
     stacks: new AgentStackManager(store),
     model,
-    tools: new ToolRegistry(),
-    catalog: () => catalog,
+    tools,
+    catalog: () => catalog.current,
     settings: { defaultModel: config.ANTHROPIC_MODEL, maxIterations: config.MAX_ITERATIONS },
     ids,
     log,
@@ -57,6 +56,7 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
     model,
     gateway,
     async close() {
+      await catalog.close();
       await gateway.stop();
       store.close();
     },

@@ -66,6 +66,7 @@ if (providers.length === 0 || process.stdin.isTTY) {
   providers.push("console");
 }
 app.gateway.recover();
+await app.catalog.watch();
 log.info({ providers }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
 const keepAlive = setInterval(() => {}, 1 << 30);

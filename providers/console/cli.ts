@@ -20,6 +20,7 @@ const chat = startConsole(app.gateway, {
   ...(arg("--user") ? { user: arg("--user")! } : {}),
 });
 app.gateway.recover();
+await app.catalog.watch();
 
 const stop = async () => {
   await app.close();

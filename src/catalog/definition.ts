@@ -9,18 +9,42 @@ export interface Definition {
   body: string;
   model: string | null;
   maxIterations: number | null;
-  /** Whitelist of tool names; null means the defaults for the kind. */
+  /** Whitelist of tool names (`tools` / `allowed-tools`); null means the defaults for the kind. */
   tools: string[] | null;
   mode: "interactive" | "batch";
+  /** Environment variables the definition needs; when one is unset it is unavailable. */
+  env: string[];
+  /** Default JSON Schema for report_back. */
+  outputSchema: Record<string, unknown> | null;
+  license: string | null;
+  compatibility: string | null;
+  metadata: Record<string, string>;
   /** The file it came from, relative to the working directory, for messages. */
   source: string;
+  /** The skill's folder (absolute): read_skill_file is confined to it. Null for single-file agents. */
+  folder: string | null;
+  /** Why it cannot be used right now (e.g. a missing variable); null when it can. */
+  unavailable: string | null;
+}
+
+export interface Problem {
+  severity: "error" | "warning";
+  /** `<file>: <what is wrong and how to fix it>` */
+  message: string;
 }
 
 export interface Catalog {
+  /** Every loaded skill, including unavailable ones (see `available`). */
   skills: ReadonlyMap<string, Definition>;
   agents: ReadonlyMap<string, Definition>;
-  /** One line per skipped definition, naming the file, the field and the fix. */
+  /** Errors (the definition was skipped) and warnings (it loaded), one line each. */
   problems: readonly string[];
+  warnings: readonly string[];
 }
 
-export const EMPTY_CATALOG: Catalog = { skills: new Map(), agents: new Map(), problems: [] };
+export const EMPTY_CATALOG: Catalog = { skills: new Map(), agents: new Map(), problems: [], warnings: [] };
+
+/** Definitions the model may be offered. */
+export function available(defs: ReadonlyMap<string, Definition>): Definition[] {
+  return [...defs.values()].filter((d) => d.unavailable === null);
+}

@@ -11,7 +11,7 @@ export function splitFrontmatter(source: string): { data: unknown; body: string 
   try {
     return { data: parseYaml(match[1]!) ?? {}, body: match[2]!.trim() };
   } catch (error) {
-    const detail = error instanceof Error ? error.message.split("\n")[0] : String(error);
+    const detail = (error instanceof Error ? error.message.split("\n")[0]! : String(error)).replace(/:\s*$/, "");
     return { error: `frontmatter is not valid YAML: ${detail}` };
   }
 }

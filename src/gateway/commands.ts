@@ -1,4 +1,4 @@
-import type { Catalog } from "../catalog/definition.js";
+import { available, type Catalog } from "../catalog/definition.js";
 
 export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills";
 
@@ -34,8 +34,10 @@ export function parseCommand(text: string, taskActive: boolean): ChatCommand | n
 }
 
 export function skillsText(catalog: Catalog): string {
-  const lines = (title: string, defs: Catalog["skills"]) =>
-    defs.size === 0 ? [] : [title, ...[...defs.values()].map((d) => `• ${d.name}: ${d.description}`)];
+  const lines = (title: string, defs: Catalog["skills"]) => {
+    const usable = available(defs);
+    return usable.length === 0 ? [] : [title, ...usable.map((d) => `• ${d.name}: ${d.description}`)];
+  };
   const all = [...lines("Skills:", catalog.skills), ...lines("Agents:", catalog.agents)];
   return all.length ? all.join("\n") : "No skills or agents are installed yet.";
 }

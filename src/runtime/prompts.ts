@@ -1,4 +1,4 @@
-import type { Catalog, Definition } from "../catalog/definition.js";
+import { available, type Catalog, type Definition } from "../catalog/definition.js";
 
 const MAIN_PROMPT = `You are Switchboard, a helpful assistant in a chat (Telegram, Slack or a terminal).
 Answer the user directly when you can. Keep replies short and clear; use Markdown sparingly.`;
@@ -12,11 +12,11 @@ function listing(title: string, defs: Iterable<Definition>): string {
 export function mainSystemPrompt(catalog: Catalog): string {
   const skills = listing(
     "Skills you can hand the conversation to with use_skill (the skill then talks with the user until it finishes and returns its result to you):",
-    catalog.skills.values(),
+    available(catalog.skills),
   );
   const agents = listing(
     "Agents you can hand the conversation to with use_agent (same: it talks with the user, then returns its result to you):",
-    catalog.agents.values(),
+    available(catalog.agents),
   );
   const after =
     skills || agents
@@ -33,5 +33,8 @@ export function childSystemPrompt(def: Definition): string {
       : `You are the ${def.kind} "${def.name}". You now talk with the user directly: your text replies reach them, ` +
         "and their answers come back to you. When your task is done, call complete(result); the result goes to the " +
         "agent that called you, which will continue the conversation. Do not say goodbye before completing.";
-  return `${def.body}\n\n---\n${how}`;
+  const files = def.folder
+    ? " Your skill folder may hold more material (references/, assets/, scripts/): read a file with read_skill_file when you need it."
+    : "";
+  return `${def.body}\n\n---\n${how}${files}`;
 }

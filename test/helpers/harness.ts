@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { loadCatalog } from "../../src/catalog/loader.js";
+import { LiveCatalog } from "../../src/catalog/live.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
@@ -58,6 +58,8 @@ export interface HarnessOptions {
   fake?: FakeAnthropic;
   /** SDK retries; 0 unless a test is about retrying. */
   maxRetries?: number;
+  /** Environment the catalog checks `env:` against. Default: none set. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -69,7 +71,13 @@ export async function startHarness(options: HarnessOptions = {}) {
   const defs = writeDefinitions(options.files ?? {});
   const dbFile = options.dbFile ?? join(defs.root, "data", "switchboard.db");
   const store = new SqliteStore(dbFile);
-  const catalog = loadCatalog(defs.skills, defs.agents);
+  const tools = new ToolRegistry(options.tools ?? []);
+  const catalog = new LiveCatalog(defs.skills, defs.agents, {
+    log: silentLogger(),
+    env: options.env ?? {},
+    knownTools: tools.names(),
+    debounceMs: 50,
+  });
   const model: Model = options.noApiKey
     ? new UnconfiguredModel()
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test" });
@@ -81,8 +89,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     store,
     stacks: new AgentStackManager(store),
     model,
-    tools: new ToolRegistry(options.tools ?? []),
-    catalog: () => catalog,
+    tools,
+    catalog: () => catalog.current,
     settings: { defaultModel: "claude-test", maxIterations: options.maxIterations ?? 25 },
     ids,
     log,
@@ -112,6 +120,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     catalog,
     dbFile,
     seen,
+    /** Where the skills/ and agents/ of this harness live (for hot-reload tests). */
+    root: defs.root,
     /** Resolves when a matching message is delivered (already delivered ones count). */
     delivered(match: (m: OutboundMessage) => boolean): Promise<OutboundMessage> {
       const found = seen.find(match);
@@ -139,6 +149,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       store.close();
     },
     async close(keepFake = false) {
+      await catalog.close();
       if (store.isOpen()) await gateway.stop();
       store.close();
       if (!keepFake && !options.fake) await fake.close();

@@ -139,7 +139,7 @@ describe("Behaviors", () => {
     await h.send("answer one");
     const last = h.fake.accepted().at(-1)!;
     expect(systemText(last)).toContain('skill "interview"');
-    expect(toolNames(last)).toEqual(["use_agent", "complete"]);
+    expect(toolNames(last)).toEqual(["use_agent", "read_skill_file", "complete"]);
   });
 
   it("a model error in a child's turn cascades to the parent as an error tool_result", async () => {

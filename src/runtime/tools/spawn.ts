@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Definition, DefinitionKind } from "../../catalog/definition.js";
+import { available, type Definition, type DefinitionKind } from "../../catalog/definition.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
 import { effectiveToolsFor } from "./registry.js";
@@ -49,11 +49,10 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         return fail("skills cannot call use_skill: finish with complete(result) and let your caller choose the next skill");
       }
       const def = lookup(kind, ctx.catalog, parsed.data.name);
-      if (!def) {
-        const available = [...(kind === "skill" ? ctx.catalog.skills : ctx.catalog.agents).keys()];
-        return fail(
-          `there is no ${kind} named "${parsed.data.name}"; available: ${available.length ? available.join(", ") : "none"}`,
-        );
+      if (!def || def.unavailable) {
+        const usable = available(kind === "skill" ? ctx.catalog.skills : ctx.catalog.agents).map((d) => d.name);
+        const why = def?.unavailable ? `the ${kind} "${def.name}" is unavailable: it ${def.unavailable}` : `there is no ${kind} named "${parsed.data.name}"`;
+        return fail(`${why}; available: ${usable.length ? usable.join(", ") : "none"}`);
       }
       const target = `${kind}:${def.name}`;
       if (frame.agentName === target) return fail(`${target} cannot invoke itself`);
