@@ -52,3 +52,14 @@ describe("loadCatalog", () => {
     root = "";
   });
 });
+
+describe("the shipped examples", () => {
+  it("load cleanly: no problems, no warnings", () => {
+    const repo = new URL("../../", import.meta.url).pathname;
+    const catalog = loadCatalog(join(repo, "skills"), join(repo, "agents"), { knownTools: ["use_skill", "use_agent", "complete", "read_skill_file"] });
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.warnings).toEqual([]);
+    expect([...catalog.skills.keys(), ...catalog.agents.keys()]).toEqual(["interview", "researcher"]);
+    root = "";
+  });
+});
