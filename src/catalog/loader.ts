@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node
 import { basename, dirname, join, relative, resolve } from "node:path";
 import type { Catalog, Definition, DefinitionKind, Problem } from "./definition.js";
 import { splitFrontmatter } from "./frontmatter.js";
+import { compileOutputSchema } from "./json-schema.js";
 import { isBinary, riskyInstructions } from "./safety.js";
 import { frontmatterSchema, NAME_RULE } from "./schema.js";
 
@@ -112,6 +113,13 @@ function readDefinition(kind: DefinitionKind, file: string, options: LoadOptions
   if (nameProblem) {
     problems.push(error(file, nameProblem));
     return null;
+  }
+  if (fm.output_schema) {
+    const compiled = compileOutputSchema(fm.output_schema);
+    if (!compiled.ok) {
+      problems.push(error(file, compiled.error.replace(/^output_schema /, "output_schema: ")));
+      return null;
+    }
   }
   if (split.body === "") {
     problems.push(error(file, `the body is empty; write the ${kind}'s instructions below the frontmatter`));

@@ -1,4 +1,5 @@
-import { executeTurn, type TurnDeps } from "./executor.js";
+import { addUserText, executeTurn, type TurnDeps } from "./executor.js";
+import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
 import { AgentStack, type StackFrame } from "./frame.js";
 import { pushChild, returnToParent } from "./transitions.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -17,8 +18,21 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     const result = await executeTurn(frame, { kind: "resume" }, deps);
     switch (result.action) {
       case "SEND_TEXT":
-      case "COMPLETE":
+        if (frame.outputSchema) {
+          // No user to read it: a schema'd batch frame must finish with report_back.
+          frame.reportAttempts += 1;
+          if (frame.reportAttempts >= MAX_REPORT_ATTEMPTS) {
+            const text = `no report_back after ${MAX_REPORT_ATTEMPTS} replies in plain text`;
+            if (!returnToParent(stack, deps.journal, text, true)) return { content: `${frame.agentName} failed: ${text}`, isError: true };
+            break;
+          }
+          addUserText(frame, deps.journal, "Plain text is not a result here: call report_back with arguments that match its schema.");
+          break;
+        }
         if (!returnToParent(stack, deps.journal, result.text, false)) return { content: result.text };
+        break;
+      case "COMPLETE":
+        if (!returnToParent(stack, deps.journal, result.text, false, result.structured)) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
         result.child.mode = "batch";

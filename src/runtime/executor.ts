@@ -7,6 +7,7 @@ import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./
 import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
 import type { Journal } from "./journal.js";
 import { COMPLETE } from "./tools/complete.js";
+import { checkReport, MAX_REPORT_ATTEMPTS, REPORT_BACK } from "./tools/report-back.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolContext, ToolOutput } from "./tools/tool.js";
 
@@ -104,17 +105,46 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
   }
 }
 
+/** The frame ends with this tool use: answer it and every later one in the message, so the log stays well-formed. */
+function finishWith(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, reply: string, isError: boolean): void {
+  addToolResult(frame, deps.journal, uses[index]!.id, reply, isError);
+  for (const rest of uses.slice(index + 1)) {
+    addToolResult(frame, deps.journal, rest.id, `not run: ${frame.agentName} finished in the same message`, true);
+  }
+}
+
 async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: TurnDeps): Promise<TurnResult | null> {
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
       const raw = use.input.result;
-      const result = typeof raw === "string" ? raw : JSON.stringify(raw ?? "");
-      addToolResult(frame, deps.journal, use.id, "completed", false);
-      // Keep the log well-formed: the rest of this message will never run.
-      for (const rest of uses.slice(index + 1)) {
-        addToolResult(frame, deps.journal, rest.id, `not run: ${frame.agentName} completed in the same message`, true);
+      finishWith(frame, uses, index, deps, "completed", false);
+      return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
+    }
+    if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
+      const check = checkReport(frame, use.input);
+      if (check.ok) {
+        finishWith(frame, uses, index, deps, "reported", false);
+        return { action: TurnAction.COMPLETE, text: JSON.stringify(check.value), structured: check.value };
       }
-      return { action: TurnAction.COMPLETE, text: result };
+      frame.reportAttempts += 1;
+      deps.journal.touch(frame);
+      const list = check.violations.map((v) => `- ${v}`).join("\n");
+      if (frame.reportAttempts >= MAX_REPORT_ATTEMPTS) {
+        finishWith(frame, uses, index, deps, `report_back arguments do not match the schema:\n${list}`, true);
+        return {
+          action: TurnAction.ERROR,
+          text: `no valid report_back after ${MAX_REPORT_ATTEMPTS} attempts; the last one had these violations:\n${list}`,
+        };
+      }
+      const left = MAX_REPORT_ATTEMPTS - frame.reportAttempts;
+      addToolResult(
+        frame,
+        deps.journal,
+        use.id,
+        `report_back arguments do not match the schema:\n${list}\nFix them and call report_back again (${left} attempt${left > 1 ? "s" : ""} left).`,
+        true,
+      );
+      continue;
     }
     const outcome = await runTool(frame, use, deps);
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };

@@ -58,7 +58,8 @@ export type TurnAction = (typeof TurnAction)[keyof typeof TurnAction];
 
 export type TurnResult =
   | { action: "SEND_TEXT"; text: string }
-  | { action: "COMPLETE"; text: string }
+  /** `structured` is the validated report_back value; `text` is then its JSON. */
+  | { action: "COMPLETE"; text: string; structured?: Record<string, unknown> }
   | { action: "CHILD_ACTIVATED"; child: StackFrame }
   | { action: "INTERRUPT"; text: string }
   | { action: "MAX_ITERATIONS"; text: string }

@@ -95,6 +95,8 @@ export class Orchestrator {
       mode: "interactive",
       callChain: ["main"],
       runningToolUseId: null,
+      outputSchema: null,
+      reportAttempts: 0,
       history: rebuildHistory(store.history(mainAgentSessionId)),
     };
   }
@@ -145,8 +147,11 @@ export class Orchestrator {
             });
             return;
           }
-          returnToParent(stack, journal, result.text, false);
-          journal.flush({ framesPopped: [frame.frameId] });
+          returnToParent(stack, journal, result.text, false, result.structured);
+          journal.flush({
+            framesPopped: [frame.frameId],
+            ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),
+          });
           log.info({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth }, "child completed: popped");
           break;
         }

@@ -25,14 +25,17 @@ export function mainSystemPrompt(catalog: Catalog): string {
   return `${MAIN_PROMPT}${skills}${agents}${after}`;
 }
 
-export function childSystemPrompt(def: Definition): string {
+export function childSystemPrompt(def: Definition, structured = false): string {
+  const finish = structured
+    ? "call report_back with the result as its arguments, exactly matching its schema (you MUST finish this way; plain text does not count as a result)"
+    : "call complete(result)";
   const how =
     def.mode === "batch"
       ? `You are the ${def.kind} "${def.name}", running on your own: you cannot talk with the user. ` +
-        "Do the task you were given, then reply with your final answer (or call complete(result))."
+        `Do the task you were given, then ${structured ? finish : "reply with your final answer (or call complete(result))"}.`
       : `You are the ${def.kind} "${def.name}". You now talk with the user directly: your text replies reach them, ` +
-        "and their answers come back to you. When your task is done, call complete(result); the result goes to the " +
-        "agent that called you, which will continue the conversation. Do not say goodbye before completing.";
+        `and their answers come back to you. When your task is done, ${finish}; the result goes to the ` +
+        "agent that called you, which will continue the conversation. Do not say goodbye before finishing.";
   const files = def.folder
     ? " Your skill folder may hold more material (references/, assets/, scripts/): read a file with read_skill_file when you need it."
     : "";

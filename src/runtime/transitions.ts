@@ -18,12 +18,19 @@ export function pushChild(stack: AgentStack, child: StackFrame, journal: Journal
   for (const message of child.history) journal.append(child, "message", message);
 }
 
-export function finishFrame(journal: Journal, frame: StackFrame, result: string, isError: boolean): void {
+export function finishFrame(
+  journal: Journal,
+  frame: StackFrame,
+  result: string,
+  isError: boolean,
+  structured?: Record<string, unknown>,
+): void {
   journal.append(frame, "agent_session_complete", {
     agent_session_id: frame.agentSessionId,
     agent_name: frame.agentName,
     result,
     is_error: isError,
+    ...(structured ? { structured_output: structured } : {}),
   });
 }
 
@@ -31,10 +38,16 @@ export function finishFrame(journal: Journal, frame: StackFrame, result: string,
  * Pops the top frame and gives its result (or error) to the parent's pending tool_use.
  * Returns the parent, or null when the popped frame was the bottom one.
  */
-export function returnToParent(stack: AgentStack, journal: Journal, result: string, isError: boolean): StackFrame | null {
+export function returnToParent(
+  stack: AgentStack,
+  journal: Journal,
+  result: string,
+  isError: boolean,
+  structured?: Record<string, unknown>,
+): StackFrame | null {
   const frame = stack.pop();
   if (frame.agentType === "main") return null;
-  finishFrame(journal, frame, result, isError);
+  finishFrame(journal, frame, result, isError, structured);
   const parent = stack.top;
   if (!parent) return null;
   if (!frame.parentToolUseId) {

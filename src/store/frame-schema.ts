@@ -19,4 +19,7 @@ export const frameRecordSchema = z.object({
   mode: z.enum(["interactive", "batch"]),
   callChain: z.array(z.string()),
   runningToolUseId: z.string().nullable(),
+  // Added in a later version: rows written before it read back with the defaults.
+  outputSchema: z.record(z.string(), z.unknown()).nullable().default(null),
+  reportAttempts: z.number().int().nonnegative().default(0),
 }) satisfies z.ZodType<FrameRecord>;

@@ -31,6 +31,8 @@ export interface TaskRecord {
   requestId: string | null;
   result: string | null;
   error: string | null;
+  /** The last structured result a child reported back in this task (for API clients). */
+  structuredOutput: unknown;
   createdAt: number;
   updatedAt: number;
 }
@@ -69,6 +71,10 @@ export interface FrameRecord {
   callChain: string[];
   /** Set while a tool with side effects runs, so a restart can tell it was interrupted. */
   runningToolUseId: string | null;
+  /** The JSON Schema the frame must report_back with; null when it finishes with complete. */
+  outputSchema: Record<string, unknown> | null;
+  /** Invalid report_back calls so far (the frame fails at 3). */
+  reportAttempts: number;
 }
 
 export interface LogEntryInput {
@@ -109,7 +115,7 @@ export interface StepCommit {
   framesUpdated?: FrameRecord[];
   framesPopped?: string[];
   taskCreated?: { id: string; ownerId: string; requestId: string };
-  task?: { id: string; status: TaskStatus; result?: string; error?: string };
+  task?: { id: string; status: TaskStatus; result?: string; error?: string; structuredOutput?: unknown };
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
   /** Other requests ended by this step (a turn that a /cancel interrupted). */
   requestsClosed?: { id: string; status: RequestStatus; error?: string }[];

@@ -56,6 +56,8 @@ const EXPECTED_ERRORS = [
   "skills/no-frontmatter/SKILL.md: missing YAML frontmatter: the file must start with a line '---', the fields, and a closing '---'",
   "skills/no-name/SKILL.md: name is required (lowercase letters, digits and hyphens, e.g. trip-planner)",
   "skills/number-name/SKILL.md: name must be a string",
+  "skills/schema-invalid/SKILL.md: output_schema: is not a valid JSON Schema: schema is invalid: data/properties/age/minimum must be number",
+  'skills/schema-not-object/SKILL.md: output_schema: must describe an object (top-level "type": "object"), got "string"; tool arguments are always objects, so wrap the value in a property',
   'skills/wrong-folder/SKILL.md: name "other-name" must equal the folder name "wrong-folder"; rename one to match the other',
   "skills/zero-iterations/SKILL.md: max_iterations must be at least 1",
   'agents/bad-agent-tools.md: tools must be a list of tool names, or one string like "use_agent read_skill_file"',
@@ -110,7 +112,7 @@ describe("a fixtures tree of broken and good definitions", () => {
     expect(failed?.status).toBe(1);
     expect(failed?.stdout).toContain("error: skills/bad-mode/SKILL.md: mode must be");
     expect(failed?.stdout).toContain("warning: skills/risky/SKILL.md: line 1 pipes a download into a shell");
-    expect(failed?.stdout).toMatch(/29 errors, \d+ warnings/);
+    expect(failed?.stdout).toMatch(/31 errors, \d+ warnings/);
     const ok = execFileSync(tsx, [script, "validate", "skills/pdf-tools"], { encoding: "utf8" });
     expect(ok).toContain("0 errors, 1 warnings");
   });

@@ -59,7 +59,7 @@ describe("the shipped examples", () => {
     const catalog = loadCatalog(join(repo, "skills"), join(repo, "agents"), { knownTools: ["use_skill", "use_agent", "complete", "read_skill_file"] });
     expect(catalog.problems).toEqual([]);
     expect(catalog.warnings).toEqual([]);
-    expect([...catalog.skills.keys(), ...catalog.agents.keys()]).toEqual(["interview", "researcher"]);
+    expect([...catalog.skills.keys(), ...catalog.agents.keys()]).toEqual(["interview", "contact-extractor", "researcher"]);
     root = "";
   });
 });

@@ -3,6 +3,7 @@ import { available, type Catalog } from "../../catalog/definition.js";
 import type { AgentType, StackFrame } from "../frame.js";
 import { COMPLETE, completeTool } from "./complete.js";
 import { READ_SKILL_FILE, readSkillFileTool } from "./read-skill-file.js";
+import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
 import { spawnTool } from "./spawn.js";
 import type { Tool } from "./tool.js";
 
@@ -12,7 +13,7 @@ export class ToolRegistry {
 
   constructor(extra: Tool[] = []) {
     const names = () => [...this.tools.keys()];
-    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), completeTool, readSkillFileTool, ...extra]) {
+    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), completeTool, reportBackTool, readSkillFileTool, ...extra]) {
       if (this.tools.has(tool.spec.name)) throw new Error(`tool ${tool.spec.name} is registered twice`);
       this.tools.set(tool.spec.name, tool);
     }
@@ -31,20 +32,22 @@ export class ToolRegistry {
     return frame.effectiveTools
       .filter((name) => !(name === "use_skill" && available(catalog.skills).length === 0))
       .filter((name) => !(name === "use_agent" && available(catalog.agents).length === 0))
-      .map((name) => this.tools.get(name)?.spec)
+      .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.tools.get(name)?.spec))
       .filter((spec): spec is ToolSpec => spec !== undefined);
   }
 }
 
 /**
  * Which tools a frame may use. The whitelist (`tools` / `allowed-tools`) narrows the working tools;
- * the stack's own tools are not subject to it: `complete` for every child and never main,
- * `read_skill_file` for skills only. Skills never get use_skill.
+ * the stack's own tools are not subject to it: every child finishes with `complete`, or with
+ * `report_back` when it must return a structured result; main gets neither; `read_skill_file` is for
+ * skills only. Skills never get use_skill.
  */
-export function effectiveToolsFor(type: AgentType, all: string[], whitelist: string[] | null): string[] {
-  let names = all.filter((n) => n !== COMPLETE && n !== READ_SKILL_FILE);
+export function effectiveToolsFor(type: AgentType, all: string[], whitelist: string[] | null, structured = false): string[] {
+  let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE);
   if (type === "skill") names = names.filter((n) => n !== "use_skill");
   if (whitelist) names = names.filter((n) => whitelist.includes(n));
   if (type === "skill") names.push(READ_SKILL_FILE);
-  return type === "main" ? names : [...names, COMPLETE];
+  if (type === "main") return names;
+  return [...names, structured ? REPORT_BACK : COMPLETE];
 }

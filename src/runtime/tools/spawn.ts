@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { available, type Definition, type DefinitionKind } from "../../catalog/definition.js";
+import { compileOutputSchema } from "../../catalog/json-schema.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
 import { effectiveToolsFor } from "./registry.js";
@@ -8,6 +9,7 @@ import { fail, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
 const spawnInput = z.object({
   name: z.string().trim().min(1),
   message: z.string().trim().min(1),
+  output_schema: z.unknown().optional(),
 });
 
 const MODEL_ALIASES: Record<string, string> = {
@@ -31,6 +33,10 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         properties: {
           name: { type: "string", description: `The ${kind}'s name, as listed in your instructions.` },
           message: { type: "string", description: `The task for the ${kind}, with all the context it needs.` },
+          output_schema: {
+            type: "object",
+            description: `Optional JSON Schema (top-level type "object") for a structured result: the ${kind} must then finish with report_back, and you receive JSON that matches it.`,
+          },
         },
         required: ["name", "message"],
       },
@@ -59,7 +65,13 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
       if (frame.callChain.includes(target)) {
         return fail(`cycle detected: ${[...frame.callChain, target].join(" → ")}`);
       }
-      const child = buildChildFrame(def, frame, parsed.data.message, ctx, toolNames());
+      // A schema is checked before anything is spawned: a bad one is the caller's mistake to fix.
+      const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
+      if (schema !== null) {
+        const compiled = compileOutputSchema(schema);
+        if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
+      }
+      const child = buildChildFrame(def, frame, parsed.data.message, ctx, toolNames(), schema as Record<string, unknown> | null);
       if (def.mode === "batch") return ctx.runBatch(child);
       return ctx.activateChild(child);
     },
@@ -82,6 +94,7 @@ export function buildChildFrame(
   message: string,
   ctx: Pick<ToolContext, "ids" | "settings" | "toolUseId">,
   toolNames: string[],
+  outputSchema: Record<string, unknown> | null = def.outputSchema,
 ): StackFrame {
   const agentName = `${def.kind}:${def.name}`;
   return {
@@ -89,18 +102,20 @@ export function buildChildFrame(
     agentName,
     agentType: def.kind,
     definitionName: def.name,
-    systemPrompt: childSystemPrompt(def),
+    systemPrompt: childSystemPrompt(def, outputSchema !== null),
     model: resolveModel(def.model, parent.model),
     environment: {},
     iteration: 0,
     maxIterations: def.maxIterations ?? ctx.settings.maxIterations,
-    effectiveTools: effectiveToolsFor(def.kind, toolNames, def.tools),
+    effectiveTools: effectiveToolsFor(def.kind, toolNames, def.tools, outputSchema !== null),
     isSkillAgent: def.kind === "skill",
     parentToolUseId: ctx.toolUseId,
     agentSessionId: ctx.ids.next("as"),
     mode: def.mode,
     callChain: [...parent.callChain, agentName],
     runningToolUseId: null,
+    outputSchema,
+    reportAttempts: 0,
     history: [{ role: "user", content: [{ type: "text", text: message }] }],
   };
 }

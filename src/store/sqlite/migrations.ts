@@ -84,6 +84,10 @@ const MIGRATIONS: string[] = [
     PRIMARY KEY (outbound_id, chunk)
   );
   `,
+  // 3: structured results reported back by children, exposed on the task.
+  `
+  ALTER TABLE tasks ADD COLUMN structured_output TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -48,7 +48,8 @@ export class SqliteStore implements Store {
          VALUES (?, ?, ?, 'running', ?, ?, ?)`,
       ),
       updateTask: db.prepare(
-        `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
+        `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error),
+         structured_output = COALESCE(?, structured_output), updated_at = ? WHERE id = ?`,
       ),
       updateRequest: db.prepare(
         `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
@@ -119,7 +120,8 @@ export class SqliteStore implements Store {
       for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(frameId);
       if (step.task) {
         const t = step.task;
-        s.updateTask.run(t.status, t.result ?? null, t.error ?? null, now, t.id);
+        const structured = t.structuredOutput === undefined ? null : JSON.stringify(t.structuredOutput);
+        s.updateTask.run(t.status, t.result ?? null, t.error ?? null, structured, now, t.id);
       }
       if (step.request) {
         const r = step.request;
@@ -279,9 +281,18 @@ function toTask(r: Row): TaskRecord {
     requestId: nullable(r.request_id),
     result: nullable(r.result),
     error: nullable(r.error),
+    structuredOutput: r.structured_output === null || r.structured_output === undefined ? null : parseJson(r.structured_output, `task ${String(r.id)}`),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
+}
+
+function parseJson(value: unknown, what: string): unknown {
+  try {
+    return JSON.parse(String(value));
+  } catch {
+    throw new CorruptStateError(`stored JSON of ${what} is not valid`);
+  }
 }
 
 function toLogEntry(r: Row): LogEntry {
