@@ -5,7 +5,8 @@ import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
 import type { Model } from "./llm/model.js";
-import { randomIds, type Ids } from "./runtime/deps.js";
+import { CallLimiter } from "./runtime/call-limiter.js";
+import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
@@ -44,7 +45,14 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
     model,
     tools,
     catalog: () => catalog.current,
-    settings: { defaultModel: config.ANTHROPIC_MODEL, maxIterations: config.MAX_ITERATIONS },
+    settings: {
+      defaultModel: config.ANTHROPIC_MODEL,
+      maxIterations: config.MAX_ITERATIONS,
+      callDepthMax: config.AGENT_CALL_DEPTH_MAX,
+      callTimeoutMs: config.AGENT_CALL_TIMEOUT_MS,
+    },
+    limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
+    timers: systemTimers,
     ids,
     log,
   };

@@ -1,6 +1,7 @@
 import { addUserText, executeTurn, type TurnDeps } from "./executor.js";
 import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
 import { AgentStack, type StackFrame } from "./frame.js";
+import { childSystemPrompt } from "./prompts.js";
 import { pushChild, returnToParent } from "./transitions.js";
 import type { ToolOutput } from "./tools/tool.js";
 
@@ -10,12 +11,19 @@ import type { ToolOutput } from "./tools/tool.js";
  */
 export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
   const stack = new AgentStack();
-  child.mode = "batch";
-  pushChild(stack, child, deps.journal);
+  pushChild(stack, asBatch(child, deps), deps.journal);
   deps.log.info({ frame: child.frameId, agent: child.agentName }, "batch run started");
   for (;;) {
     const frame = stack.top!;
     const result = await executeTurn(frame, { kind: "resume" }, deps);
+    if (deps.signal.aborted) {
+      // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
+      const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
+      while (returnToParent(stack, deps.journal, reason, true)) {
+        /* unwinding */
+      }
+      return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
+    }
     switch (result.action) {
       case "SEND_TEXT":
         if (frame.outputSchema) {
@@ -35,8 +43,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
         if (!returnToParent(stack, deps.journal, result.text, false, result.structured)) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
-        result.child.mode = "batch";
-        pushChild(stack, result.child, deps.journal);
+        pushChild(stack, asBatch(result.child, deps), deps.journal);
         break;
       case "INTERRUPT":
       case "MAX_ITERATIONS":
@@ -51,4 +58,16 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
       }
     }
   }
+}
+
+/** Inside a batch run nobody can answer questions: anything spawned there runs in batch mode too, and is told so. */
+function asBatch(frame: StackFrame, deps: TurnDeps): StackFrame {
+  if (frame.mode === "batch") return frame;
+  const catalog = frame.agentType === "skill" ? deps.catalog.skills : deps.catalog.agents;
+  const def = frame.definitionName ? catalog.get(frame.definitionName) : undefined;
+  return {
+    ...frame,
+    mode: "batch",
+    ...(def ? { systemPrompt: childSystemPrompt(def, frame.outputSchema !== null, "batch") } : {}),
+  };
 }

@@ -14,4 +14,19 @@ export const randomIds: Ids = { next: (prefix) => `${prefix}_${randomUUID().repl
 export interface RuntimeSettings {
   defaultModel: string;
   maxIterations: number;
+  /** Hand-overs below main (use_skill, use_agent, call_agent). Default 5. */
+  callDepthMax: number;
+  /** call_agent's timeout when the model gives none. Default 30 000 ms. */
+  callTimeoutMs: number;
 }
+
+/** Timers for call timeouts; the simulation replaces them with virtual ones. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export const systemTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};

@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import { ModelError, type Model } from "../llm/model.js";
 import { textOf, toolUsesOf, type AssistantBlock, type ToolUseBlock } from "../llm/types.js";
-import type { Ids, RuntimeSettings } from "./deps.js";
+import type { CallLimiter } from "./call-limiter.js";
+import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
 import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
 import type { Journal } from "./journal.js";
@@ -20,6 +21,8 @@ export interface TurnDeps {
   journal: Journal;
   signal: AbortSignal;
   log: Logger;
+  limiter: CallLimiter;
+  timers: Timers;
   /** Runs a batch child to the end (runtime/batch.ts); injected to keep the import graph acyclic. */
   runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
 }
@@ -183,11 +186,13 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     ids: deps.ids,
     signal: deps.signal,
     log: deps.log,
+    limiter: deps.limiter,
+    timers: deps.timers,
     activateChild(child) {
       activated = child;
       throw new ChildActivated(child);
     },
-    runBatch: (child) => deps.runBatch(child, deps),
+    runBatch: (child, signal) => deps.runBatch(child, signal ? { ...deps, signal } : deps),
   };
   let output: ToolOutput;
   try {

@@ -3,7 +3,8 @@ import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
-import type { Ids, RuntimeSettings } from "./deps.js";
+import type { CallLimiter } from "./call-limiter.js";
+import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { rebuildHistory } from "./history.js";
@@ -23,6 +24,8 @@ export interface RuntimeDeps {
   settings: RuntimeSettings;
   ids: Ids;
   log: Logger;
+  limiter: CallLimiter;
+  timers: Timers;
 }
 
 /**

@@ -25,12 +25,12 @@ export function mainSystemPrompt(catalog: Catalog): string {
   return `${MAIN_PROMPT}${skills}${agents}${after}`;
 }
 
-export function childSystemPrompt(def: Definition, structured = false): string {
+export function childSystemPrompt(def: Definition, structured = false, mode: Definition["mode"] = def.mode): string {
   const finish = structured
     ? "call report_back with the result as its arguments, exactly matching its schema (you MUST finish this way; plain text does not count as a result)"
     : "call complete(result)";
   const how =
-    def.mode === "batch"
+    mode === "batch"
       ? `You are the ${def.kind} "${def.name}", running on your own: you cannot talk with the user. ` +
         `Do the task you were given, then ${structured ? finish : "reply with your final answer (or call complete(result))"}.`
       : `You are the ${def.kind} "${def.name}". You now talk with the user directly: your text replies reach them, ` +

@@ -8,7 +8,8 @@ import type { OutboundMessage } from "../../src/gateway/types.js";
 import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
 import type { Model } from "../../src/llm/model.js";
 import { createLogger, silentLogger } from "../../src/log.js";
-import type { Ids } from "../../src/runtime/deps.js";
+import { CallLimiter } from "../../src/runtime/call-limiter.js";
+import { systemTimers, type Ids, type Timers } from "../../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
@@ -60,6 +61,10 @@ export interface HarnessOptions {
   maxRetries?: number;
   /** Environment the catalog checks `env:` against. Default: none set. */
   env?: Record<string, string>;
+  callDepthMax?: number;
+  callTimeoutMs?: number;
+  limiter?: CallLimiter;
+  timers?: Timers;
 }
 
 /**
@@ -91,7 +96,14 @@ export async function startHarness(options: HarnessOptions = {}) {
     model,
     tools,
     catalog: () => catalog.current,
-    settings: { defaultModel: "claude-test", maxIterations: options.maxIterations ?? 25 },
+    settings: {
+      defaultModel: "claude-test",
+      maxIterations: options.maxIterations ?? 25,
+      callDepthMax: options.callDepthMax ?? 5,
+      callTimeoutMs: options.callTimeoutMs ?? 30_000,
+    },
+    limiter: options.limiter ?? new CallLimiter(10, 20),
+    timers: options.timers ?? systemTimers,
     ids,
     log,
   };

@@ -124,7 +124,7 @@ describe("Behaviors", () => {
     const req = h.fake.accepted()[0]!;
     expect(systemText(req)).toContain("- interview: The interview skill for tests.");
     expect(systemText(req)).toContain("- researcher: The researcher agent for tests.");
-    expect(toolNames(req)).toEqual(["use_skill", "use_agent"]);
+    expect(toolNames(req)).toEqual(["use_skill", "use_agent", "call_agent"]);
     const tasks = h.store.sessionLog("console:t").map((e) => e.taskId);
     expect(h.store.task(tasks[0]!)?.status).toBe("completed");
     // Pushed and popped in one step: nothing may stay behind to be resurrected after a restart.
@@ -139,7 +139,7 @@ describe("Behaviors", () => {
     await h.send("answer one");
     const last = h.fake.accepted().at(-1)!;
     expect(systemText(last)).toContain('skill "interview"');
-    expect(toolNames(last)).toEqual(["use_agent", "read_skill_file", "complete"]);
+    expect(toolNames(last)).toEqual(["use_agent", "call_agent", "read_skill_file", "complete"]);
   });
 
   it("a model error in a child's turn cascades to the parent as an error tool_result", async () => {

@@ -135,7 +135,7 @@ describe("tool uses", () => {
     h.fake.script(
       reply(toolUse("use_skill", { name: "interview", message: "x" })),
       (req) => {
-        expect(req.tools!.map((t) => t.name)).toEqual(["use_agent", "read_skill_file", "complete"]);
+        expect(req.tools!.map((t) => t.name)).toEqual(["use_agent", "call_agent", "read_skill_file", "complete"]);
         return text("skill ok");
       },
     );
@@ -143,12 +143,12 @@ describe("tool uses", () => {
     h.fake.script({ ...reply(toolUse("use_skill", { name: "interview", message: "again" }, "toolu_us")), allowUnoffered: true }, text("ok"));
     expect(await h.say("nest yourself")).toEqual(["skill:interview: ok"]);
     expect(results(h.fake.accepted().at(-1)!)).toEqual([
-      { id: "toolu_us", content: 'tool "use_skill" is not available to skill:interview; available: use_agent, read_skill_file, complete', error: true },
+      { id: "toolu_us", content: 'tool "use_skill" is not available to skill:interview; available: use_agent, call_agent, read_skill_file, complete', error: true },
     ]);
     h.fake.script(reply(toolUse("use_agent", { name: "researcher", message: "r" })), reply(toolUse("use_agent", { name: "researcher", message: "again" }, "toolu_self")), text("I cannot call myself."));
     expect(await h.say("research please")).toEqual(["agent:researcher: I cannot call myself."]);
     expect(results(h.fake.accepted().at(-1)!)).toEqual([
-      { id: "toolu_self", content: "agent:researcher cannot invoke itself", error: true },
+      { id: "toolu_self", content: "cycle detected: researcher → researcher", error: true },
     ]);
   });
 

@@ -1,6 +1,7 @@
 import type { ToolSpec } from "../../llm/types.js";
 import { available, type Catalog } from "../../catalog/definition.js";
 import type { AgentType, StackFrame } from "../frame.js";
+import { callAgentTool } from "./call-agent.js";
 import { COMPLETE, completeTool } from "./complete.js";
 import { READ_SKILL_FILE, readSkillFileTool } from "./read-skill-file.js";
 import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
@@ -13,7 +14,7 @@ export class ToolRegistry {
 
   constructor(extra: Tool[] = []) {
     const names = () => [...this.tools.keys()];
-    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), completeTool, reportBackTool, readSkillFileTool, ...extra]) {
+    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, ...extra]) {
       if (this.tools.has(tool.spec.name)) throw new Error(`tool ${tool.spec.name} is registered twice`);
       this.tools.set(tool.spec.name, tool);
     }
@@ -31,7 +32,7 @@ export class ToolRegistry {
   specsFor(frame: StackFrame, catalog: Catalog): ToolSpec[] {
     return frame.effectiveTools
       .filter((name) => !(name === "use_skill" && available(catalog.skills).length === 0))
-      .filter((name) => !(name === "use_agent" && available(catalog.agents).length === 0))
+      .filter((name) => !((name === "use_agent" || name === "call_agent") && available(catalog.agents).length === 0))
       .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.tools.get(name)?.spec))
       .filter((spec): spec is ToolSpec => spec !== undefined);
   }

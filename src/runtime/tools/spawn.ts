@@ -3,6 +3,7 @@ import { available, type Definition, type DefinitionKind } from "../../catalog/d
 import { compileOutputSchema } from "../../catalog/json-schema.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
+import { checkCallRules } from "./call-rules.js";
 import { effectiveToolsFor } from "./registry.js";
 import { fail, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
 
@@ -60,11 +61,8 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         const why = def?.unavailable ? `the ${kind} "${def.name}" is unavailable: it ${def.unavailable}` : `there is no ${kind} named "${parsed.data.name}"`;
         return fail(`${why}; available: ${usable.length ? usable.join(", ") : "none"}`);
       }
-      const target = `${kind}:${def.name}`;
-      if (frame.agentName === target) return fail(`${target} cannot invoke itself`);
-      if (frame.callChain.includes(target)) {
-        return fail(`cycle detected: ${[...frame.callChain, target].join(" → ")}`);
-      }
+      const refusal = checkCallRules(frame, `${kind}:${def.name}`, ctx.settings.callDepthMax);
+      if (refusal) return fail(refusal);
       // A schema is checked before anything is spawned: a bad one is the caller's mistake to fix.
       const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
       if (schema !== null) {
@@ -95,6 +93,7 @@ export function buildChildFrame(
   ctx: Pick<ToolContext, "ids" | "settings" | "toolUseId">,
   toolNames: string[],
   outputSchema: Record<string, unknown> | null = def.outputSchema,
+  mode: Definition["mode"] = def.mode,
 ): StackFrame {
   const agentName = `${def.kind}:${def.name}`;
   return {
@@ -102,7 +101,7 @@ export function buildChildFrame(
     agentName,
     agentType: def.kind,
     definitionName: def.name,
-    systemPrompt: childSystemPrompt(def, outputSchema !== null),
+    systemPrompt: childSystemPrompt(def, outputSchema !== null, mode),
     model: resolveModel(def.model, parent.model),
     environment: {},
     iteration: 0,
@@ -111,7 +110,7 @@ export function buildChildFrame(
     isSkillAgent: def.kind === "skill",
     parentToolUseId: ctx.toolUseId,
     agentSessionId: ctx.ids.next("as"),
-    mode: def.mode,
+    mode,
     callChain: [...parent.callChain, agentName],
     runningToolUseId: null,
     outputSchema,

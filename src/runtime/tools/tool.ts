@@ -1,7 +1,8 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../../catalog/definition.js";
 import type { ToolSpec } from "../../llm/types.js";
-import type { Ids, RuntimeSettings } from "../deps.js";
+import type { CallLimiter } from "../call-limiter.js";
+import type { Ids, RuntimeSettings, Timers } from "../deps.js";
 import type { StackFrame } from "../frame.js";
 
 /** What a tool gives back; `isError` results reach the model as error tool_results it can act on. */
@@ -18,10 +19,12 @@ export interface ToolContext {
   ids: Ids;
   signal: AbortSignal;
   log: Logger;
+  limiter: CallLimiter;
+  timers: Timers;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
   activateChild(child: StackFrame): never;
-  /** Runs `child` to the end without the user (batch mode) and returns its final text. */
-  runBatch(child: StackFrame): Promise<ToolOutput>;
+  /** Runs `child` to the end without the user (batch mode) and returns its final text; `signal` can cut it short. */
+  runBatch(child: StackFrame, signal?: AbortSignal): Promise<ToolOutput>;
 }
 
 export interface Tool {
