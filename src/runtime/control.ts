@@ -3,7 +3,7 @@ import { addToolResult } from "./executor.js";
 import { unresolvedToolUses } from "./history.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
-import { finishFrame } from "./transitions.js";
+import { closeOpenSessions, finishFrame } from "./transitions.js";
 
 // The chat commands' effects on the stack. Each writes its reply and the request's end in the
 // same transaction as the change itself.
@@ -28,6 +28,8 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
       stopped.push(frame.agentName);
     }
   }
+  // Batch runs cut off by the cancel were never on the stack: close them too.
+  closeOpenSessions(deps.store, journal, new Set(frames.map((f) => f.agentSessionId)), "cancelled by the user");
   deps.stacks.clear(sessionKey);
   if (frames.length > 0) {
     deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, "task cancelled: stack cleared");

@@ -22,7 +22,8 @@ export class Journal {
     public taskId: string | null,
   ) {}
 
-  append(frame: StackFrame | null, type: LogType, payload: unknown): void {
+  /** `frame` may be any frame-like owner of the row (a live frame, or just an agent session id). */
+  append(frame: { frameId: string | null; agentSessionId: string | null } | null, type: LogType, payload: unknown): void {
     this.rows.push({
       taskId: this.taskId,
       requestId: this.requestId,

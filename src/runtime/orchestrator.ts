@@ -13,7 +13,7 @@ import { mainSystemPrompt } from "./prompts.js";
 import type { AgentStackManager } from "./stack-manager.js";
 import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
-import { pushChild, returnToParent } from "./transitions.js";
+import { closeOpenSessions, pushChild, returnToParent } from "./transitions.js";
 
 export interface RuntimeDeps {
   store: Store;
@@ -54,6 +54,7 @@ export class Orchestrator {
       }
       journal.taskId = task.id;
       input = { kind: "resume" };
+      this.closeOrphans(stack, journal);
       log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
     } else if (stack.isEmpty) {
       const taskId = ids.next("task");
@@ -76,6 +77,14 @@ export class Orchestrator {
     }
     log = log.child({ task: journal.taskId });
     await this.loop(stack, journal, input, signal, log);
+  }
+
+  /**
+   * Batch frames live only in memory: after a restart, the ones that were running are gone. Close them in
+   * the log, so every started agent session ends; their caller's tool use is reported as interrupted.
+   */
+  private closeOrphans(stack: AgentStack, journal: Journal): void {
+    closeOpenSessions(this.deps.store, journal, new Set(stack.all().map((f) => f.agentSessionId)), "interrupted by a restart");
   }
 
   private mainFrame(mainAgentSessionId: string): StackFrame {

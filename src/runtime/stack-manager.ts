@@ -24,6 +24,11 @@ export class AgentStackManager {
     return stack;
   }
 
+  /** The stack as held in memory, without loading it (for inspection). */
+  cached(sessionKey: string): AgentStack | undefined {
+    return this.stacks.get(sessionKey);
+  }
+
   hasActive(sessionKey: string): boolean {
     return !this.getOrLoad(sessionKey).isEmpty;
   }

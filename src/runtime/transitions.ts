@@ -1,5 +1,6 @@
 import { addToolResult } from "./executor.js";
 import type { AgentStack, StackFrame } from "./frame.js";
+import type { Store } from "../store/store.js";
 import type { Journal } from "./journal.js";
 
 // The stack moves shared by the interactive orchestrator and the batch runner. Each only changes
@@ -56,4 +57,17 @@ export function returnToParent(
   const content = isError ? `${frame.agentName} failed: ${result}` : result;
   addToolResult(parent, journal, frame.parentToolUseId, content, isError);
   return parent;
+}
+
+/** Closes, in the log, every agent session of the chat that was started and not ended, except `live` ones. */
+export function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): void {
+  for (const open of store.openAgentSessions(journal.sessionKey)) {
+    if (live.has(open.agentSessionId)) continue;
+    journal.append({ frameId: null, agentSessionId: open.agentSessionId }, "agent_session_complete", {
+      agent_session_id: open.agentSessionId,
+      agent_name: open.agentName,
+      result: reason,
+      is_error: true,
+    });
+  }
 }

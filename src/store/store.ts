@@ -151,6 +151,8 @@ export interface Store {
   /** Message and tool_result rows of one agent session, in order. */
   history(agentSessionId: string): LogEntry[];
   sessionLog(sessionKey: string): LogEntry[];
+  /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
+  openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }>;
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */
   runningRequests(sessionKey: string): RequestRecord[];
   pendingOutbound(sessionKey?: string): OutboundRecord[];

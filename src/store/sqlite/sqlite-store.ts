@@ -88,6 +88,13 @@ export class SqliteStore implements Store {
         `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result') ORDER BY seq`,
       ),
       sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
+      openAgentSessions: db.prepare(
+        `SELECT s.agent_session_id AS id, json_extract(s.payload, '$.agent_name') AS name FROM context_log s
+         WHERE s.session_key = ? AND s.type = 'agent_session' AND NOT EXISTS (
+           SELECT 1 FROM context_log c WHERE c.session_key = s.session_key AND c.type = 'agent_session_complete'
+           AND c.agent_session_id = s.agent_session_id)
+         ORDER BY s.seq`,
+      ),
       pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
       pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
       markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
@@ -209,6 +216,10 @@ export class SqliteStore implements Store {
 
   sessionLog(sessionKey: string): LogEntry[] {
     return (this.stmts.sessionLog.all(sessionKey) as Row[]).map(toLogEntry);
+  }
+
+  openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }> {
+    return (this.stmts.openAgentSessions.all(sessionKey) as Row[]).map((r) => ({ agentSessionId: String(r.id), agentName: String(r.name) }));
   }
 
   pendingOutbound(sessionKey?: string): OutboundRecord[] {
