@@ -135,12 +135,21 @@ export class Gateway {
       const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
       try {
         await this.process(request, AbortSignal.any([this.shutdown.signal, turn.signal]));
+        if (turn.signal.aborted && !this.shutdown.signal.aborted) this.cutOff(request.id);
       } finally {
         stopWorking?.();
         if (this.turns.get(key) === turn) this.turns.delete(key);
       }
     }
     await this.deliver(key);
+  }
+
+  /** A turn a /cancel or /reset cut off ends here, committed or not, so a restart never runs it again. */
+  private cutOff(requestId: string): void {
+    const request = this.deps.store.request(requestId);
+    if (request && (request.status === "pending" || request.status === "running")) {
+      this.deps.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
+    }
   }
 
   private command(request: RequestRecord, command: ChatCommand): void {

@@ -2,7 +2,7 @@ import { addUserText, executeTurn, type TurnDeps } from "./executor.js";
 import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
 import { AgentStack, type StackFrame } from "./frame.js";
 import { childSystemPrompt } from "./prompts.js";
-import { pushChild, returnToParent } from "./transitions.js";
+import { closeUnresolved, pushChild, returnToParent } from "./transitions.js";
 import type { ToolOutput } from "./tools/tool.js";
 
 /**
@@ -19,9 +19,8 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     if (deps.signal.aborted) {
       // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
-      while (returnToParent(stack, deps.journal, reason, true)) {
-        /* unwinding */
-      }
+      do closeUnresolved(stack.top!, deps.journal, `not run: ${reason}`);
+      while (returnToParent(stack, deps.journal, reason, true));
       return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
     }
     switch (result.action) {

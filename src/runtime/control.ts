@@ -1,9 +1,7 @@
 import type { RequestRecord } from "../store/store.js";
-import { addToolResult } from "./executor.js";
-import { unresolvedToolUses } from "./history.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
-import { closeOpenSessions, finishFrame } from "./transitions.js";
+import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.js";
 
 // The chat commands' effects on the stack. Each writes its reply and the request's end in the
 // same transaction as the change itself.
@@ -20,9 +18,7 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
   for (let i = frames.length - 1; i >= 0; i--) {
     const frame = frames[i]!;
     // What this frame waits on will never answer; keep its history well-formed for next time.
-    for (const use of unresolvedToolUses(frame.history)) {
-      addToolResult(frame, journal, use.id, "cancelled by the user", true);
-    }
+    closeUnresolved(frame, journal, "cancelled by the user");
     if (frame.agentType !== "main") {
       finishFrame(journal, frame, "cancelled by the user", true);
       stopped.push(frame.agentName);

@@ -1,6 +1,7 @@
 import { addToolResult } from "./executor.js";
 import type { AgentStack, StackFrame } from "./frame.js";
 import type { Store } from "../store/store.js";
+import { rebuildHistory, unresolvedToolUses } from "./history.js";
 import type { Journal } from "./journal.js";
 
 // The stack moves shared by the interactive orchestrator and the batch runner. Each only changes
@@ -59,15 +60,27 @@ export function returnToParent(
   return parent;
 }
 
-/** Closes, in the log, every agent session of the chat that was started and not ended, except `live` ones. */
+/**
+ * Closes, in the log, every agent session of the chat that was started and not ended, except `live` ones;
+ * a tool use such a session left without a result gets one, so the log stays well-formed.
+ */
 export function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): void {
   for (const open of store.openAgentSessions(journal.sessionKey)) {
     if (live.has(open.agentSessionId)) continue;
-    journal.append({ frameId: null, agentSessionId: open.agentSessionId }, "agent_session_complete", {
+    const owner = { frameId: null, agentSessionId: open.agentSessionId };
+    for (const use of unresolvedToolUses(rebuildHistory(store.history(open.agentSessionId)))) {
+      journal.append(owner, "tool_result", { tool_use_id: use.id, content: `not finished: ${reason}`, is_error: true });
+    }
+    journal.append(owner, "agent_session_complete", {
       agent_session_id: open.agentSessionId,
       agent_name: open.agentName,
       result: reason,
       is_error: true,
     });
   }
+}
+
+/** Answers, with an error, every tool use a frame will never get to run (it is being closed). */
+export function closeUnresolved(frame: StackFrame, journal: Journal, reason: string): void {
+  for (const use of unresolvedToolUses(frame.history)) addToolResult(frame, journal, use.id, reason, true);
 }

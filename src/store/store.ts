@@ -140,6 +140,8 @@ export interface Store {
   /** Stores an inbound request unless (session, externalId) was seen before. */
   insertRequest(input: NewRequest): { request: RequestRecord; duplicate: boolean };
   request(id: string): RequestRecord | null;
+  /** Every request of a session, oldest first. */
+  requests(sessionKey: string): RequestRecord[];
   /** Requests not yet done, oldest first: the work a restart must pick up. */
   unfinishedRequests(): RequestRecord[];
   task(id: string): TaskRecord | null;

@@ -72,6 +72,7 @@ export class SqliteStore implements Store {
       ),
       requestById: db.prepare(`SELECT * FROM requests WHERE id = ?`),
       requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
+      requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
       unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
       taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
       activeTask: db.prepare(
@@ -172,6 +173,10 @@ export class SqliteStore implements Store {
   request(id: string): RequestRecord | null {
     const row = this.stmts.requestById.get(id) as Row | undefined;
     return row ? toRequest(row) : null;
+  }
+
+  requests(sessionKey: string): RequestRecord[] {
+    return (this.stmts.requestsOf.all(sessionKey) as Row[]).map(toRequest);
   }
 
   unfinishedRequests(): RequestRecord[] {

@@ -1,0 +1,134 @@
+import type { ChatMessage } from "../../src/llm/types.js";
+import type { AgentStack } from "../../src/runtime/frame.js";
+import { toRecord } from "../../src/runtime/frame.js";
+import { rebuildHistory } from "../../src/runtime/history.js";
+import type { FrameRecord, LogEntry, LogEntryInput, StepCommit, Store } from "../../src/store/store.js";
+import type { Outside } from "./world.js";
+
+/** A stack as comparable text: frame records plus their histories. */
+export function serializeStack(frames: ReadonlyArray<FrameRecord & { history: ChatMessage[] }>): string {
+  return JSON.stringify(frames.map((f) => ({ ...toRecord(f), history: f.history })));
+}
+
+export function storedStack(store: Store, key: string): string {
+  return serializeStack(store.frames(key).map((r) => ({ ...r, history: rebuildHistory(store.history(r.agentSessionId)) })));
+}
+
+/**
+ * The invariants, checked after every committed step and at the end of a scenario. Each returns
+ * plain sentences; the runner adds the seed and the replay command.
+ */
+export class Checker {
+  readonly violations: string[] = [];
+  /** tool_use ids seen per agent session, and how many results each got. */
+  private readonly uses = new Map<string, Map<string, number>>();
+  /** The in-memory stack at its last stack-changing commit, per session (compared after a restart). */
+  readonly lastStack = new Map<string, string>();
+
+  constructor(private readonly callDepthMax: number) {}
+
+  private report(message: string): void {
+    if (!this.violations.includes(message)) this.violations.push(message);
+  }
+
+  afterCommit(store: Store, cached: AgentStack | undefined, step: StepCommit): void {
+    for (const row of step.log ?? []) this.track(row);
+    const changesStack = (step.log?.length ?? 0) > 0 || step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length;
+    if (!changesStack) return;
+    const frames = store.frames(step.sessionKey);
+    if (frames.length - 1 > this.callDepthMax) {
+      this.report(`stack depth: ${step.sessionKey} has ${frames.length - 1} frames below main, over the limit ${this.callDepthMax}`);
+    }
+    for (const frame of frames) {
+      if (new Set(frame.callChain).size !== frame.callChain.length) {
+        this.report(`no agent twice in a chain: ${frame.agentName} in ${step.sessionKey} has the chain ${frame.callChain.join(" → ")}`);
+      }
+    }
+    if (cached) {
+      const memory = serializeStack(cached.all());
+      const durable = storedStack(store, step.sessionKey);
+      if (memory !== durable) this.report(`durability: the stack in memory of ${step.sessionKey} differs from the committed one after a step`);
+      this.lastStack.set(step.sessionKey, memory);
+    } else {
+      this.lastStack.delete(step.sessionKey);
+    }
+  }
+
+  private track(row: LogEntryInput): void {
+    const session = row.agentSessionId ?? "(none)";
+    const uses = this.uses.get(session) ?? new Map<string, number>();
+    this.uses.set(session, uses);
+    if (row.type === "message") {
+      const payload = row.payload as { role: string; content: Array<{ type: string; id?: string }> };
+      if (payload.role === "assistant") for (const b of payload.content) if (b.type === "tool_use") uses.set(b.id!, uses.get(b.id!) ?? 0);
+    } else if (row.type === "tool_result") {
+      const id = (row.payload as { tool_use_id: string }).tool_use_id;
+      const count = uses.get(id);
+      if (count === undefined) this.report(`tool pairing: a tool_result for ${id} in ${session} has no tool_use`);
+      else if (count >= 1) this.report(`tool pairing: ${id} in ${session} got more than one tool_result`);
+      uses.set(id, (count ?? 0) + 1);
+    }
+  }
+
+  /** After a restart, before anything runs: each rebuilt stack equals the last one in memory. */
+  afterRestart(store: Store, load: (key: string) => AgentStack): void {
+    for (const [key, before] of this.lastStack) {
+      const after = serializeStack(load(key).all());
+      if (after !== before) this.report(`restart: the rebuilt stack of ${key} differs from the stack before the crash`);
+    }
+  }
+
+  /** Once everything is idle. */
+  atEnd(store: Store, sessions: string[], outside: Outside, messages: ReadonlyArray<{ text: string; accepted: boolean }>): void {
+    const allRows: LogEntry[] = sessions.flatMap((key) => store.sessionLog(key));
+    const requests = sessions.flatMap((key) => requestsOf(store, key));
+    for (const r of requests) {
+      if (r.status !== "done" && r.status !== "failed") this.report(`no hang: request ${r.id} is still ${r.status}`);
+    }
+    for (const key of sessions) {
+      const task = store.activeTask(key);
+      if (task && task.status !== "waiting_user") this.report(`no hang: task ${task.id} of ${key} was left ${task.status}`);
+      if (task && store.frames(key).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
+    }
+    for (const m of messages) {
+      const stored = requests.filter((r) => r.text === m.text).length;
+      const processed = allRows.filter((e) => e.type === "message" && (e.payload as { role: string; content: Array<{ text?: string }> }).role === "user" && (e.payload as { content: Array<{ text?: string }> }).content[0]?.text === m.text).length;
+      if (m.accepted && stored !== 1) this.report(`exactly once: the message "${m.text}" became ${stored} requests`);
+      if (processed > 1) this.report(`exactly once: the message "${m.text}" reached an agent ${processed} times`);
+    }
+    const seen = new Set<string>();
+    for (const d of outside.delivered) {
+      if (seen.has(d.id)) this.report(`no reply twice: ${d.id} ("${d.text}") was delivered more than once`);
+      seen.add(d.id);
+    }
+    for (const key of sessions) {
+      const live = store.frames(key);
+      // A frame below the top waits for its child: its spawning tool use and any after it are answered later.
+      const waiting = new Set(live.slice(0, -1).map((f) => f.agentSessionId));
+      const liveSessions = new Set(live.map((f) => f.agentSessionId));
+      const rows = store.sessionLog(key);
+      const used = new Map<string, string>();
+      const answered = new Set<string>();
+      for (const row of rows) {
+        if (row.type === "message" && (row.payload as { role: string }).role === "assistant") {
+          for (const b of (row.payload as { content: Array<{ type: string; id?: string }> }).content) {
+            if (b.type === "tool_use") used.set(b.id!, row.agentSessionId ?? "");
+          }
+        }
+        if (row.type === "tool_result") answered.add((row.payload as { tool_use_id: string }).tool_use_id);
+      }
+      for (const [id, session] of used) {
+        if (!answered.has(id) && !waiting.has(session)) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
+      }
+      const started = rows.filter((r) => r.type === "agent_session").map((r) => r.agentSessionId!);
+      const ended = new Set(rows.filter((r) => r.type === "agent_session_complete").map((r) => r.agentSessionId!));
+      for (const id of started) {
+        if (!ended.has(id) && !liveSessions.has(id)) this.report(`agent sessions: ${id} in ${key} was started and never ended`);
+      }
+    }
+  }
+}
+
+function requestsOf(store: Store, key: string) {
+  return store.requests(key);
+}

@@ -1,0 +1,185 @@
+import { createHash, randomUUID } from "node:crypto";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import type { Catalog } from "../../src/catalog/definition.js";
+import type { Ids } from "../../src/runtime/deps.js";
+import { Checker } from "./invariants.js";
+import { Prng } from "./prng.js";
+import { SimModel, type ModelBehaviour } from "./sim-model.js";
+import { Crash } from "./sim-store.js";
+import { VirtualTime } from "./virtual-time.js";
+import { World, type Outside, type WorldPlants } from "./world.js";
+
+export interface ScenarioOptions {
+  seed: number;
+  dir: string;
+  catalog: Catalog;
+  plants?: WorldPlants & { randomIds?: boolean };
+  behaviour?: Partial<ModelBehaviour>;
+  sessions?: number;
+  events?: number;
+  crashes?: boolean;
+  /** Make every world crash at its first commit after this many (for planted bugs that need a restart). */
+  forceCrashAfter?: number;
+}
+
+export interface ScenarioResult {
+  seed: number;
+  violations: string[];
+  traceHash: string;
+  stats: { modelCalls: number; restarts: number; messages: number; delivered: number };
+}
+
+const CALL_DEPTH_MAX = 3;
+
+export function replayCommand(seed: number): string {
+  return `npm run sim -- --seed ${seed}`;
+}
+
+/** One seeded scenario: sessions, messages, commands, duplicates and crash-restarts, checked all along. */
+export async function runScenario(options: ScenarioOptions): Promise<ScenarioResult> {
+  const { seed } = options;
+  const prng = new Prng(seed);
+  const time = new VirtualTime();
+  const outside: Outside = { delivered: [], ledger: 0 };
+  const model = new SimModel(prng, time, { maxCallsPerRequest: 300, ...options.behaviour });
+  const checker = new Checker(CALL_DEPTH_MAX);
+  const ids = options.plants?.randomIds ? randomIdSource() : counterIdSource();
+  const dbFile = join(options.dir, `sim-${seed}-${randomUUID().slice(0, 8)}.db`);
+  const sessions = Array.from({ length: options.sessions ?? 3 }, (_, i) => `sim:s${i + 1}`);
+  const messages: Array<{ session: string; id: string; text: string; accepted: boolean }> = [];
+  let restarts = 0;
+
+  const crashPoint = () => {
+    if (options.forceCrashAfter !== undefined && restarts === 0) return { commit: options.forceCrashAfter, after: true };
+    if (!(options.crashes ?? true) || restarts >= 3 || !prng.chance(0.5)) return null;
+    return { commit: 1 + prng.int(40), after: prng.chance(0.5) };
+  };
+  const boot = () =>
+    new World({
+      dbFile,
+      catalog: options.catalog,
+      model,
+      time,
+      ids,
+      prng,
+      outside,
+      crashAt: crashPoint(),
+      plants: options.plants ?? {},
+      callDepthMax: CALL_DEPTH_MAX,
+      onCommit: (world, step) => checker.afterCommit(world.store, world.stacks.cached(step.sessionKey), step),
+    });
+
+  let world = boot();
+  const restart = async () => {
+    await world.gateway.idle();
+    restarts++;
+    if (process.env.SIM_DEBUG) console.log(`restart #${restarts}`);
+    world = boot();
+    try {
+      checker.afterRestart(world.store, (key) => world.stacks.getOrLoad(key));
+      world.gateway.recover();
+    } catch (error) {
+      if (!(error instanceof Crash)) throw error;
+    }
+  };
+  const settle = async () => {
+    await world.gateway.idle();
+    while (world.store.dead) {
+      await restart();
+      await world.gateway.idle();
+    }
+  };
+
+  const events = options.events ?? 14;
+  try {
+    for (let i = 0; i < events; i++) {
+      const session = prng.pick(sessions);
+      const kind = prng.weighted({ message: 70, duplicate: 10, cancel: 7, status: 5, stop: 3, reset: 3 });
+      const earlier = messages.filter((m) => m.session === session);
+      const message =
+        kind === "duplicate" && earlier.length > 0
+          ? prng.pick(earlier)
+          : { session, id: `p${i}`, text: textFor(kind, i), accepted: false };
+      if (!messages.includes(message)) messages.push(message);
+      // A platform redelivers what the process died before acknowledging: submit until a live world takes it.
+      for (;;) {
+        try {
+          const result = world.gateway.submit({ sessionKey: session, messageId: message.id, userId: `user-${session}`, text: message.text });
+          if (process.env.SIM_DEBUG) console.log(`submit ${session} ${message.id} "${message.text}" → ${JSON.stringify(result)}`);
+          if (result.status === "accepted" || result.status === "duplicate") message.accepted = true;
+          break;
+        } catch (error) {
+          if (!(error instanceof Crash)) throw error;
+          await restart();
+        }
+      }
+      if (prng.chance(0.5)) await settle();
+      else if (world.store.dead) await settle();
+    }
+    await settle();
+  } catch (error) {
+    checker.violations.push(`the simulation itself failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+  }
+
+  let traceHash = "";
+  try {
+    checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
+    traceHash = trace(world, sessions, outside);
+  } finally {
+    world.store.close();
+    if (!process.env.SIM_KEEP_DB) for (const suffix of ["", "-wal", "-shm"]) rmSync(dbFile + suffix, { force: true });
+  }
+  const violations = [...model.violations, ...checker.violations].map(
+    (v) => `seed ${seed}: ${v}\n  replay: ${replayCommand(seed)}`,
+  );
+  return {
+    seed,
+    violations,
+    traceHash,
+    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length },
+  };
+}
+
+function textFor(kind: string, i: number): string {
+  switch (kind) {
+    case "cancel":
+      return "/cancel";
+    case "status":
+      return "/status";
+    case "reset":
+      return "/reset";
+    case "stop":
+      return "stop";
+    default:
+      return `message ${i}: please help with task ${i}`;
+  }
+}
+
+function counterIdSource(): Ids {
+  const counts = new Map<string, number>();
+  return {
+    next(prefix) {
+      const n = (counts.get(prefix) ?? 0) + 1;
+      counts.set(prefix, n);
+      return `${prefix}_${n}`;
+    },
+  };
+}
+
+/** The planted nondeterminism: ids that do not come from the seed. */
+function randomIdSource(): Ids {
+  return { next: (prefix) => `${prefix}_${randomUUID()}` };
+}
+
+/** A hash of everything observable: the context log, every request's end, and what the platform showed. */
+function trace(world: World, sessions: string[], outside: Outside): string {
+  const hash = createHash("sha256");
+  for (const key of sessions) {
+    for (const e of world.store.sessionLog(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
+    for (const r of world.store.requests(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
+  }
+  for (const d of outside.delivered) hash.update(JSON.stringify([d.id, d.agent, d.text]));
+  hash.update(String(outside.ledger));
+  return hash.digest("hex");
+}

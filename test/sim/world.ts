@@ -1,0 +1,138 @@
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { Catalog } from "../../src/catalog/definition.js";
+import { loadCatalog } from "../../src/catalog/loader.js";
+import { Gateway } from "../../src/gateway/gateway.js";
+import type { OutboundMessage } from "../../src/gateway/types.js";
+import { silentLogger } from "../../src/log.js";
+import { CallLimiter } from "../../src/runtime/call-limiter.js";
+import type { Ids } from "../../src/runtime/deps.js";
+import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
+import { AgentStackManager } from "../../src/runtime/stack-manager.js";
+import { ToolRegistry } from "../../src/runtime/tools/registry.js";
+import { buildChildFrame } from "../../src/runtime/tools/spawn.js";
+import { fail, type Tool } from "../../src/runtime/tools/tool.js";
+import type { StepCommit } from "../../src/store/store.js";
+import type { Prng } from "./prng.js";
+import { currentRequest, type SimModel } from "./sim-model.js";
+import { SimStore, type StorePlants } from "./sim-store.js";
+import type { VirtualTime } from "./virtual-time.js";
+
+/** Writes the definitions every simulated world uses. */
+export function writeSimCatalog(root: string): Catalog {
+  const file = (path: string, text: string) => {
+    mkdirSync(join(root, path, ".."), { recursive: true });
+    writeFileSync(join(root, path), text);
+  };
+  file("skills/interview/SKILL.md", "---\nname: interview\ndescription: Asks questions.\nmax_iterations: 4\n---\nAsk.\n");
+  file("skills/summary/SKILL.md", "---\nname: summary\ndescription: Summarises.\nmode: batch\n---\nSummarise.\n");
+  file("agents/researcher.md", "---\nname: researcher\ndescription: Researches.\n---\nResearch.\n");
+  file(
+    "agents/extractor.md",
+    "---\nname: extractor\ndescription: Extracts contacts.\nmode: batch\noutput_schema:\n  type: object\n  properties:\n    name: { type: string, minLength: 1 }\n    email: { type: string, format: email }\n  required: [name, email]\n---\nExtract.\n",
+  );
+  file("agents/helper.md", "---\nname: helper\ndescription: Helps.\ntools: note, ledger\n---\nHelp.\n");
+  return loadCatalog(join(root, "skills"), join(root, "agents"), { env: {} });
+}
+
+/** What survives a crash: the platform's record of what it showed, and side effects in the outside world. */
+export interface Outside {
+  delivered: OutboundMessage[];
+  ledger: number;
+}
+
+export interface WorldPlants extends StorePlants {
+  /** A tool that hands over without the depth and cycle rules. */
+  ruleFreeSpawn?: boolean;
+  maxIterations?: number;
+}
+
+/** One process lifetime: a runtime and gateway on the scenario's SQLite file, dying at an optional crash point. */
+export class World {
+  readonly store: SimStore;
+  readonly gateway: Gateway;
+  readonly stacks: AgentStackManager;
+
+  constructor(opts: {
+    dbFile: string;
+    catalog: Catalog;
+    model: SimModel;
+    time: VirtualTime;
+    ids: Ids;
+    prng: Prng;
+    outside: Outside;
+    crashAt: { commit: number; after: boolean } | null;
+    plants: WorldPlants;
+    callDepthMax: number;
+    onCommit: (world: World, step: StepCommit) => void;
+  }) {
+    this.store = new SimStore(opts.dbFile, () => opts.time.now(), opts.crashAt, opts.plants, (step) => opts.onCommit(this, step));
+    this.stacks = new AgentStackManager(this.store);
+    const tools = new ToolRegistry(simTools(opts.prng, opts.outside, opts.plants.ruleFreeSpawn === true));
+    const runtime: RuntimeDeps = {
+      store: this.store,
+      stacks: this.stacks,
+      model: opts.model,
+      tools,
+      catalog: () => opts.catalog,
+      settings: {
+        defaultModel: "claude-sim",
+        maxIterations: opts.plants.maxIterations ?? 4,
+        callDepthMax: opts.plants.ruleFreeSpawn ? 50 : opts.callDepthMax,
+        callTimeoutMs: 10_000,
+      },
+      ids: opts.ids,
+      log: silentLogger(),
+      limiter: new CallLimiter(2, 2),
+      timers: opts.time,
+    };
+    const orchestrator = new Orchestrator(runtime);
+    // Tag every model call with its request, so the no-hang bound is per request.
+    const handle = orchestrator.handleMessage.bind(orchestrator);
+    orchestrator.handleMessage = (request, signal) => currentRequest.run(request.id, () => handle(request, signal));
+    this.gateway = new Gateway({ store: this.store, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1 });
+    this.gateway.register({
+      prefix: "sim",
+      deliver: async (message, receipt) => {
+        if (receipt.sentChunks.has(0)) return;
+        opts.outside.delivered.push(message);
+        receipt.chunkSent(0, message.id);
+      },
+    });
+  }
+}
+
+function simTools(prng: Prng, outside: Outside, ruleFree: boolean): Tool[] {
+  const tools: Tool[] = [
+    { spec: { name: "note", description: "Notes.", input_schema: { type: "object" } }, idempotent: true, run: async () => ({ content: "noted" }) },
+    {
+      spec: { name: "ledger", description: "Records a side effect.", input_schema: { type: "object" } },
+      idempotent: false,
+      run: async () => {
+        outside.ledger++;
+        return { content: "recorded" };
+      },
+    },
+    {
+      spec: { name: "flaky", description: "Sometimes fails.", input_schema: { type: "object" } },
+      idempotent: true,
+      run: async () => {
+        if (prng.chance(0.5)) throw new Error("flaky failure");
+        return { content: "ok" };
+      },
+    },
+  ];
+  if (ruleFree) {
+    // The planted bug for the depth/cycle checker: a hand-over that skips checkCallRules.
+    tools.push({
+      spec: { name: "spawn_any", description: "Hands over to any agent.", input_schema: { type: "object" } },
+      idempotent: true,
+      async run(input, ctx) {
+        const def = ctx.catalog.agents.get(String(input.name));
+        if (!def) return fail("no such agent");
+        return ctx.activateChild(buildChildFrame(def, ctx.frame, "go", ctx, ["spawn_any", "complete"], null, "interactive"));
+      },
+    });
+  }
+  return tools;
+}
