@@ -163,6 +163,30 @@ describe("call_agent", () => {
     ]);
   });
 
+  it("a timeout closes nested batch frames and answers the tool uses they will never run", async () => {
+    const clock = manualTimers();
+    h = await startHarness({ files: agents("outer", "inner"), timers: clock.timers });
+    const innerCalled = deferred<void>();
+    h.fake.script(
+      reply(toolUse("call_agent", { agent: "outer", message: "go" })),
+      // use_agent inside a batch run nests on the same batch stack.
+      reply(toolUse("use_agent", { name: "inner", message: "deeper" }, "toolu_inner"), toolUse("complete", { result: "x" }, "toolu_later")),
+      () => {
+        innerCalled.resolve();
+        return { hang: true };
+      },
+      text("timed out, sorry"),
+    );
+    h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "go" });
+    await innerCalled.promise;
+    clock.fireAll();
+    await h.gateway.idle();
+    // Found by the simulation: toolu_later stayed without a result.
+    const answered = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    expect(answered).toEqual(expect.arrayContaining(["toolu_inner", "toolu_later"]));
+    expect(h.store.openAgentSessions("console:t")).toEqual([]);
+  });
+
   it("caps calls in flight per target: others wait in a bounded queue, then get 'target busy'", async () => {
     h = await startHarness({ files: agents("busy"), limiter: new CallLimiter(1, 1) });
     const release = deferred<FakeReply>();

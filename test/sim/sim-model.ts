@@ -24,6 +24,10 @@ export interface ModelBehaviour {
   deep?: boolean;
   /** Bound on model calls per request before the run is stopped as a hang. */
   maxCallsPerRequest: number;
+  /** Inject API errors, timeouts and slow calls (default on). */
+  faults?: boolean;
+  /** A faulty stub between the runtime and the model: it loses the tool results of the newest message. */
+  corruptRequests?: boolean;
 }
 
 /**
@@ -54,11 +58,12 @@ export class SimModel implements Model {
     const requestId = currentRequest.getStore() ?? "(none)";
     const count = (this.perRequest.get(requestId) ?? 0) + 1;
     this.perRequest.set(requestId, count);
+    const messages = this.behaviour.corruptRequests ? loseToolResults(request.messages) : request.messages;
     const body = {
       model: request.model,
       max_tokens: 1024,
       ...(request.system ? { system: request.system } : {}),
-      messages: request.messages,
+      messages,
       ...(request.tools.length ? { tools: request.tools } : {}),
     };
     const invalid = validateRequest(JSON.parse(JSON.stringify(body)));
@@ -70,7 +75,7 @@ export class SimModel implements Model {
       this.violations.push(`no hang: request ${requestId} made more than ${this.behaviour.maxCallsPerRequest} model calls`);
       throw new ModelError("simulation stopped a runaway request");
     }
-    const fault = this.prng.weighted({ none: 90, overloaded: 3, server: 2, rate: 2, timeout: 1, slow: 8 });
+    const fault = this.behaviour.faults === false ? "none" : this.prng.weighted({ none: 90, overloaded: 3, server: 2, rate: 2, timeout: 1, slow: 8 });
     if (fault === "overloaded") throw new ModelError("Anthropic API error 529: Overloaded", 529);
     if (fault === "server") throw new ModelError("Anthropic API error 500: Internal server error", 500);
     if (fault === "rate") throw new ModelError("Anthropic API error 429: rate limited", 429);
@@ -150,4 +155,12 @@ export class SimModel implements Model {
     const tools = ["note", "ledger", "flaky"].filter((n) => offered.includes(n));
     return tools.length ? this.use(this.prng.pick(tools), {}) : null;
   }
+}
+
+/** The planted bug for the request checker: the newest user message loses its tool_result blocks. */
+function loseToolResults(messages: ModelRequest["messages"]): ModelRequest["messages"] {
+  const last = messages[messages.length - 1];
+  if (!last || last.role !== "user" || !last.content.some((b) => b.type === "tool_result")) return messages;
+  const kept = last.content.filter((b) => b.type !== "tool_result");
+  return [...messages.slice(0, -1), { role: "user", content: kept.length ? kept : [{ type: "text", text: "(results lost)" }] }];
 }

@@ -115,6 +115,37 @@ describe("restart recovery", () => {
     expect(second.seen.map((m) => m.text)).toEqual(["The email may not have been sent; please check your outbox."]);
   });
 
+  it("a batch call cut off by a restart is closed in the log, its last tool use answered", async () => {
+    const started = deferred<void>();
+    const sendEmail: Tool = {
+      spec: { name: "send_email", description: "Sends an email.", input_schema: { type: "object" } },
+      idempotent: false,
+      run: () => {
+        started.resolve();
+        return new Promise(() => {});
+      },
+    };
+    const files = { ...skillFile("interview", "Ask."), "agents/mailer.md": "---\nname: mailer\ndescription: Mails.\n---\nMail.\n" };
+    const first = await boot({ tools: [sendEmail], files });
+    fake.script(reply(toolUse("call_agent", { agent: "mailer", message: "mail Bob" }, "toolu_call")), reply(toolUse("send_email", {}, "toolu_mail")));
+    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "mail Bob" });
+    await started.promise;
+    first.crash();
+
+    const second = await boot({ tools: [sendEmail], files });
+    fake.script((req) => {
+      expect(JSON.stringify(req.messages.at(-1))).toContain("call_agent was interrupted by a restart");
+      return text("The mail may not have gone out.");
+    });
+    second.gateway.recover();
+    await second.gateway.idle();
+    // Found by the simulation: the mailer's session stayed open with send_email unanswered.
+    const log = second.store.sessionLog("console:t");
+    expect(second.store.openAgentSessions("console:t")).toEqual([]);
+    const answered = log.filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    expect(answered).toContain("toolu_mail");
+  });
+
   it("an idempotent tool interrupted by a restart simply runs again", async () => {
     // Nothing was committed before the tool ran (no side effects to guard), so the whole request
     // runs again: the model is asked again and its tool runs a second time.
