@@ -32,6 +32,31 @@ const schema = z.object({
   ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
   ANTHROPIC_MAX_RETRIES: wholeNumber(2, 0),
   MAX_ITERATIONS: positiveInt(25),
+  MODEL_CONTEXT_TOKENS: optionalText.transform((v, ctx) => {
+    // "400000" for every model, or "claude-sonnet-5-5=1000000,claude-haiku-5-5=200000" (optionally with *=…).
+    const limits: Record<string, number> = {};
+    for (const part of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+      const [model, tokens] = part.includes("=") ? part.split("=", 2).map((s) => s.trim()) : ["*", part];
+      const n = Number(tokens);
+      if (!model || !Number.isInteger(n) || n < 1000) {
+        ctx.addIssue({ code: "custom", message: `"${part}" is not a token count (≥ 1000) or model=tokens pair` });
+        return z.NEVER;
+      }
+      limits[model] = n;
+    }
+    return limits;
+  }),
+  COMPACTION_THRESHOLD: optionalText.transform((v, ctx) => {
+    if (v === undefined) return 0.7;
+    const n = Number(v);
+    if (!(n >= 0.1 && n <= 0.95)) {
+      ctx.addIssue({ code: "custom", message: `must be a share of the context window between 0.1 and 0.95, got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  }),
+  COMPACTION_KEEP_TOKENS: wholeNumber(20_000, 0, 1_000_000),
+  SESSION_TOKEN_BUDGET: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),

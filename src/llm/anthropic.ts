@@ -21,6 +21,7 @@ export class AnthropicModel implements Model {
   readonly defaultModel: string;
   private readonly client: Anthropic;
   private readonly maxTokens: number;
+  private readonly limits = new Map<string, Promise<number | null>>();
 
   constructor(options: AnthropicModelOptions) {
     this.defaultModel = options.defaultModel ?? DEFAULT_MODEL;
@@ -40,9 +41,12 @@ export class AnthropicModel implements Model {
         {
           model: request.model,
           max_tokens: request.maxTokens ?? this.maxTokens,
-          ...(request.system ? { system: request.system } : {}),
+          ...systemBlocks(request),
           messages: request.messages,
-          ...(request.tools.length > 0 ? { tools: request.tools } : {}),
+          // The tools and the system prompt form the stable prefix: cache it for long chats.
+          ...(request.tools.length > 0
+            ? { tools: request.tools.map((t, i) => (i === request.tools.length - 1 ? { ...t, cache_control: { type: "ephemeral" as const } } : t)) }
+            : {}),
         },
         { signal: request.signal },
       );
@@ -57,13 +61,38 @@ export class AnthropicModel implements Model {
       return {
         content,
         stopReason: response.stop_reason,
-        usage: { inputTokens: response.usage.input_tokens, outputTokens: response.usage.output_tokens },
+        usage: {
+          inputTokens: response.usage.input_tokens,
+          outputTokens: response.usage.output_tokens,
+          cacheReadTokens: response.usage.cache_read_input_tokens ?? 0,
+          cacheWriteTokens: response.usage.cache_creation_input_tokens ?? 0,
+        },
         requestId: (response as { _request_id?: string | null })._request_id ?? null,
       };
     } catch (error) {
       throw toModelError(error);
     }
   }
+
+  /** Asks the Models API once per model for max_input_tokens; null when it cannot say. */
+  contextLimit(model: string): Promise<number | null> {
+    let limit = this.limits.get(model);
+    if (!limit) {
+      limit = this.client.models
+        .retrieve(model)
+        .then((info) => info.max_input_tokens ?? null)
+        .catch(() => null);
+      this.limits.set(model, limit);
+    }
+    return limit;
+  }
+}
+
+function systemBlocks(request: ModelRequest) {
+  const blocks: Array<{ type: "text"; text: string; cache_control?: { type: "ephemeral" } }> = [];
+  if (request.system) blocks.push({ type: "text", text: request.system, cache_control: { type: "ephemeral" } });
+  if (request.volatileSystem) blocks.push({ type: "text", text: request.volatileSystem });
+  return blocks.length ? { system: blocks } : {};
 }
 
 function toModelError(error: unknown): ModelError {
@@ -91,5 +120,8 @@ export class UnconfiguredModel implements Model {
   constructor(readonly defaultModel: string = DEFAULT_MODEL) {}
   complete(): Promise<ModelResponse> {
     return Promise.reject(new ModelError(this.setupHint));
+  }
+  contextLimit(): Promise<number | null> {
+    return Promise.resolve(null);
   }
 }

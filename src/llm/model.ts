@@ -10,6 +10,11 @@ export class ModelError extends Error {
     super(message);
     this.name = "ModelError";
   }
+
+  /** The request did not fit the model's context window. */
+  get promptTooLong(): boolean {
+    return this.status === 400 && /prompt is too long/i.test(this.message);
+  }
 }
 
 export interface Model {
@@ -18,4 +23,6 @@ export interface Model {
   readonly setupHint: string;
   readonly defaultModel: string;
   complete(request: ModelRequest): Promise<ModelResponse>;
+  /** The model's context window in tokens, if the provider says (Models API); null when unknown. */
+  contextLimit(model: string): Promise<number | null>;
 }

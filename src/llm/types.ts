@@ -33,11 +33,16 @@ export interface ToolSpec {
 export interface Usage {
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens?: number;
+  cacheWriteTokens?: number;
 }
 
 export interface ModelRequest {
   model: string;
+  /** The stable prefix (with the tools it is marked for prompt caching). */
   system: string;
+  /** Context that changes between calls (recent artifacts); sent after the cached prefix. */
+  volatileSystem?: string;
   messages: ChatMessage[];
   tools: ToolSpec[];
   maxTokens?: number;

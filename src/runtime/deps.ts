@@ -18,6 +18,12 @@ export interface RuntimeSettings {
   callDepthMax: number;
   /** call_agent's timeout when the model gives none. Default 30 000 ms. */
   callTimeoutMs: number;
+  /** Compact a frame when its context reaches this share of the model's limit. Default 0.7. */
+  compactionThreshold: number;
+  /** Newest user messages kept verbatim by compaction, in tokens. Default 20 000. */
+  compactionKeepTokens: number;
+  /** Context window per model from configuration; `*` is the fallback. Unlisted models ask the Models API. */
+  contextTokens: Record<string, number>;
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

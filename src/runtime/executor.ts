@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
+import type { Store } from "../store/store.js";
 import { ModelError, type Model } from "../llm/model.js";
 import { textOf, toolUsesOf, type AssistantBlock, type ToolUseBlock } from "../llm/types.js";
 import type { CallLimiter } from "./call-limiter.js";
@@ -7,12 +8,14 @@ import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
 import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
 import type { Journal } from "./journal.js";
+import { compactIfNeeded } from "./compaction.js";
 import { COMPLETE } from "./tools/complete.js";
 import { checkReport, MAX_REPORT_ATTEMPTS, REPORT_BACK } from "./tools/report-back.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolContext, ToolOutput } from "./tools/tool.js";
 
 export interface TurnDeps {
+  store: Store;
   model: Model;
   tools: ToolRegistry;
   catalog: Catalog;
@@ -79,6 +82,7 @@ export async function executeTurn(frame: StackFrame, input: TurnInput, deps: Tur
 }
 
 async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: AssistantBlock[] } | { error: string }> {
+  await compactIfNeeded(frame, deps);
   const { messages, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
   try {
@@ -89,7 +93,9 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
     });
-    deps.journal.addUsage(response.usage.inputTokens, response.usage.outputTokens);
+    deps.journal.addUsage(response.usage);
+    const u = response.usage;
+    frame.contextTokens = u.inputTokens + u.outputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
     const content: AssistantBlock[] =
       response.content.length > 0 ? response.content : [{ type: "text", text: "(no reply)" }];
     appendBlocks(frame.history, "assistant", content);

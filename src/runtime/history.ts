@@ -43,6 +43,20 @@ const messagePayload = z.discriminatedUnion("role", [
   z.object({ role: z.literal("assistant"), content: z.array(z.union([textBlock, toolUseBlock])) }),
 ]);
 const toolResultPayload = z.object({ tool_use_id: z.string(), content: z.string(), is_error: z.boolean() });
+const toolResultBlock = z.object({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string(),
+  content: z.string(),
+  is_error: z.boolean().optional(),
+});
+const compactionPayload = z.object({
+  history: z.array(
+    z.discriminatedUnion("role", [
+      z.object({ role: z.literal("user"), content: z.array(z.union([textBlock, toolResultBlock])) }),
+      z.object({ role: z.literal("assistant"), content: z.array(z.union([textBlock, toolUseBlock])) }),
+    ]),
+  ),
+});
 
 /** Rebuilds a frame's model history from its context-log rows. */
 export function rebuildHistory(entries: readonly LogEntry[]): ChatMessage[] {
@@ -54,6 +68,15 @@ export function rebuildHistory(entries: readonly LogEntry[]): ChatMessage[] {
       const m = parsed.data;
       if (m.role === "user") appendBlocks(history, "user", m.content);
       else appendBlocks(history, "assistant", m.content);
+    } else if (entry.type === "compaction") {
+      // The frame's history restarts here: summary, kept messages, and any pending tail.
+      const parsed = compactionPayload.safeParse(entry.payload);
+      if (!parsed.success) throw new CorruptStateError(`context log row ${entry.seq} is not a valid compaction`);
+      history.length = 0;
+      for (const m of parsed.data.history) {
+        if (m.role === "user") appendBlocks(history, "user", m.content.map((b) => (b.type === "tool_result" ? toolResult(b.tool_use_id, b.content, b.is_error === true) : b)));
+        else appendBlocks(history, "assistant", m.content);
+      }
     } else if (entry.type === "tool_result") {
       const parsed = toolResultPayload.safeParse(entry.payload);
       if (!parsed.success) throw new CorruptStateError(`context log row ${entry.seq} is not a valid tool_result`);

@@ -1,3 +1,4 @@
+import type { Usage } from "../llm/types.js";
 import type { LogEntryInput, LogType, StepCommit, Store } from "../store/store.js";
 import { toRecord, type StackFrame } from "./frame.js";
 
@@ -13,7 +14,7 @@ export class Journal {
   private rows: LogEntryInput[] = [];
   private touched = new Map<string, StackFrame>();
   private staged: StepExtra = {};
-  private usage = { inputTokens: 0, outputTokens: 0 };
+  private usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
 
   constructor(
     private readonly store: Store,
@@ -30,7 +31,8 @@ export class Journal {
       frameId: frame?.frameId ?? null,
       agentSessionId: frame?.agentSessionId ?? null,
       type,
-      payload,
+      // A snapshot: the frame keeps changing the arrays it shares with a payload before the flush writes it.
+      payload: structuredClone(payload),
     });
   }
 
@@ -39,9 +41,11 @@ export class Journal {
     this.touched.set(frame.frameId, frame);
   }
 
-  addUsage(inputTokens: number, outputTokens: number): void {
-    this.usage.inputTokens += inputTokens;
-    this.usage.outputTokens += outputTokens;
+  addUsage(usage: Usage): void {
+    this.usage.inputTokens += usage.inputTokens;
+    this.usage.outputTokens += usage.outputTokens;
+    this.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
+    this.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
   }
 
   /** Changes that must land together with the next flush, whoever triggers it. */
@@ -59,14 +63,14 @@ export class Journal {
       framesPushed: pushed.map(toRecord),
       framesUpdated: [...this.touched.values()].filter((f) => !pushed.includes(f)).map(toRecord),
     };
-    if (this.requestId && (this.usage.inputTokens > 0 || this.usage.outputTokens > 0)) {
+    if (this.requestId && Object.values(this.usage).some((n) => n > 0)) {
       step.usage = { requestId: this.requestId, ...this.usage };
     }
     this.store.commit(step);
     this.rows = [];
     this.touched.clear();
     this.staged = {};
-    this.usage = { inputTokens: 0, outputTokens: 0 };
+    this.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
   }
 }
 

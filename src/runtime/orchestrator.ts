@@ -109,6 +109,7 @@ export class Orchestrator {
       runningToolUseId: null,
       outputSchema: null,
       reportAttempts: 0,
+      contextTokens: 0,
       history: rebuildHistory(store.history(mainAgentSessionId)),
     };
   }

@@ -22,4 +22,5 @@ export const frameRecordSchema = z.object({
   // Added in a later version: rows written before it read back with the defaults.
   outputSchema: z.record(z.string(), z.unknown()).nullable().default(null),
   reportAttempts: z.number().int().nonnegative().default(0),
+  contextTokens: z.number().int().nonnegative().default(0),
 }) satisfies z.ZodType<FrameRecord>;

@@ -23,6 +23,14 @@ export interface SessionRecord {
   createdAt: number;
 }
 
+export interface SessionUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
+  sinceReset: number;
+}
+
 export interface TaskRecord {
   id: string;
   sessionKey: string;
@@ -49,6 +57,8 @@ export interface RequestRecord {
   error: string | null;
   inputTokens: number;
   outputTokens: number;
+  cacheReadTokens: number;
+  cacheWriteTokens: number;
   createdAt: number;
 }
 
@@ -75,6 +85,8 @@ export interface FrameRecord {
   outputSchema: Record<string, unknown> | null;
   /** Invalid report_back calls so far (the frame fails at 3). */
   reportAttempts: number;
+  /** Tokens the frame's context used at its last model call, as the API reported them. */
+  contextTokens: number;
 }
 
 export interface LogEntryInput {
@@ -119,7 +131,7 @@ export interface StepCommit {
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
   /** Other requests ended by this step (a turn that a /cancel interrupted). */
   requestsClosed?: { id: string; status: RequestStatus; error?: string }[];
-  usage?: { requestId: string; inputTokens: number; outputTokens: number };
+  usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
 }
@@ -153,6 +165,8 @@ export interface Store {
   /** Message and tool_result rows of one agent session, in order. */
   history(agentSessionId: string): LogEntry[];
   sessionLog(sessionKey: string): LogEntry[];
+  /** Token totals of a session (all time) and since its last /reset (what SESSION_TOKEN_BUDGET counts). */
+  sessionUsage(sessionKey: string): SessionUsage;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
   openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }>;
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */

@@ -63,6 +63,10 @@ export interface HarnessOptions {
   env?: Record<string, string>;
   callDepthMax?: number;
   callTimeoutMs?: number;
+  compactionThreshold?: number;
+  compactionKeepTokens?: number;
+  contextTokens?: Record<string, number>;
+  sessionTokenBudget?: number;
   limiter?: CallLimiter;
   timers?: Timers;
 }
@@ -101,6 +105,9 @@ export async function startHarness(options: HarnessOptions = {}) {
       maxIterations: options.maxIterations ?? 25,
       callDepthMax: options.callDepthMax ?? 5,
       callTimeoutMs: options.callTimeoutMs ?? 30_000,
+      compactionThreshold: options.compactionThreshold ?? 0.7,
+      compactionKeepTokens: options.compactionKeepTokens ?? 20_000,
+      contextTokens: options.contextTokens ?? {},
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,

@@ -20,10 +20,12 @@ const started = Date.now();
 let failed = 0;
 let calls = 0;
 let restarts = 0;
+let compactions = 0;
 for (let seed = one ?? from; seed < (one ?? from) + count; seed++) {
   const result = await runScenario({ seed, dir, catalog, events: arg("--events") ?? 14 });
   calls += result.stats.modelCalls;
   restarts += result.stats.restarts;
+  compactions += result.stats.compactions;
   if (one !== undefined) process.stdout.write(`seed ${seed}: trace ${result.traceHash}\n${JSON.stringify(result.stats)}\n`);
   for (const v of result.violations) process.stdout.write(`${v}\n`);
   if (result.violations.length) failed++;
@@ -31,5 +33,5 @@ for (let seed = one ?? from; seed < (one ?? from) + count; seed++) {
 rmSync(dir, { recursive: true, force: true });
 const seconds = ((Date.now() - started) / 1000).toFixed(1);
 process.stdout.write(`${count - failed} passed, ${failed} failed\n`);
-process.stderr.write(`${count} scenarios, ${calls} model calls, ${restarts} crash-restarts in ${seconds} s\n`);
+process.stderr.write(`${count} scenarios, ${calls} model calls, ${restarts} crash-restarts, ${compactions} compactions in ${seconds} s\n`);
 process.exit(failed ? 1 : 0);

@@ -27,7 +27,7 @@ export interface ScenarioResult {
   seed: number;
   violations: string[];
   traceHash: string;
-  stats: { modelCalls: number; restarts: number; messages: number; delivered: number };
+  stats: { modelCalls: number; restarts: number; messages: number; delivered: number; compactions: number };
 }
 
 const CALL_DEPTH_MAX = 3;
@@ -123,7 +123,9 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   }
 
   let traceHash = "";
+  let compactions = 0;
   try {
+    compactions = sessions.flatMap((key) => world.store.sessionLog(key)).filter((e) => e.type === "compaction").length;
     checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
     traceHash = trace(world, sessions, outside);
   } finally {
@@ -137,7 +139,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     seed,
     violations,
     traceHash,
-    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length },
+    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions },
   };
 }
 

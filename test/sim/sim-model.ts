@@ -49,6 +49,10 @@ export class SimModel implements Model {
     private readonly behaviour: ModelBehaviour,
   ) {}
 
+  contextLimit(): Promise<number | null> {
+    return Promise.resolve(null);
+  }
+
   callsFor(requestId: string): number {
     return this.perRequest.get(requestId) ?? 0;
   }

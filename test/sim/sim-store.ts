@@ -78,6 +78,7 @@ export class SimStore implements Store {
   frames: Store["frames"] = (key) => this.alive().frames(key);
   history: Store["history"] = (id) => this.alive().history(id);
   sessionLog = (key: string): LogEntry[] => this.alive().sessionLog(key);
+  sessionUsage: Store["sessionUsage"] = (key) => this.alive().sessionUsage(key);
   openAgentSessions: Store["openAgentSessions"] = (key) => this.alive().openAgentSessions(key);
   runningRequests: Store["runningRequests"] = (key) => this.alive().runningRequests(key);
   pendingOutbound: Store["pendingOutbound"] = (key) => this.alive().pendingOutbound(key);

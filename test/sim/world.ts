@@ -80,6 +80,10 @@ export class World {
         maxIterations: opts.plants.maxIterations ?? 4,
         callDepthMax: opts.plants.ruleFreeSpawn ? 50 : opts.callDepthMax,
         callTimeoutMs: 10_000,
+        // A small window, so long scenarios compact (and the checkers see compacted histories rebuilt).
+        compactionThreshold: 0.7,
+        compactionKeepTokens: 300,
+        contextTokens: { "*": 2_500 },
       },
       ids: opts.ids,
       log: silentLogger(),

@@ -115,6 +115,7 @@ export function buildChildFrame(
     runningToolUseId: null,
     outputSchema,
     reportAttempts: 0,
+    contextTokens: 0,
     history: [{ role: "user", content: [{ type: "text", text: message }] }],
   };
 }

@@ -55,13 +55,22 @@ export class SqliteStore implements Store {
         `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
       ),
       addUsage: db.prepare(
-        `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ? WHERE id = ?`,
+        `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+         cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE id = ?`,
       ),
+      addSessionUsage: db.prepare(
+        `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+         cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+         tokens_since_reset = tokens_since_reset + ? WHERE key = ?`,
+      ),
+      sessionUsage: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
       insertOutbound: db.prepare(
         `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      setMainSession: db.prepare(`UPDATE sessions SET main_agent_session_id = ?, updated_at = ? WHERE key = ?`),
+      setMainSession: db.prepare(
+        `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, updated_at = ? WHERE key = ?`,
+      ),
       getSession: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
       insertSession: db.prepare(
         `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
@@ -86,7 +95,7 @@ export class SqliteStore implements Store {
       ),
       frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
       history: db.prepare(
-        `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result') ORDER BY seq`,
+        `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`,
       ),
       sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
       openAgentSessions: db.prepare(
@@ -136,7 +145,12 @@ export class SqliteStore implements Store {
         s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
       }
       for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, null, r.error ?? null, now, r.id);
-      if (step.usage) s.addUsage.run(step.usage.inputTokens, step.usage.outputTokens, step.usage.requestId);
+      if (step.usage) {
+        const u = step.usage;
+        s.addUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId);
+        const total = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
+        s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, key);
+      }
       for (const o of step.outbound ?? []) {
         s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, now);
       }
@@ -223,6 +237,17 @@ export class SqliteStore implements Store {
     return (this.stmts.sessionLog.all(sessionKey) as Row[]).map(toLogEntry);
   }
 
+  sessionUsage(sessionKey: string) {
+    const r = this.stmts.sessionUsage.get(sessionKey) as Row | undefined;
+    return {
+      inputTokens: Number(r?.input_tokens ?? 0),
+      outputTokens: Number(r?.output_tokens ?? 0),
+      cacheReadTokens: Number(r?.cache_read_tokens ?? 0),
+      cacheWriteTokens: Number(r?.cache_write_tokens ?? 0),
+      sinceReset: Number(r?.tokens_since_reset ?? 0),
+    };
+  }
+
   openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }> {
     return (this.stmts.openAgentSessions.all(sessionKey) as Row[]).map((r) => ({ agentSessionId: String(r.id), agentName: String(r.name) }));
   }
@@ -284,6 +309,8 @@ function toRequest(r: Row): RequestRecord {
     error: nullable(r.error),
     inputTokens: Number(r.input_tokens),
     outputTokens: Number(r.output_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens ?? 0),
+    cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
     createdAt: Number(r.created_at),
   };
 }

@@ -1,0 +1,202 @@
+import { ModelError } from "../llm/model.js";
+import { estimateRequest, estimateTokens } from "../llm/tokens.js";
+import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../llm/types.js";
+import type { TurnDeps } from "./executor.js";
+import type { StackFrame } from "./frame.js";
+import { sanitise, unresolvedToolUses } from "./history.js";
+
+// Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
+// handoff summary plus the newest user messages. The log keeps everything; a `compaction` entry marks
+// where the frame's history restarts (rebuildHistory honours it).
+
+/** Starts every summary message, so it can be recognised (and not kept as a user message) later. */
+export const SUMMARY_PREFIX = "[Summary of the earlier conversation]";
+export const FALLBACK_LIMIT_TOKENS = 200_000;
+const MAX_SUMMARY_ATTEMPTS = 3;
+const TOOL_OUTPUT_CAP = 1_500;
+const MESSAGE_CAP = 4_000;
+
+export const COMPACTION_PROMPT = `You compact a conversation so it can continue in a fresh context window.
+Write a handoff summary for the assistant that will continue it. Cover, in short sections:
+- progress so far and what was decided;
+- the user's preferences and constraints;
+- open questions;
+- the next steps;
+- critical data, copied verbatim: ids, file paths, URLs, names, numbers, dates.
+Write only the summary. Do not address the user and do not invent anything.`;
+
+/** The model's context window: configuration first (per model, then `*`), then the Models API, then 200k. */
+export async function contextLimit(frame: StackFrame, deps: Pick<TurnDeps, "settings" | "model">): Promise<number> {
+  const configured = deps.settings.contextTokens[frame.model] ?? deps.settings.contextTokens["*"];
+  if (configured) return configured;
+  return (await deps.model.contextLimit(frame.model)) ?? FALLBACK_LIMIT_TOKENS;
+}
+
+/** Tokens the frame's next request would use: the local estimate or the API's last figure, whichever is larger. */
+export function contextUsage(frame: StackFrame, deps: Pick<TurnDeps, "tools" | "catalog">): number {
+  const estimate = estimateRequest({
+    system: frame.systemPrompt,
+    messages: sanitise(frame.history).messages,
+    tools: deps.tools.specsFor(frame, deps.catalog),
+  });
+  return Math.max(estimate, frame.contextTokens);
+}
+
+/** Compacts the frame if its context is at or over the threshold. Returns whether it did. */
+export async function compactIfNeeded(frame: StackFrame, deps: TurnDeps): Promise<boolean> {
+  const limit = await contextLimit(frame, deps);
+  const before = contextUsage(frame, deps);
+  if (before < deps.settings.compactionThreshold * limit) return false;
+  await compact(frame, deps, before, limit);
+  return true;
+}
+
+export async function compact(frame: StackFrame, deps: TurnDeps, before: number, limit: number): Promise<void> {
+  const { head, tail } = splitTail(frame.history);
+  const summarised = await summarise(head, frame, deps, limit);
+  const summary = summarised ?? fallbackSummary(head);
+  const kept = newestUserTexts(head, deps.settings.compactionKeepTokens);
+  const opening: UserBlock[] = [{ type: "text", text: `${SUMMARY_PREFIX}\n${summary}` }, ...kept.map((text) => ({ type: "text" as const, text }))];
+  const history = sanitise([{ role: "user", content: opening }, ...tail]).messages;
+  const after = contextUsage({ ...frame, history, contextTokens: 0 }, deps);
+  deps.journal.append(frame, "compaction", {
+    summary,
+    fallback: summarised === null,
+    history,
+    tokens_before: before,
+    tokens_after: after,
+    limit,
+  });
+  frame.history = history;
+  frame.contextTokens = 0;
+  deps.journal.touch(frame);
+  deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, fallback: summarised === null }, "compacted a frame's history");
+  if (!deps.store.sessionLog(deps.journal.sessionKey).some((e) => e.type === "compaction")) {
+    deps.journal.stage({
+      outbound: [
+        {
+          id: deps.ids.next("out"),
+          requestId: deps.journal.requestId,
+          taskId: deps.journal.taskId,
+          agent: "switchboard",
+          depth: 0,
+          text: "(Our conversation got long, so I summarised the earlier part to keep going.)",
+          kind: "notice",
+        },
+      ],
+    });
+  }
+}
+
+/**
+ * What must stay verbatim: mid-turn (tool results waiting for the model) the last assistant message and
+ * its results; when the frame waits for a child, the message with the pending tool_use it waits on.
+ */
+function splitTail(history: ChatMessage[]): { head: ChatMessage[]; tail: ChatMessage[] } {
+  const lastAssistant = history.map((m) => m.role).lastIndexOf("assistant");
+  if (lastAssistant < 0) return { head: history, tail: [] };
+  const last = history[history.length - 1]!;
+  const midTurn = last.role === "user" && last.content.some((b) => b.type === "tool_result");
+  if (!midTurn && unresolvedToolUses(history).length === 0) return { head: history, tail: [] };
+  return { head: history.slice(0, lastAssistant), tail: history.slice(lastAssistant) };
+}
+
+/** The newest user texts within `budget` tokens, oldest first; the oldest that overflows keeps its end. */
+function newestUserTexts(head: ChatMessage[], budget: number): string[] {
+  const texts = head
+    .filter((m) => m.role === "user")
+    .flatMap((m) => m.content.filter((b): b is { type: "text"; text: string } => b.type === "text").map((b) => b.text))
+    .filter((t) => !t.startsWith(SUMMARY_PREFIX));
+  const kept: string[] = [];
+  let left = budget;
+  for (let i = texts.length - 1; i >= 0 && left > 0; i--) {
+    const text = texts[i]!;
+    const cost = estimateTokens(text);
+    if (cost <= left) {
+      kept.unshift(text);
+      left -= cost;
+    } else {
+      kept.unshift(`…${text.slice(text.length - left * 4)}`);
+      left = 0;
+    }
+  }
+  return kept;
+}
+
+/** The head as transcript lines, big tool outputs and long messages trimmed. */
+function transcript(head: ChatMessage[]): string[] {
+  const cap = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)} […${text.length - max} more characters]` : text);
+  const lines: string[] = [];
+  for (const message of head) {
+    for (const block of message.content) {
+      if (block.type === "text") lines.push(`${message.role === "user" ? "User" : "Assistant"}: ${cap(block.text, MESSAGE_CAP)}`);
+      else if (block.type === "tool_use") lines.push(`Assistant called ${block.name} with ${cap(JSON.stringify(block.input), MESSAGE_CAP)}`);
+      else lines.push(`Result${block.is_error ? " (error)" : ""}: ${cap(block.content, TOOL_OUTPUT_CAP)}`);
+    }
+  }
+  return lines;
+}
+
+/** Asks the model for the handoff summary; drops the oldest lines when the request is too long. Null if unusable. */
+async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps, limit: number): Promise<string | null> {
+  let lines = transcript(head);
+  for (let attempt = 0; attempt < MAX_SUMMARY_ATTEMPTS && lines.length > 0; attempt++) {
+    const request = {
+      model: frame.model,
+      system: COMPACTION_PROMPT,
+      messages: [{ role: "user" as const, content: [{ type: "text" as const, text: `The conversation so far:\n\n${lines.join("\n")}\n\nWrite the handoff summary now.` }] }],
+      tools: [],
+      signal: deps.signal,
+    };
+    if (estimateRequest(request) > limit * 0.9) {
+      lines = lines.slice(Math.ceil(lines.length / 4));
+      continue;
+    }
+    try {
+      const response = await deps.model.complete(request);
+      deps.journal.addUsage(response.usage);
+      const text = textOf(response.content);
+      return text.length >= 20 ? text : null;
+    } catch (error) {
+      if (error instanceof ModelError && error.promptTooLong) {
+        lines = lines.slice(Math.ceil(lines.length / 2));
+        continue;
+      }
+      deps.log.warn({ frame: frame.frameId, err: error instanceof Error ? error.message : String(error) }, "summary failed; using the fallback");
+      return null;
+    }
+  }
+  return null;
+}
+
+/** Built from the history alone, so compaction always succeeds. */
+export function fallbackSummary(head: ChatMessage[]): string {
+  const users = head.filter((m) => m.role === "user").map((m) => textOf(m.content)).filter((t) => t && !t.startsWith(SUMMARY_PREFIX));
+  const assistants = head.filter((m) => m.role === "assistant").map((m) => textOf(m.content)).filter(Boolean);
+  const uses = new Map<string, ToolUseBlock>();
+  const outcomes: string[] = [];
+  const children: string[] = [];
+  for (const message of head) {
+    for (const block of message.content) {
+      if (block.type === "tool_use") uses.set(block.id, block);
+      if (block.type === "tool_result") {
+        const use = uses.get(block.tool_use_id);
+        if (!use) continue;
+        const result = block.content.slice(0, 200);
+        if (["use_skill", "use_agent", "call_agent"].includes(use.name)) {
+          children.push(`- ${String(use.input.name ?? use.input.agent)}: ${block.is_error ? "failed: " : ""}${result}`);
+        } else {
+          outcomes.push(`- ${use.name}: ${block.is_error ? "error: " : ""}${result}`);
+        }
+      }
+    }
+  }
+  const section = (title: string, items: string[]) => (items.length ? [`${title}:`, ...items.slice(-10)] : []);
+  return [
+    "(Automatic summary: the model's summary was not available.)",
+    ...(users.length ? [`Last user request: ${users[users.length - 1]!.slice(0, 500)}`] : []),
+    ...section("Tools run", outcomes),
+    ...section("Skills and agents invoked", children),
+    ...(assistants.length ? [`Last assistant reply: ${assistants[assistants.length - 1]!.slice(0, 500)}`] : []),
+  ].join("\n");
+}
