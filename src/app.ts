@@ -60,7 +60,7 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
     log,
   };
   const orchestrator = new Orchestrator(runtime);
-  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log });
+  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
   return {
     store,
     catalog,

@@ -151,6 +151,7 @@ function readDefinition(kind: DefinitionKind, file: string, options: LoadOptions
     tools,
     mode: fm.mode ?? "interactive",
     env,
+    carryover: fm.carryover ?? false,
     outputSchema: fm.output_schema ?? null,
     license: fm.license ?? null,
     compatibility: fm.compatibility ?? null,

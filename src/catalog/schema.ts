@@ -43,6 +43,7 @@ export const frontmatterSchema = z
         error: "must be a list of environment variable names, e.g. [GITHUB_TOKEN]",
       })
       .optional(),
+    carryover: z.boolean({ error: "must be true or false" }).optional(),
     output_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object (type: object, properties: …)" }).optional(),
   })
   .passthrough();

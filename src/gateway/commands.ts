@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -9,6 +9,7 @@ const COMMANDS: Record<string, ChatCommand> = {
   start: "start",
   help: "help",
   skills: "skills",
+  context: "context",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -17,6 +18,7 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
   { command: "start", description: "What this bot can do" },
   { command: "skills", description: "List the skills and agents" },
   { command: "status", description: "Show who you are talking to" },
+  { command: "context", description: "Context and token usage" },
   { command: "cancel", description: "Stop the running task" },
   { command: "reset", description: "Start a fresh conversation" },
 ];

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
-import { cancelTask, describeStack, resetSession } from "../runtime/control.js";
+import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
 import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
 import { parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
@@ -18,6 +18,8 @@ export interface GatewayDeps {
   log: Logger;
   /** First delay before a failed delivery is retried (doubling each time). Default 2000 ms. */
   retryBaseMs?: number;
+  /** Tokens a session may use between /resets before the model is no longer called (0: no limit). */
+  sessionTokenBudget?: number;
 }
 
 const BUSY =
@@ -78,7 +80,7 @@ export class Gateway {
     const task = store.activeTask(message.sessionKey);
     const command = parseCommand(message.text, task !== null);
     const addressed = message.addressed ?? true;
-    if (task && task.ownerId !== message.userId && command !== "status" && command !== "skills") {
+    if (task && task.ownerId !== message.userId && command !== "status" && command !== "skills" && command !== "context") {
       // Someone else's task holds this chat: only its owner may talk to the agents or stop them.
       return addressed || command ? { status: "refused", text: BUSY } : { status: "ignored" };
     }
@@ -127,7 +129,10 @@ export class Gateway {
     if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
     const key = request.sessionKey;
     const command = request.kind === "command" ? parseCommand(request.text, true) : null;
-    if (command) {
+    if (command === "context") {
+      const { runtime, orchestrator } = this.deps;
+      await this.guardAsync(request, () => describeContext(runtime, orchestrator, request, this.deps.sessionTokenBudget ?? 0).then(() => {}));
+    } else if (command) {
       this.command(request, command);
     } else {
       const turn = new AbortController();
@@ -165,6 +170,16 @@ export class Gateway {
   private async process(request: RequestRecord, signal: AbortSignal): Promise<void> {
     const { model, orchestrator } = this.deps;
     if (!model.configured) return this.reply(request, model.setupHint, "failed");
+    const budget = this.deps.sessionTokenBudget ?? 0;
+    const used = budget > 0 ? this.deps.store.sessionUsage(request.sessionKey).sinceReset : 0;
+    if (budget > 0 && used >= budget) {
+      const n = (x: number) => x.toLocaleString("en-US");
+      return this.reply(
+        request,
+        `This conversation has used ${n(used)} tokens, over its budget of ${n(budget)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`,
+        "failed",
+      );
+    }
     await this.guardAsync(request, () => orchestrator.handleMessage(request, signal));
   }
 

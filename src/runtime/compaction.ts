@@ -47,6 +47,8 @@ export async function compactIfNeeded(frame: StackFrame, deps: TurnDeps): Promis
   const limit = await contextLimit(frame, deps);
   const before = contextUsage(frame, deps);
   if (before < deps.settings.compactionThreshold * limit) return false;
+  // Nothing to summarise yet (a task message alone): compacting would only cut the task short.
+  if (!splitTail(frame.history).head.some((m) => m.role === "assistant")) return false;
   await compact(frame, deps, before, limit);
   return true;
 }
@@ -55,9 +57,12 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   const { head, tail } = splitTail(frame.history);
   const summarised = await summarise(head, frame, deps, limit);
   const summary = summarised ?? fallbackSummary(head);
-  const kept = newestUserTexts(head, deps.settings.compactionKeepTokens);
+  // Never keep more than a third of the window verbatim, or compaction could not make room.
+  const kept = newestUserTexts(head, Math.min(deps.settings.compactionKeepTokens, Math.floor(limit / 3)));
   const opening: UserBlock[] = [{ type: "text", text: `${SUMMARY_PREFIX}\n${summary}` }, ...kept.map((text) => ({ type: "text" as const, text }))];
-  const history = sanitise([{ role: "user", content: opening }, ...tail]).messages;
+  // Not sanitised here: a pending tool_use in the tail must stay open for the child's result.
+  // (Sanitisation runs before every model call.)
+  const history: ChatMessage[] = [{ role: "user", content: opening }, ...tail];
   const after = contextUsage({ ...frame, history, contextTokens: 0 }, deps);
   deps.journal.append(frame, "compaction", {
     summary,

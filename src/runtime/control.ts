@@ -1,4 +1,5 @@
 import type { RequestRecord } from "../store/store.js";
+import { contextLimit, contextUsage } from "./compaction.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
 import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.js";
@@ -101,5 +102,28 @@ export function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, requ
     request: { id: request.id, status: "done" },
     outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")],
   });
+  return text;
+}
+
+/** `/context`: the current frame's tokens against its window, compactions so far, and the session's totals. */
+export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, budget: number): Promise<string> {
+  const key = request.sessionKey;
+  const stack = deps.stacks.getOrLoad(key);
+  const frame = stack.top ?? orchestrator.idleMainFrame(key);
+  const view = { ...deps, catalog: deps.catalog() };
+  const used = contextUsage(frame, view);
+  const limit = await contextLimit(frame, deps);
+  const compactions = deps.store.sessionLog(key).filter((e) => e.type === "compaction").length;
+  const u = deps.store.sessionUsage(key);
+  const n = (x: number) => x.toLocaleString("en-US");
+  const lines = [
+    `Context (${frame.agentName}): ${n(used)} of ${n(limit)} tokens (${Math.round((used / limit) * 100)}%); compacts at ${Math.round(deps.settings.compactionThreshold * 100)}%.`,
+    `Compactions in this conversation: ${compactions}.`,
+    `Tokens used: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write.`,
+    budget > 0 ? `Since the last /reset: ${n(u.sinceReset)} of a ${n(budget)}-token budget.` : `Since the last /reset: ${n(u.sinceReset)} tokens.`,
+  ];
+  const text = lines.join("\n");
+  const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
+  journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
 }

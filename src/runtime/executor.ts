@@ -8,6 +8,7 @@ import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
 import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
 import type { Journal } from "./journal.js";
+import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded } from "./compaction.js";
 import { COMPLETE } from "./tools/complete.js";
 import { checkReport, MAX_REPORT_ATTEMPTS, REPORT_BACK } from "./tools/report-back.js";
@@ -89,6 +90,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     const response = await deps.model.complete({
       model: frame.model,
       system: frame.systemPrompt,
+      ...(frame.agentType === "main" ? { volatileSystem: artifactsHint(frame.history) } : {}),
       messages,
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
@@ -194,6 +196,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     log: deps.log,
     limiter: deps.limiter,
     timers: deps.timers,
+    previousRun: (agentName) => previousRun(deps, agentName),
     activateChild(child) {
       activated = child;
       throw new ChildActivated(child);
@@ -213,4 +216,16 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   }
   if (activated) return { child: activated };
   return output;
+}
+
+/** The result of the last successful run of `agentName` in this chat, for definitions with carryover. */
+function previousRun(deps: TurnDeps, agentName: string): string | null {
+  const log = deps.store.sessionLog(deps.journal.sessionKey);
+  for (let i = log.length - 1; i >= 0; i--) {
+    const entry = log[i]!;
+    if (entry.type !== "agent_session_complete") continue;
+    const p = entry.payload as { agent_name?: string; result?: string; is_error?: boolean };
+    if (p.agent_name === agentName && !p.is_error && p.result) return p.result.length > 2000 ? `${p.result.slice(0, 2000)}…` : p.result;
+  }
+  return null;
 }

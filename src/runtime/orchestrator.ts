@@ -5,6 +5,7 @@ import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
 import type { CallLimiter } from "./call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "./deps.js";
+import { compactIfNeeded } from "./compaction.js";
 import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { rebuildHistory } from "./history.js";
@@ -85,6 +86,11 @@ export class Orchestrator {
    */
   private closeOrphans(stack: AgentStack, journal: Journal): void {
     closeOpenSessions(this.deps.store, journal, new Set(stack.all().map((f) => f.agentSessionId)), "interrupted by a restart");
+  }
+
+  /** The main agent's frame as it would start now (for /context while idle). */
+  idleMainFrame(sessionKey: string): StackFrame {
+    return this.mainFrame(this.deps.store.session(sessionKey, () => this.deps.ids.next("as")).mainAgentSessionId);
   }
 
   private mainFrame(mainAgentSessionId: string): StackFrame {
@@ -169,6 +175,9 @@ export class Orchestrator {
           break;
         }
         case "CHILD_ACTIVATED":
+          // The parent now waits, possibly for a long time: compact it if it is near its window.
+          // The tool_use it waits on stays intact, so the child's result still lands.
+          await compactIfNeeded(frame, deps);
           pushChild(stack, result.child, journal);
           journal.flush({ framesPushed: [result.child] });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");

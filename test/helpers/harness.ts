@@ -115,7 +115,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     log,
   };
   const orchestrator = new Orchestrator(runtime);
-  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, retryBaseMs: 1 });
+  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0 });
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
   gateway.register({

@@ -73,7 +73,9 @@ export function callAgentTool(toolNames: () => string[]): Tool {
       let release: (() => void) | null = null;
       try {
         release = await ctx.limiter.acquire(def.name, signal);
-        const child = buildChildFrame(def, ctx.frame, message, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
+        const previous = def.carryover ? ctx.previousRun(`agent:${def.name}`) : null;
+        const task = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${message}` : message;
+        const child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
         const output = await ctx.runBatch(child, signal);
         if (deadline.signal.aborted) return fail(timedOut);
         return output.isError ? output : { content: capResult(output.content) };

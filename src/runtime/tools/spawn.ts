@@ -69,7 +69,11 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         const compiled = compileOutputSchema(schema);
         if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
       }
-      const child = buildChildFrame(def, frame, parsed.data.message, ctx, toolNames(), schema as Record<string, unknown> | null);
+      const previous = def.carryover ? ctx.previousRun(`${kind}:${def.name}`) : null;
+      const message = previous
+        ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${parsed.data.message}`
+        : parsed.data.message;
+      const child = buildChildFrame(def, frame, message, ctx, toolNames(), schema as Record<string, unknown> | null);
       if (def.mode === "batch") return ctx.runBatch(child);
       return ctx.activateChild(child);
     },

@@ -21,6 +21,8 @@ export interface ToolContext {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
+  previousRun(agentName: string): string | null;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
   activateChild(child: StackFrame): never;
   /** Runs `child` to the end without the user (batch mode) and returns its final text; `signal` can cut it short. */

@@ -21,7 +21,7 @@ export interface FakeReply {
   /** Default: "tool_use" if any tool_use block, else "end_turn". */
   stop_reason?: "end_turn" | "tool_use" | "max_tokens";
   /** Default: a chars/4 estimate (at least 1) of the request / the reply. */
-  usage?: { input_tokens: number; output_tokens: number };
+  usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   /** Models do sometimes name a tool they were not offered; set this to script that on purpose. */
   allowUnoffered?: boolean;
 }
@@ -67,6 +67,8 @@ export interface FakeAnthropic {
   fallback(fn: StepFn | null): void;
   pending(): number;
   reset(): void;
+  /** Requests over this many tokens (chars/4) get "prompt is too long"; GET /v1/models/:id reports it. Null: no limit. */
+  setContextLimit(tokens: number | null): void;
   close(): Promise<void>;
 }
 
@@ -112,7 +114,8 @@ function estimateTokens(value: unknown): number {
   return Math.max(1, Math.ceil(JSON.stringify(value ?? "").length / 4));
 }
 
-export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<FakeAnthropic> {
+export async function startFakeAnthropic(opts: { port?: number; contextLimit?: number } = {}): Promise<FakeAnthropic> {
+  let contextLimit: number | null = opts.contextLimit ?? null;
   let queue: FakeStep[] = [];
   let fallbackFn: StepFn | null = null;
   const calls: RecordedCall[] = [];
@@ -162,6 +165,12 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
       return reject(400, "invalid_request_error", "anthropic-version: header is required");
     }
     if (error) return reject(error.status, error.type, error.message);
+    // The context window: the same chars/4 estimate Switchboard uses, so a test's limit means what it says.
+    if (contextLimit !== null) {
+      const { system, messages, tools } = call.body;
+      const tokens = estimateTokens(system ?? "") + estimateTokens(messages) + estimateTokens(tools ?? []);
+      if (tokens > contextLimit) return reject(400, "invalid_request_error", `prompt is too long: ${tokens} tokens > ${contextLimit} maximum`);
+    }
     acceptedCalls.add(call);
 
     const request = call.body;
@@ -203,7 +212,7 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
       content: outcome.content,
       stop_reason: outcome.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
       stop_sequence: null,
-      usage: { ...usage, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
     });
   }
 
@@ -212,6 +221,18 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
+      const model = /^\/v1\/models\/([^/]+)$/.exec(path);
+      if (req.method === "GET" && model) {
+        // The Models API: max_input_tokens is the context window clients can look up.
+        return send(res, 200, {
+          type: "model",
+          id: decodeURIComponent(model[1]!),
+          display_name: "Fake model",
+          created_at: "2026-01-01T00:00:00Z",
+          max_input_tokens: contextLimit ?? 200_000,
+          max_tokens: 64_000,
+        });
+      }
       if (req.method !== "POST" || path !== "/v1/messages") {
         return sendError(res, null, 404, "not_found_error", `Not found: ${path}`);
       }
@@ -235,6 +256,7 @@ export async function startFakeAnthropic(opts: { port?: number } = {}): Promise<
     script: (...steps) => void queue.push(...steps),
     fallback: (fn) => void (fallbackFn = fn),
     pending: () => queue.length,
+    setContextLimit: (tokens) => void (contextLimit = tokens),
     reset: () => {
       queue = [];
       fallbackFn = null;

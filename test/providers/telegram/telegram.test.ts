@@ -80,7 +80,7 @@ async function nth(chatId: number, n: number): Promise<SentMessage> {
 describe("private chat", () => {
   it("holds a whole takeover conversation, with the speaking subagent shown, to completion", async () => {
     await boot();
-    expect(tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "cancel", "reset"]);
+    expect(tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "context", "cancel", "reset"]);
 
     tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/start" });
     expect((await nth(ALICE, 1)).text).toContain("• interview: The interview skill for tests.");
