@@ -167,6 +167,8 @@ export interface Store {
   sessionLog(sessionKey: string): LogEntry[];
   /** Token totals of a session (all time) and since its last /reset (what SESSION_TOKEN_BUDGET counts). */
   sessionUsage(sessionKey: string): SessionUsage;
+  /** Token totals of one task: the sum over its requests. */
+  taskUsage(taskId: string): Omit<SessionUsage, "sinceReset">;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
   openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }>;
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */

@@ -180,6 +180,8 @@ describe("cost and context", () => {
       [20, 5, 1000, 0],
     ]);
     expect(h.store.sessionUsage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085 });
+    const firstTask = h.store.requests("console:t")[0]!.taskId!;
+    expect(h.store.taskUsage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50 });
     const [line] = await h.say("/context");
     expect(line).toMatch(
       /^switchboard: Context \(main\): [\d,]+ of 100,000 tokens \(\d+%\); compacts at 70%\.\nCompactions in this conversation: 0\.\nTokens used: 120 input, 15 output, 1,900 cache read, 50 cache write\.\nSince the last \/reset: 2,085 tokens\.$/,

@@ -79,6 +79,7 @@ export class SimStore implements Store {
   history: Store["history"] = (id) => this.alive().history(id);
   sessionLog = (key: string): LogEntry[] => this.alive().sessionLog(key);
   sessionUsage: Store["sessionUsage"] = (key) => this.alive().sessionUsage(key);
+  taskUsage: Store["taskUsage"] = (id) => this.alive().taskUsage(id);
   openAgentSessions: Store["openAgentSessions"] = (key) => this.alive().openAgentSessions(key);
   runningRequests: Store["runningRequests"] = (key) => this.alive().runningRequests(key);
   pendingOutbound: Store["pendingOutbound"] = (key) => this.alive().pendingOutbound(key);

@@ -64,6 +64,10 @@ export class SqliteStore implements Store {
          tokens_since_reset = tokens_since_reset + ? WHERE key = ?`,
       ),
       sessionUsage: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
+      taskUsage: db.prepare(
+        `SELECT COALESCE(SUM(input_tokens), 0) AS i, COALESCE(SUM(output_tokens), 0) AS o,
+         COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w FROM requests WHERE task_id = ?`,
+      ),
       insertOutbound: db.prepare(
         `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -246,6 +250,11 @@ export class SqliteStore implements Store {
       cacheWriteTokens: Number(r?.cache_write_tokens ?? 0),
       sinceReset: Number(r?.tokens_since_reset ?? 0),
     };
+  }
+
+  taskUsage(taskId: string) {
+    const r = this.stmts.taskUsage.get(taskId) as Row;
+    return { inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w) };
   }
 
   openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }> {
