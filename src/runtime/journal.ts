@@ -78,6 +78,9 @@ function merge(a: StepExtra, b: StepExtra): StepExtra {
   return {
     ...a,
     ...b,
+    // A later status for the same request or task keeps what was staged earlier (e.g. the request's task id).
+    ...(a.request && b.request ? { request: { ...a.request, ...b.request } } : {}),
+    ...(a.task && b.task ? { task: { ...a.task, ...b.task } } : {}),
     framesPushed: [...(a.framesPushed ?? []), ...(b.framesPushed ?? [])],
     framesPopped: [...(a.framesPopped ?? []), ...(b.framesPopped ?? [])],
     outbound: [...(a.outbound ?? []), ...(b.outbound ?? [])],
