@@ -9,6 +9,7 @@ import { CallLimiter } from "./runtime/call-limiter.js";
 import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
+import { httpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
@@ -24,7 +25,7 @@ export interface App {
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
 export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
   const store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"));
-  const tools = new ToolRegistry();
+  const tools = new ToolRegistry(config.HTTP_REQUEST_TOOL ? [httpRequestTool] : []);
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { log, knownTools: tools.names() });
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
@@ -53,6 +54,7 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
       compactionThreshold: config.COMPACTION_THRESHOLD,
       compactionKeepTokens: config.COMPACTION_KEEP_TOKENS,
       contextTokens: config.MODEL_CONTEXT_TOKENS,
+      approvalTimeoutMs: config.APPROVAL_TIMEOUT,
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,
@@ -61,12 +63,17 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
   };
   const orchestrator = new Orchestrator(runtime);
   const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
+  // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT); checked now and every 30 s.
+  gateway.expireApprovals(Date.now());
+  const sweep = setInterval(() => gateway.expireApprovals(Date.now()), 30_000);
+  sweep.unref();
   return {
     store,
     catalog,
     model,
     gateway,
     async close() {
+      clearInterval(sweep);
       await catalog.close();
       await gateway.stop();
       store.close();

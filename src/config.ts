@@ -57,6 +57,18 @@ const schema = z.object({
   }),
   COMPACTION_KEEP_TOKENS: wholeNumber(20_000, 0, 1_000_000),
   SESSION_TOKEN_BUDGET: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
+  APPROVAL_TIMEOUT: optionalText.transform((v, ctx) => {
+    if (v === undefined) return 24 * 3600 * 1000;
+    const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(v);
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? "ms") as "ms"];
+    const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
+    if (!(ms >= 1000)) {
+      ctx.addIssue({ code: "custom", message: `must be a duration such as 24h, 30m or 90s (at least 1 s), got "${v}"` });
+      return z.NEVER;
+    }
+    return ms;
+  }),
+  HTTP_REQUEST_TOOL: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),

@@ -40,11 +40,20 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
     prefix: "console",
     async deliver(message: OutboundMessage) {
       if (options.jsonl) {
-        write(JSON.stringify({ type: "message", agent: message.agent, depth: message.depth, text: message.text }));
+        write(
+          JSON.stringify({
+            type: "message",
+            agent: message.agent,
+            depth: message.depth,
+            text: message.text,
+            ...(message.approvalId ? { approval_id: message.approvalId } : {}),
+          }),
+        );
       } else {
         // Replace the half-typed prompt line, print the reply, then redraw the prompt below it.
         if (interactive) output.write("\r\x1b[K");
         write(`${label(message)} ${message.text}`);
+        if (message.approvalId) write(`  → /approve ${message.approvalId}   or   /deny ${message.approvalId}`);
         if (interactive) rl.prompt(true);
       }
     },

@@ -14,6 +14,8 @@ export interface Definition {
   mode: "interactive" | "batch";
   /** Environment variables the definition needs; when one is unset it is unavailable. */
   env: string[];
+  /** Tools that need the owner's approval in this definition's frames; ["*"] for all of them. */
+  requiresApproval: string[];
   /** Give the child a summary of its own previous run in the chat. */
   carryover: boolean;
   /** Default JSON Schema for report_back. */

@@ -152,6 +152,7 @@ function readDefinition(kind: DefinitionKind, file: string, options: LoadOptions
     mode: fm.mode ?? "interactive",
     env,
     carryover: fm.carryover ?? false,
+    requiresApproval: fm.requires_approval === true ? ["*"] : Array.isArray(fm.requires_approval) ? fm.requires_approval : [],
     outputSchema: fm.output_schema ?? null,
     license: fm.license ?? null,
     compatibility: fm.compatibility ?? null,

@@ -44,6 +44,9 @@ export const frontmatterSchema = z
       })
       .optional(),
     carryover: z.boolean({ error: "must be true or false" }).optional(),
+    requires_approval: z
+      .union([z.boolean(), toolList], { error: "must be true (every tool) or a list of tool names" })
+      .optional(),
     output_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object (type: object, properties: …)" }).optional(),
   })
   .passthrough();

@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -10,6 +10,8 @@ const COMMANDS: Record<string, ChatCommand> = {
   help: "help",
   skills: "skills",
   context: "context",
+  approve: "approve",
+  deny: "deny",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -51,4 +53,24 @@ export function welcomeText(catalog: Catalog): string {
     "",
     skillsText(catalog),
   ].join("\n");
+}
+
+/** The approval id after `/approve` or `/deny`. */
+export function commandArgument(text: string): string {
+  return text.trim().split(/\s+/)[1] ?? "";
+}
+
+export function decisionText(result: import("./types.js").DecisionResult, id: string): string {
+  switch (result.status) {
+    case "approved":
+      return `Approved (${id}). Running it now.`;
+    case "denied":
+      return `Denied (${id}). I won't run it.`;
+    case "already_decided":
+      return `That was already decided (${result.decided}).`;
+    case "not_owner":
+      return "Only the person who started this task can approve or deny its tool calls.";
+    case "not_found":
+      return `There is no pending approval ${id}.`;
+  }
 }

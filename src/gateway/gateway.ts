@@ -4,10 +4,10 @@ import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
 import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
-import { parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
+import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
-import type { InboundMessage, ProviderSink, SubmitResult } from "./types.js";
+import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 
 export interface GatewayDeps {
   store: Store;
@@ -80,7 +80,8 @@ export class Gateway {
     const task = store.activeTask(message.sessionKey);
     const command = parseCommand(message.text, task !== null);
     const addressed = message.addressed ?? true;
-    if (task && task.ownerId !== message.userId && command !== "status" && command !== "skills" && command !== "context") {
+    const anyone = command === "status" || command === "skills" || command === "context" || command === "approve" || command === "deny";
+    if (task && task.ownerId !== message.userId && !anyone) {
       // Someone else's task holds this chat: only its owner may talk to the agents or stop them.
       return addressed || command ? { status: "refused", text: BUSY } : { status: "ignored" };
     }
@@ -110,6 +111,62 @@ export class Gateway {
     return { status: "accepted", requestId: request.id };
   }
 
+  /**
+   * The owner's decision on a pending approval. A compare-and-set on the stored approval: of two clicks,
+   * duplicate posts or racing approvers exactly one decides; the turn then resumes (the tool runs at most once).
+   */
+  decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
+    const { store, ids, log } = this.deps;
+    const approval = store.approval(approvalId);
+    if (!approval) return { status: "not_found" };
+    if (approval.ownerId !== userId) return { status: "not_owner" };
+    if (!store.decideApproval(approvalId, decision === "approve" ? "approved" : "denied", userId)) {
+      return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
+    }
+    log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
+    this.resumeAfterDecision(approval.sessionKey, approvalId, userId, ids.next("req"));
+    return { status: decision === "approve" ? "approved" : "denied" };
+  }
+
+  /** Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told. */
+  expireApprovals(now: number): number {
+    const { store, ids } = this.deps;
+    let expired = 0;
+    for (const approval of store.dueApprovals(now)) {
+      if (!store.decideApproval(approval.id, "expired", "timeout")) continue;
+      expired++;
+      store.commit({
+        sessionKey: approval.sessionKey,
+        outbound: [
+          {
+            id: ids.next("out"),
+            requestId: null,
+            taskId: approval.taskId,
+            agent: "switchboard",
+            depth: 0,
+            text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
+            kind: "notice",
+          },
+        ],
+      });
+      this.resumeAfterDecision(approval.sessionKey, approval.id, approval.ownerId, ids.next("req"));
+    }
+    return expired;
+  }
+
+  private resumeAfterDecision(sessionKey: string, approvalId: string, userId: string, requestId: string): void {
+    const { request, duplicate } = this.deps.store.insertRequest({
+      id: requestId,
+      sessionKey,
+      externalId: `approval:${approvalId}`,
+      kind: "approval",
+      userId,
+      text: `(decision on ${approvalId})`,
+    });
+    if (!duplicate) this.queue.push(sessionKey, () => this.run(request.id));
+    else void this.deliver(sessionKey);
+  }
+
   async idle(): Promise<void> {
     await this.queue.idle();
     await this.control.idle();
@@ -129,7 +186,10 @@ export class Gateway {
     if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
     const key = request.sessionKey;
     const command = request.kind === "command" ? parseCommand(request.text, true) : null;
-    if (command === "context") {
+    if (command === "approve" || command === "deny") {
+      const id = commandArgument(request.text);
+      this.reply(request, decisionText(this.decide(id, request.userId, command), id));
+    } else if (command === "context") {
       const { runtime, orchestrator } = this.deps;
       await this.guardAsync(request, () => describeContext(runtime, orchestrator, request, this.deps.sessionTokenBudget ?? 0).then(() => {}));
     } else if (command) {
@@ -170,6 +230,13 @@ export class Gateway {
   private async process(request: RequestRecord, signal: AbortSignal): Promise<void> {
     const { model, orchestrator } = this.deps;
     if (!model.configured) return this.reply(request, model.setupHint, "failed");
+    if (request.kind === "message" && request.status === "pending") {
+      const pending = this.deps.store.pendingApprovals(request.sessionKey);
+      if (pending.length > 0) {
+        const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
+        return this.reply(request, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
+      }
+    }
     const budget = this.deps.sessionTokenBudget ?? 0;
     const used = budget > 0 ? this.deps.store.sessionUsage(request.sessionKey).sinceReset : 0;
     if (budget > 0 && used >= budget) {

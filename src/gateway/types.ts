@@ -30,7 +30,16 @@ export interface OutboundMessage {
   depth: number;
   text: string;
   kind: "message" | "notice" | "error";
+  /** Set when the message asks the owner to approve a tool call: providers show Approve/Deny. */
+  approvalId?: string | null;
 }
+
+export type Decision = "approve" | "deny";
+export type DecisionResult =
+  | { status: "approved" | "denied" }
+  | { status: "already_decided"; decided: string }
+  | { status: "not_owner" }
+  | { status: "not_found" };
 
 /** What a provider has already sent of one outbound message, so a restart never sends a chunk twice. */
 export interface DeliveryReceipt {

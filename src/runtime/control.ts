@@ -25,6 +25,8 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
       stopped.push(frame.agentName);
     }
   }
+  // Approvals still waiting can no longer be used: a late click is told it was already decided.
+  for (const approval of deps.store.pendingApprovals(sessionKey)) deps.store.decideApproval(approval.id, "denied", "cancelled");
   // Batch runs cut off by the cancel were never on the stack: close them too.
   closeOpenSessions(deps.store, journal, new Set(frames.map((f) => f.agentSessionId)), "cancelled by the user");
   deps.stacks.clear(sessionKey);

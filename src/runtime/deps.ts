@@ -9,7 +9,13 @@ export interface Ids {
 }
 
 export const systemClock: Clock = { now: () => Date.now() };
-export const randomIds: Ids = { next: (prefix) => `${prefix}_${randomUUID().replaceAll("-", "")}` };
+/**
+ * UUIDs (tasks, requests and sessions are UUIDs for API clients); approval ids are short, because a
+ * Telegram button carries at most 64 bytes.
+ */
+export const randomIds: Ids = {
+  next: (prefix) => (prefix === "ap" ? `ap_${randomUUID().replaceAll("-", "").slice(0, 10)}` : randomUUID()),
+};
 
 export interface RuntimeSettings {
   defaultModel: string;
@@ -24,6 +30,8 @@ export interface RuntimeSettings {
   compactionKeepTokens: number;
   /** Context window per model from configuration; `*` is the fallback. Unlisted models ask the Models API. */
   contextTokens: Record<string, number>;
+  /** How long an approval waits for the owner before it counts as denied. Default 24 h. */
+  approvalTimeoutMs: number;
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

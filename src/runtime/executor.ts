@@ -124,7 +124,31 @@ function finishWith(frame: StackFrame, uses: ToolUseBlock[], index: number, deps
   }
 }
 
+/** Whether a call must wait for the owner's yes. Fails closed: when in doubt, it waits. */
+export function needsApproval(frame: StackFrame, use: ToolUseBlock, deps: Pick<TurnDeps, "tools" | "catalog">): boolean {
+  const tool = deps.tools.get(use.name);
+  if (!tool) return false; // an unknown tool never runs at all
+  if (frame.approvalTools.includes("*") || frame.approvalTools.includes(use.name)) return true;
+  // A definition that can no longer be read: its approval rules are unknown, so ask.
+  if (frame.definitionName && !(frame.agentType === "skill" ? deps.catalog.skills : deps.catalog.agents).has(frame.definitionName)) {
+    return tool.requiresApproval !== undefined || !isStackTool(use.name);
+  }
+  try {
+    return typeof tool.requiresApproval === "function" ? tool.requiresApproval(use.input) : tool.requiresApproval === true;
+  } catch {
+    return true;
+  }
+}
+
+function isStackTool(name: string): boolean {
+  return ["use_skill", "use_agent", "call_agent", "complete", "report_back", "read_skill_file"].includes(name);
+}
+
+const DENIED = "the user denied this call";
+const EXPIRED = "no one approved this call in time, so it was treated as denied";
+
 async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: TurnDeps): Promise<TurnResult | null> {
+  const waiting: ToolUseBlock[] = [];
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
       const raw = use.input.result;
@@ -157,9 +181,26 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
       );
       continue;
     }
+    if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
+      const approval = deps.store.approvalFor(use.id);
+      if (!approval || approval.status === "pending") {
+        waiting.push(use); // the calls that need no approval still run now
+        continue;
+      }
+      if (approval.status !== "approved") {
+        addToolResult(frame, deps.journal, use.id, approval.status === "denied" ? DENIED : EXPIRED, true);
+        continue;
+      }
+    }
     const outcome = await runTool(frame, use, deps);
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
+  }
+  if (waiting.length > 0) {
+    const approvals = waiting
+      .filter((use) => !deps.store.approvalFor(use.id))
+      .map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
+    return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }
   return null;
 }

@@ -61,7 +61,8 @@ export type TurnResult =
   /** `structured` is the validated report_back value; `text` is then its JSON. */
   | { action: "COMPLETE"; text: string; structured?: Record<string, unknown> }
   | { action: "CHILD_ACTIVATED"; child: StackFrame }
-  | { action: "INTERRUPT"; text: string }
+  /** Tool calls wait for the owner's approval; `approvals` are the ones asked for the first time. */
+  | { action: "INTERRUPT"; text: string; approvals: Array<{ id: string; toolUseId: string; toolName: string; input: Record<string, unknown> }> }
   | { action: "MAX_ITERATIONS"; text: string }
   | { action: "ERROR"; text: string };
 

@@ -45,7 +45,7 @@ export class Orchestrator {
     let log = this.deps.log.child({ session: key, request: request.id });
     let input: TurnInput;
 
-    if (request.status === "running") {
+    if (request.status === "running" || request.kind === "approval") {
       // Started before a restart: its input is already in the log; continue from there.
       const task = store.activeTask(key);
       if (stack.isEmpty || !task) {
@@ -55,6 +55,9 @@ export class Orchestrator {
       }
       journal.taskId = task.id;
       input = { kind: "resume" };
+      if (request.kind === "approval") {
+        journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
+      }
       this.closeOrphans(stack, journal);
       log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
     } else if (stack.isEmpty) {
@@ -77,7 +80,9 @@ export class Orchestrator {
       input = { kind: "user", text: request.text };
     }
     log = log.child({ task: journal.taskId });
-    await this.loop(stack, journal, input, signal, log);
+    // A new task is owned by the sender of its first message (its row is written with the first step).
+    const owner = store.task(journal.taskId!)?.ownerId ?? request.userId;
+    await this.loop(stack, journal, input, signal, log, owner);
   }
 
   /**
@@ -116,11 +121,12 @@ export class Orchestrator {
       outputSchema: null,
       reportAttempts: 0,
       contextTokens: 0,
+      approvalTools: [],
       history: rebuildHistory(store.history(mainAgentSessionId)),
     };
   }
 
-  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger): Promise<void> {
+  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger, owner: string): Promise<void> {
     const requestId = journal.requestId!;
     const taskId = journal.taskId!;
     let input = first;
@@ -182,7 +188,27 @@ export class Orchestrator {
           journal.flush({ framesPushed: [result.child] });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
           break;
-        case "INTERRUPT":
+        case "INTERRUPT": {
+          // Tool calls wait for the owner: the frame stays on the stack with them unresolved.
+          journal.flush({
+            approvalsCreated: result.approvals.map((a) => ({
+              ...a,
+              taskId,
+              frameId: frame.frameId,
+              agent: frame.agentName,
+              ownerId: owner,
+              timeoutMs: this.deps.settings.approvalTimeoutMs,
+            })),
+            task: { id: taskId, status: "waiting_approval" },
+            request: { id: requestId, status: "done" },
+            outbound: result.approvals.map((a) => ({
+              ...this.outbound(journal, frame.agentName, stack.depth, approvalPrompt(frame.agentName, a.toolName, a.input, a.id), "notice"),
+              approvalId: a.id,
+            })),
+          });
+          log.info({ frame: frame.frameId, approvals: result.approvals.map((a) => a.id) }, "waiting for approval");
+          return;
+        }
         case "MAX_ITERATIONS":
         case "ERROR": {
           const parent = returnToParent(stack, journal, result.text, true);
@@ -211,4 +237,10 @@ export class Orchestrator {
   outbound(journal: Journal, agent: string, depth: number, text: string, kind: OutboundInput["kind"]): OutboundInput {
     return { id: this.deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent, depth, text, kind };
   }
+}
+
+/** The question put to the owner; providers add Approve/Deny buttons (or /approve, /deny commands). */
+export function approvalPrompt(agent: string, tool: string, input: Record<string, unknown>, id: string): string {
+  const args = JSON.stringify(input);
+  return `🔐 ${agent} wants to run ${tool} ${args.length > 300 ? `${args.slice(0, 300)}…` : args}. Approve or deny it (${id}).`;
 }

@@ -23,4 +23,5 @@ export const frameRecordSchema = z.object({
   outputSchema: z.record(z.string(), z.unknown()).nullable().default(null),
   reportAttempts: z.number().int().nonnegative().default(0),
   contextTokens: z.number().int().nonnegative().default(0),
+  approvalTools: z.array(z.string()).default([]),
 }) satisfies z.ZodType<FrameRecord>;

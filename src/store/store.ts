@@ -3,7 +3,8 @@
 
 export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled";
 export type RequestStatus = "pending" | "running" | "done" | "failed";
-export type RequestKind = "message" | "command";
+/** `approval`: a decision came in and the waiting turn resumes. */
+export type RequestKind = "message" | "command" | "approval";
 export type LogType =
   | "message"
   | "tool_use"
@@ -87,6 +88,8 @@ export interface FrameRecord {
   reportAttempts: number;
   /** Tokens the frame's context used at its last model call, as the API reported them. */
   contextTokens: number;
+  /** Tools this frame may run only with the owner's approval (from its definition); "*" means all. */
+  approvalTools: string[];
 }
 
 export interface LogEntryInput {
@@ -104,7 +107,33 @@ export interface LogEntry extends LogEntryInput {
   createdAt: number;
 }
 
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired";
+
+export interface ApprovalRecord {
+  /** Short, so it fits in a Telegram button's callback data. */
+  id: string;
+  sessionKey: string;
+  taskId: string | null;
+  frameId: string;
+  toolUseId: string;
+  toolName: string;
+  input: Record<string, unknown>;
+  agent: string;
+  ownerId: string;
+  status: ApprovalStatus;
+  requestedAt: number;
+  expiresAt: number;
+  decidedBy: string | null;
+  decidedAt: number | null;
+}
+
+export type NewApproval = Omit<ApprovalRecord, "status" | "requestedAt" | "expiresAt" | "decidedBy" | "decidedAt" | "sessionKey"> & {
+  timeoutMs: number;
+};
+
 export interface OutboundInput {
+  /** When set, the message asks the owner to approve or deny this approval (providers add buttons). */
+  approvalId?: string | null;
   id: string;
   requestId: string | null;
   taskId: string | null;
@@ -134,6 +163,7 @@ export interface StepCommit {
   usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
+  approvalsCreated?: NewApproval[];
 }
 
 export interface NewRequest {
@@ -178,6 +208,17 @@ export interface Store {
   /** Chunks of an outbound message already sent to the platform. */
   deliveredChunks(outboundId: string): number[];
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;
+  /** The approval asked for a tool use, if any. */
+  approvalFor(toolUseId: string): ApprovalRecord | null;
+  approval(id: string): ApprovalRecord | null;
+  pendingApprovals(sessionKey: string): ApprovalRecord[];
+  /**
+   * Moves a pending approval to `status`: an atomic compare-and-set, so of two racing decisions exactly one
+   * wins. Returns false when it was no longer pending.
+   */
+  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string): boolean;
+  /** Pending approvals whose time is up (expires_at ≤ now). */
+  dueApprovals(now: number): ApprovalRecord[];
   close(): void;
 }
 

@@ -67,6 +67,7 @@ export interface HarnessOptions {
   compactionKeepTokens?: number;
   contextTokens?: Record<string, number>;
   sessionTokenBudget?: number;
+  approvalTimeoutMs?: number;
   limiter?: CallLimiter;
   timers?: Timers;
 }
@@ -108,6 +109,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       compactionThreshold: options.compactionThreshold ?? 0.7,
       compactionKeepTokens: options.compactionKeepTokens ?? 20_000,
       contextTokens: options.contextTokens ?? {},
+      approvalTimeoutMs: options.approvalTimeoutMs ?? 24 * 3600 * 1000,
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,

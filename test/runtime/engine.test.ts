@@ -188,7 +188,7 @@ describe("programming bugs", () => {
       frameId: name, agentName: name, agentType: name === "main" ? "main" : "skill", definitionName: null,
       systemPrompt: "", model: "m", environment: {}, iteration: 0, maxIterations: 25, effectiveTools: [],
       isSkillAgent: false, parentToolUseId: parent, agentSessionId: `as_${name}`, mode: "interactive",
-      callChain: [], runningToolUseId: null, outputSchema: null, reportAttempts: 0, contextTokens: 0, history: [],
+      callChain: [], runningToolUseId: null, outputSchema: null, reportAttempts: 0, contextTokens: 0, approvalTools: [], history: [],
     });
     const stack = new AgentStack([frame("main", null), frame("skill:x", null)]);
     const journal = new Journal(openMemoryStore(), "console:t", null, null);

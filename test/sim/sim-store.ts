@@ -90,6 +90,11 @@ export class SimStore implements Store {
   recordChunk: Store["recordChunk"] = (id, chunk, platformId) => {
     if (!this.plants.forgetDeliveries) this.alive().recordChunk(id, chunk, platformId);
   };
+  approvalFor: Store["approvalFor"] = (id) => this.alive().approvalFor(id);
+  approval: Store["approval"] = (id) => this.alive().approval(id);
+  pendingApprovals: Store["pendingApprovals"] = (key) => this.alive().pendingApprovals(key);
+  decideApproval: Store["decideApproval"] = (id, status, by) => this.alive().decideApproval(id, status, by);
+  dueApprovals: Store["dueApprovals"] = (now) => this.alive().dueApprovals(now);
   close(): void {
     if (!this.dead) this.inner.close();
   }

@@ -84,6 +84,7 @@ export class World {
         compactionThreshold: 0.7,
         compactionKeepTokens: 300,
         contextTokens: { "*": 2_500 },
+        approvalTimeoutMs: 60_000,
       },
       ids: opts.ids,
       log: silentLogger(),

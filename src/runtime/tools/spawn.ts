@@ -120,6 +120,7 @@ export function buildChildFrame(
     outputSchema,
     reportAttempts: 0,
     contextTokens: 0,
+    approvalTools: def.requiresApproval,
     history: [{ role: "user", content: [{ type: "text", text: message }] }],
   };
 }

@@ -37,6 +37,8 @@ export interface Tool {
    */
   idempotent: boolean | ((input: Record<string, unknown>, ctx: Pick<ToolContext, "catalog">) => boolean);
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
+  /** The owner must approve each call before it runs (a function decides per call, e.g. by HTTP method). */
+  requiresApproval?: boolean | ((input: Record<string, unknown>) => boolean);
 }
 
 export function fail(content: string): ToolOutput {

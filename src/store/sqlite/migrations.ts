@@ -98,6 +98,27 @@ const MIGRATIONS: string[] = [
   ALTER TABLE sessions ADD COLUMN cache_write_tokens INTEGER NOT NULL DEFAULT 0;
   ALTER TABLE sessions ADD COLUMN tokens_since_reset INTEGER NOT NULL DEFAULT 0;
   `,
+  // 5: human approval of tools. A decision moves 'pending' to one final state by compare-and-set.
+  `
+  CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    task_id TEXT,
+    frame_id TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL UNIQUE,
+    tool_name TEXT NOT NULL,
+    input TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    decided_by TEXT,
+    decided_at INTEGER
+  );
+  CREATE INDEX approvals_pending ON approvals(expires_at) WHERE status = 'pending';
+  ALTER TABLE outbox ADD COLUMN approval_id TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -4,6 +4,8 @@ import Database from "better-sqlite3";
 import { frameRecordSchema } from "../frame-schema.js";
 import {
   CorruptStateError,
+  type ApprovalRecord,
+  type ApprovalStatus,
   type FrameRecord,
   type LogEntry,
   type NewRequest,
@@ -69,9 +71,20 @@ export class SqliteStore implements Store {
          COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w FROM requests WHERE task_id = ?`,
       ),
       insertOutbound: db.prepare(
-        `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, created_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      insertApproval: db.prepare(
+        `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, agent, owner_id, status, requested_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (tool_use_id) DO NOTHING`,
+      ),
+      approvalById: db.prepare(`SELECT * FROM approvals WHERE id = ?`),
+      approvalByUse: db.prepare(`SELECT * FROM approvals WHERE tool_use_id = ?`),
+      pendingApprovals: db.prepare(`SELECT * FROM approvals WHERE session_key = ? AND status = 'pending' ORDER BY requested_at, id`),
+      decideApproval: db.prepare(
+        `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
+      ),
+      dueApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at`),
       setMainSession: db.prepare(
         `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, updated_at = ? WHERE key = ?`,
       ),
@@ -156,9 +169,12 @@ export class SqliteStore implements Store {
         s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, key);
       }
       for (const o of step.outbound ?? []) {
-        s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, now);
+        s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, o.approvalId ?? null, now);
       }
       if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
+      for (const a of step.approvalsCreated ?? []) {
+        s.insertApproval.run(a.id, key, a.taskId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
+      }
     })();
   }
 
@@ -272,6 +288,7 @@ export class SqliteStore implements Store {
       depth: Number(r.depth),
       text: String(r.text),
       kind: String(r.kind) as OutboundRecord["kind"],
+      approvalId: nullable(r.approval_id),
       createdAt: Number(r.created_at),
     }));
   }
@@ -290,6 +307,28 @@ export class SqliteStore implements Store {
 
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): void {
     this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now());
+  }
+
+  approvalFor(toolUseId: string): ApprovalRecord | null {
+    const row = this.stmts.approvalByUse.get(toolUseId) as Row | undefined;
+    return row ? toApproval(row) : null;
+  }
+
+  approval(id: string): ApprovalRecord | null {
+    const row = this.stmts.approvalById.get(id) as Row | undefined;
+    return row ? toApproval(row) : null;
+  }
+
+  pendingApprovals(sessionKey: string): ApprovalRecord[] {
+    return (this.stmts.pendingApprovals.all(sessionKey) as Row[]).map(toApproval);
+  }
+
+  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string): boolean {
+    return this.stmts.decideApproval.run(status, decidedBy, this.now(), id).changes === 1;
+  }
+
+  dueApprovals(now: number): ApprovalRecord[] {
+    return (this.stmts.dueApprovals.all(now) as Row[]).map(toApproval);
   }
 
   isOpen(): boolean {
@@ -321,6 +360,25 @@ function toRequest(r: Row): RequestRecord {
     cacheReadTokens: Number(r.cache_read_tokens ?? 0),
     cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
     createdAt: Number(r.created_at),
+  };
+}
+
+function toApproval(r: Row): ApprovalRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    taskId: nullable(r.task_id),
+    frameId: String(r.frame_id),
+    toolUseId: String(r.tool_use_id),
+    toolName: String(r.tool_name),
+    input: parseJson(r.input, `approval ${String(r.id)}`) as Record<string, unknown>,
+    agent: String(r.agent),
+    ownerId: String(r.owner_id),
+    status: String(r.status) as ApprovalStatus,
+    requestedAt: Number(r.requested_at),
+    expiresAt: Number(r.expires_at),
+    decidedBy: nullable(r.decided_by),
+    decidedAt: r.decided_at === null || r.decided_at === undefined ? null : Number(r.decided_at),
   };
 }
 

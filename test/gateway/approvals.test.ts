@@ -1,0 +1,194 @@
+// Human approval of tools through the gateway: the real runtime, SDK and strict fake, decisions by
+// compare-and-set, at most one run per call, timeouts, restarts.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import type { Tool } from "../../src/runtime/tools/tool.js";
+import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { agentFile, startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
+
+let h: Harness;
+afterEach(async () => {
+  await h?.close();
+  h = undefined!;
+});
+
+function results(req: MessagesRequest) {
+  const last = req.messages[req.messages.length - 1]!;
+  return (last.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>)
+    .filter((b) => b.type === "tool_result")
+    .map((b) => ({ id: b.tool_use_id, content: String(b.content), error: b.is_error === true }));
+}
+
+function tools() {
+  const runs: string[] = [];
+  const transfer: Tool = {
+    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
+    idempotent: false,
+    requiresApproval: true,
+    run: async (input) => {
+      runs.push(String(input.amount));
+      return { content: `sent ${String(input.amount)}` };
+    },
+  };
+  const balance: Tool = {
+    spec: { name: "balance", description: "Reads the balance.", input_schema: { type: "object" } },
+    idempotent: true,
+    run: async () => {
+      runs.push("balance");
+      return { content: "100 EUR" };
+    },
+  };
+  return { runs, list: [transfer, balance] };
+}
+
+async function askForTransfer(harness: Harness) {
+  harness.fake.script(reply(toolUse("balance", {}, "toolu_b"), toolUse("transfer", { amount: 50 }, "toolu_t")));
+  const shown = await harness.send("send Bob 50");
+  const prompt = shown.find((m) => m.approvalId)!;
+  return { shown, prompt, id: prompt.approvalId! };
+}
+
+describe("approvals", () => {
+  it("runs the calls that need no approval, pauses the task, and asks the owner", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { prompt } = await askForTransfer(h);
+    expect(t.runs).toEqual(["balance"]);
+    expect(prompt.text).toMatch(/^🔐 main wants to run transfer \{"amount":50\}\. Approve or deny it \(ap_\d+\)\.$/);
+    expect(h.store.activeTask("console:t")?.status).toBe("waiting_approval");
+    expect(h.fake.calls).toHaveLength(1);
+  });
+
+  it("approve: the tool runs once and the model continues with its result", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    h.fake.script((req) => {
+      expect(results(req)).toEqual([
+        { id: "toolu_b", content: "100 EUR", error: false },
+        { id: "toolu_t", content: "sent 50", error: false },
+      ]);
+      return text("Sent 50 EUR to Bob.");
+    });
+    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "approved" });
+    await h.gateway.idle();
+    expect(h.seen.at(-1)?.text).toBe("Sent 50 EUR to Bob.");
+    expect(t.runs).toEqual(["balance", "50"]);
+    expect(h.fake.rejected()).toEqual([]);
+  });
+
+  it("deny: the model gets an error tool_result and carries on", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    h.fake.script((req) => {
+      expect(results(req)[1]).toEqual({ id: "toolu_t", content: "the user denied this call", error: true });
+      return text("OK, I did not send anything.");
+    });
+    expect(await h.say(`/deny ${id}`)).toEqual([`switchboard: Denied (${id}). I won't run it.`, "main: OK, I did not send anything."]);
+    expect(t.runs).toEqual(["balance"]);
+  });
+
+  it("a double click and two racing approvers run the tool at most once", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    h.fake.script(text("done"));
+    const first = h.gateway.decide(id, "alice", "approve");
+    const second = h.gateway.decide(id, "alice", "approve");
+    const third = h.gateway.decide(id, "alice", "deny");
+    await h.gateway.idle();
+    expect([first, second, third]).toEqual([
+      { status: "approved" },
+      { status: "already_decided", decided: "approved" },
+      { status: "already_decided", decided: "approved" },
+    ]);
+    expect(t.runs.filter((r) => r === "50")).toHaveLength(1);
+  });
+
+  it("only the task's owner can decide", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    expect(h.gateway.decide(id, "mallory", "approve")).toEqual({ status: "not_owner" });
+    expect(await h.say(`/approve ${id}`, { user: "mallory" })).toEqual([
+      "switchboard: Only the person who started this task can approve or deny its tool calls.",
+    ]);
+    expect(t.runs).toEqual(["balance"]);
+    expect(h.store.approval(id)?.status).toBe("pending");
+  });
+
+  it("answers new messages with a reminder while the approval is pending, without calling the model", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    expect(await h.say("hello?")).toEqual([`switchboard: I'm waiting for your approval of transfer (${id}). Approve or deny it first, or send /cancel.`]);
+    expect(h.fake.calls).toHaveLength(1);
+  });
+
+  it("no decision before APPROVAL_TIMEOUT counts as a denial, and the user is told", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list, approvalTimeoutMs: 60_000 });
+    const { id } = await askForTransfer(h);
+    expect(h.gateway.expireApprovals(Date.now())).toBe(0);
+    h.fake.script((req) => {
+      expect(results(req)[1]).toEqual({ id: "toolu_t", content: "no one approved this call in time, so it was treated as denied", error: true });
+      return text("The transfer was not approved in time.");
+    });
+    expect(h.gateway.expireApprovals(Date.now() + 61_000)).toBe(1);
+    await h.gateway.idle();
+    expect(h.seen.slice(-2).map((m) => m.text)).toEqual([
+      `Nobody approved transfer (${id}) in time, so I treated it as denied.`,
+      "The transfer was not approved in time.",
+    ]);
+    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "already_decided", decided: "expired" });
+    expect(t.runs).toEqual(["balance"]);
+  });
+
+  it("/cancel closes pending approvals, so a late click does nothing", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    await h.send("/cancel");
+    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "already_decided" });
+    await h.gateway.idle();
+    expect(t.runs).toEqual(["balance"]);
+  });
+
+  it("fails closed: a definition that asks approval for a tool, or cannot be read any more, gates its calls", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "requires_approval: [balance]\n") });
+    h.fake.script(reply(toolUse("use_agent", { name: "banker", message: "check" })), reply(toolUse("balance", {}, "toolu_bb")));
+    const shown = await h.send("check my balance");
+    expect(shown.at(-1)?.text).toMatch(/^🔐 agent:banker wants to run balance/);
+    expect(t.runs).toEqual([]);
+  });
+});
+
+describe("approvals across a restart", () => {
+  let fake: FakeAnthropic;
+  let dir: string;
+  afterEach(async () => {
+    await fake?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("a decision made after a restart still works, once", async () => {
+    fake = await startFakeAnthropic();
+    dir = mkdtempSync(join(tmpdir(), "switchboard-approvals-"));
+    const t = tools();
+    const options: HarnessOptions = { tools: t.list, fake, dbFile: join(dir, "db.sqlite") };
+    const first = await startHarness(options);
+    const { id } = await askForTransfer(first);
+    await first.close();
+
+    h = await startHarness(options);
+    fake.script(text("Sent after the restart."));
+    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "approved" });
+    await h.gateway.idle();
+    expect(h.seen.at(-1)?.text).toBe("Sent after the restart.");
+    expect(t.runs).toEqual(["balance", "50"]);
+  });
+});
