@@ -16,7 +16,8 @@ export function renderReply(message: OutboundMessage): string[] {
 /** Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. */
 export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt): Promise<void> {
   const { channel, threadTs } = parseSlackKey(message.sessionKey);
-  for (const [index, text] of renderReply(message).entries()) {
+  const parts = renderReply(message);
+  for (const [index, text] of parts.entries()) {
     if (receipt.sentChunks.has(index)) continue;
     const posted = await client.chat.postMessage({
       channel,
@@ -24,7 +25,23 @@ export async function postReply(client: WebClient, message: OutboundMessage, rec
       mrkdwn: true,
       unfurl_links: false,
       ...(threadTs ? { thread_ts: threadTs } : {}),
+      ...(message.approvalId && index === parts.length - 1 ? { blocks: approvalBlocks(text, message.approvalId) } : {}),
     });
     receipt.chunkSent(index, posted.ts ?? "");
   }
+}
+
+/** The question with Approve / Deny buttons; the buttons carry the approval id. */
+export function approvalBlocks(text: string, approvalId: string) {
+  return [
+    { type: "section", text: { type: "mrkdwn", text: text.slice(0, 3000) } },
+    {
+      type: "actions",
+      block_id: `approval_${approvalId}`,
+      elements: [
+        { type: "button", action_id: "switchboard_approve", style: "primary", text: { type: "plain_text", text: "Approve" }, value: approvalId },
+        { type: "button", action_id: "switchboard_deny", style: "danger", text: { type: "plain_text", text: "Deny" }, value: approvalId },
+      ],
+    },
+  ];
 }

@@ -1,6 +1,7 @@
 import type { Server } from "node:http";
 import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import type { Logger } from "pino";
+import { decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { isAllowed, parseSlackKey, slackSessionKey, stripMention } from "./inbound.js";
 import { postReply } from "./outbound.js";
@@ -101,6 +102,24 @@ export class SlackProvider {
         text: `/${sub}`,
       });
       if (result.status === "refused") await respond({ response_type: "ephemeral", text: result.text });
+    });
+    app.action(/^switchboard_(approve|deny)$/, async ({ action, body, ack, client, respond }) => {
+      await ack();
+      const id = "value" in action && typeof action.value === "string" ? action.value : "";
+      const decision = "action_id" in action && action.action_id === "switchboard_approve" ? "approve" : "deny";
+      const result = this.gateway.decide(id, body.user.id, decision);
+      if (result.status === "approved" || result.status === "denied") {
+        const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
+        const message = (body as { message?: { text?: string } }).message;
+        if (container?.channel_id && container.message_ts) {
+          // Replace the buttons with the decision, so nobody clicks a stale button.
+          await client.chat
+            .update({ channel: container.channel_id, ts: container.message_ts, text: `${message?.text ?? ""}\n— ${result.status} by <@${body.user.id}>`, blocks: [] })
+            .catch((error: unknown) => this.options.log.debug({ err: error }, "could not update the approval message"));
+        }
+      } else {
+        await respond({ response_type: "ephemeral", replace_original: false, text: decisionText(result, id) });
+      }
     });
     app.error(async (error) => {
       this.options.log.error({ err: error }, "slack handler failed");

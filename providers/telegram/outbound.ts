@@ -21,9 +21,23 @@ export async function sendReply(api: Api, message: OutboundMessage, receipt: Del
   const chunks = renderReply(message);
   for (const [index, chunk] of chunks.entries()) {
     if (receipt.sentChunks.has(index)) continue;
+    const buttons =
+      message.approvalId && index === chunks.length - 1
+        ? {
+            reply_markup: {
+              inline_keyboard: [
+                [
+                  { text: "✅ Approve", callback_data: `ap:y:${message.approvalId}` },
+                  { text: "✖️ Deny", callback_data: `ap:n:${message.approvalId}` },
+                ],
+              ],
+            },
+          }
+        : {};
     const base = {
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       link_preview_options: { is_disabled: true },
+      ...buttons,
     };
     let sent;
     try {

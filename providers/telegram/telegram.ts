@@ -5,7 +5,7 @@ import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { apiThrottler } from "@grammyjs/transformer-throttler";
 import { Bot, webhookCallback, type Context } from "grammy";
 import type { Logger } from "pino";
-import { COMMAND_MENU } from "../../src/gateway/commands.js";
+import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { isAddressed, isAllowed, MAX_TEXT_BYTES, messageText, parseTelegramKey, telegramSessionKey } from "./inbound.js";
 import { sendReply } from "./outbound.js";
@@ -66,6 +66,7 @@ export class TelegramProvider {
     bot.on("edited_message", async (ctx) => {
       if (ctx.editedMessage.chat.type === "private") await ctx.reply(NO_EDITS, this.replyTo(ctx));
     });
+    bot.on("callback_query:data", (ctx) => this.onButton(ctx));
     bot.on("callback_query", (ctx) => ctx.answerCallbackQuery());
     bot.on("message", (ctx) => this.onMessage(ctx));
   }
@@ -76,6 +77,27 @@ export class TelegramProvider {
       ...(message?.is_topic_message && message.message_thread_id !== undefined ? { message_thread_id: message.message_thread_id } : {}),
       ...(message && ctx.chat?.type !== "private" ? { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } } : {}),
     };
+  }
+
+  /** Approve/Deny buttons: `ap:y:<id>` or `ap:n:<id>`. Only the task's owner decides; a second click is told. */
+  private async onButton(ctx: Context): Promise<void> {
+    const match = /^ap:([yn]):(\S{1,40})$/.exec(ctx.callbackQuery?.data ?? "");
+    if (!match) {
+      await ctx.answerCallbackQuery();
+      return;
+    }
+    const [, choice, id] = match;
+    const result = this.gateway.decide(id!, String(ctx.from?.id ?? ""), choice === "y" ? "approve" : "deny");
+    await ctx.answerCallbackQuery({ text: decisionText(result, id!), show_alert: result.status === "not_owner" });
+    if (result.status === "approved" || result.status === "denied" || result.status === "already_decided") {
+      const who = ctx.from?.username ? `@${ctx.from.username}` : (ctx.from?.first_name ?? "the owner");
+      const verdict = result.status === "already_decided" ? result.decided : `${result.status} by ${who}`;
+      const original = ctx.callbackQuery?.message && "text" in ctx.callbackQuery.message ? ctx.callbackQuery.message.text : undefined;
+      if (original !== undefined) {
+        // The buttons go away and the message says what was decided.
+        await ctx.editMessageText(`${original}\n— ${verdict}`).catch((error: unknown) => this.options.log.debug({ err: error }, "could not update the approval message"));
+      }
+    }
   }
 
   private async onMessage(ctx: Context): Promise<void> {

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { SlackProvider, type SlackOptions } from "../../../providers/slack/slack.js";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../../fakes/anthropic/server.js";
-import { appMention, eventCallback, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
+import { appMention, eventCallback, interactivity, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack } from "../../fakes/slack/server.js";
 import { skillFile, startHarness, type Harness } from "../../helpers/harness.js";
 
@@ -38,8 +38,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function boot(options: Partial<SlackOptions> = {}) {
-  const h = await startHarness({ files: skillFile("interview", "Ask."), fake: model, dbFile: join(dir, "switchboard.db") });
+async function boot(options: Partial<SlackOptions> = {}, tools: import("../../../src/runtime/tools/tool.js").Tool[] = []) {
+  const h = await startHarness({ files: skillFile("interview", "Ask."), fake: model, dbFile: join(dir, "switchboard.db"), tools });
   const bot = new SlackProvider(h.gateway, {
     botToken: slack.botToken,
     signingSecret: SECRET,
@@ -216,6 +216,58 @@ describe("output", () => {
     await slack.waitFor("reactions.remove");
     expect(slack.reactionLog().map((r) => `${r.op} ${r.name}`)).toEqual(["add eyes", "remove eyes"]);
     expect(slack.reactions(DM, dm.ts)).toEqual([]);
+  });
+});
+
+describe("approvals", () => {
+  it("asks with buttons in the thread; the owner's click runs the tool once, others are told privately", async () => {
+    const runs: string[] = [];
+    const transfer = {
+      spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" as const } },
+      idempotent: false,
+      requiresApproval: true,
+      run: async () => {
+        runs.push("sent");
+        return { content: "sent" };
+      },
+    };
+    const { url, send } = await boot({}, [transfer]);
+    model.script(reply(toolUse("transfer", { amount: 5 })), text("Done, sent."));
+    const root = said({ channel: CHANNEL, user: ALICE, text: `<@${slack.botUserId}> send 5`, mention: true });
+    await send(root.event);
+    const prompt = await nthPost(1);
+    expect(prompt.thread_ts).toBe(root.ts);
+    const actions = (prompt.blocks as Array<{ type: string; elements?: Array<{ action_id: string; value: string }> }>).find((b) => b.type === "actions")!;
+    const approve = actions.elements!.find((e) => e.action_id === "switchboard_approve")!;
+    const click = (user: string) =>
+      sendSigned(
+        url,
+        interactivity({
+          type: "block_actions",
+          team: { id: slack.teamId },
+          user: { id: user },
+          api_app_id: "A0TEST",
+          token: "t",
+          trigger_id: `tr-${user}`,
+          container: { type: "message", message_ts: prompt.ts, channel_id: CHANNEL, is_ephemeral: false },
+          channel: { id: CHANNEL },
+          message: { type: "message", text: prompt.text, ts: prompt.ts },
+          response_url: slack.responseUrl(),
+          actions: [{ action_id: approve.action_id, block_id: "b", value: approve.value, type: "button", action_ts: "1" }],
+        }),
+        "application/x-www-form-urlencoded",
+        { secret: SECRET },
+      );
+    expect((await click(BOB)).status).toBe(200);
+    await slack.waitFor("response_url");
+    expect(JSON.stringify(slack.responses())).toContain("Only the person who started this task can approve or deny its tool calls.");
+    expect((await click(ALICE)).status).toBe(200);
+    expect((await click(ALICE)).status).toBe(200);
+    expect((await nthPost(2)).text).toBe("Done, sent.");
+    await running[0]!.h.gateway.idle();
+    expect(runs).toEqual(["sent"]);
+    await slack.waitFor("chat.update");
+    expect(slack.posted(CHANNEL)[0]!.text).toMatch(new RegExp(`— approved by <@${ALICE}>$`));
   });
 });
 

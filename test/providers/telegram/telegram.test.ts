@@ -242,6 +242,70 @@ describe("output", () => {
   });
 });
 
+describe("approvals", () => {
+  const transfer = (runs: string[]) => ({
+    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" as const } },
+    idempotent: false,
+    requiresApproval: true,
+    run: async () => {
+      runs.push("sent");
+      return { content: "sent" };
+    },
+  });
+  function click(message: SentMessage, fromId: number, data: string, id: string) {
+    return tg.pushUpdate({
+      callback_query: {
+        id,
+        from: { id: fromId, is_bot: false, first_name: `User${fromId}` },
+        chat_instance: "ci",
+        data,
+        message: { message_id: message.message_id, date: 0, chat: { id: message.chat_id, type: "private" }, text: message.text },
+      },
+    });
+  }
+
+  it("asks with Approve/Deny buttons; the owner's click runs the tool once, a second click is told", async () => {
+    const runs: string[] = [];
+    const { h } = await bootWithTools([transfer(runs)]);
+    model.script(reply(toolUse("transfer", { amount: 5 })), text("Done, sent."));
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
+    const prompt = await nth(ALICE, 1);
+    const keyboard = (prompt.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard[0]!;
+    expect(keyboard.map((b) => b.text)).toEqual(["✅ Approve", "✖️ Deny"]);
+    const [approve] = keyboard;
+    expect(Buffer.byteLength(approve!.callback_data)).toBeLessThanOrEqual(64);
+
+    click(prompt, BOB, approve!.callback_data, "cq-bob");
+    await tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-bob");
+    expect(tg.calls.find((c) => c.params.callback_query_id === "cq-bob")?.params).toMatchObject({
+      text: "Only the person who started this task can approve or deny its tool calls.",
+    });
+    click(prompt, ALICE, approve!.callback_data, "cq-1");
+    click(prompt, ALICE, approve!.callback_data, "cq-2");
+    await tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-2");
+    expect((await nth(ALICE, 2)).text).toBe("Done, sent.");
+    await h.gateway.idle();
+    expect(runs).toEqual(["sent"]);
+    expect(tg.calls.find((c) => c.params.callback_query_id === "cq-2")?.params).toMatchObject({ text: "That was already decided (approved)." });
+    expect(tg.sent(ALICE)[0]!.text).toMatch(/— approved by /);
+  });
+
+  it("Deny reaches the model as an error and nothing runs", async () => {
+    const runs: string[] = [];
+    await bootWithTools([transfer(runs)]);
+    model.script(reply(toolUse("transfer", { amount: 5 })), (req) => {
+      expect(JSON.stringify(req.messages.at(-1))).toContain("the user denied this call");
+      return text("Not sent.");
+    });
+    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
+    const prompt = await nth(ALICE, 1);
+    const deny = (prompt.reply_markup as { inline_keyboard: Array<Array<{ callback_data: string }>> }).inline_keyboard[0]![1]!;
+    click(prompt, ALICE, deny.callback_data, "cq-deny");
+    expect((await nth(ALICE, 2)).text).toBe("Not sent.");
+    expect(runs).toEqual([]);
+  });
+});
+
 describe("restarts", () => {
   it("an update redelivered after a restart is processed once and its reply is not sent again", async () => {
     const first = await boot();
@@ -315,6 +379,14 @@ describe("webhook mode", () => {
     expect((await nth(ALICE, 1)).text).toBe("via webhook");
   });
 });
+
+async function bootWithTools(tools: import("../../../src/runtime/tools/tool.js").Tool[]) {
+  const h = await startHarness({ files: FILES, fake: model, dbFile: join(dir, "switchboard.db"), tools });
+  const bot = new TelegramProvider(h.gateway, { token: tg.token, apiRoot: tg.url, allowedUsers: [], throttle: false, maxRetries: 2, log: silentLogger() });
+  await bot.start();
+  running.push({ h, bot });
+  return { h, bot };
+}
 
 async function h1Idle(): Promise<void> {
   await tg.waitFor("sendMessage");
