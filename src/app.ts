@@ -62,6 +62,7 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
     log,
   };
   const orchestrator = new Orchestrator(runtime);
+  runtime.onEvent = (key, event) => gateway.emit(key, event);
   const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT); checked now and every 30 s.
   gateway.expireApprovals(Date.now());

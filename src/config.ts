@@ -68,6 +68,24 @@ const schema = z.object({
     }
     return ms;
   }),
+  HTTP_HOST: optionalText.transform((v) => v ?? "127.0.0.1"),
+  HTTP_PORT: wholeNumber(8787, 0, 65_535),
+  HTTP_API_TOKENS: optionalText.transform((v, ctx) => {
+    const tokens: Record<string, string> = {};
+    for (const pair of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+      const at = pair.lastIndexOf(":");
+      if (at <= 0 || at === pair.length - 1) {
+        ctx.addIssue({ code: "custom", message: `"${pair.slice(0, 6)}…" must be token:user` });
+        return z.NEVER;
+      }
+      tokens[pair.slice(0, at)] = pair.slice(at + 1);
+    }
+    return tokens;
+  }),
+  HTTP_JWT_JWKS_URL: optionalText.pipe(z.url({ message: "must be the URL of a JWKS (JSON Web Key Set)" }).optional()),
+  HTTP_JWT_AUDIENCE: optionalText,
+  HTTP_JWT_ISSUER: optionalText,
+  HTTP_JWT_USER_CLAIM: optionalText.transform((v) => (v ?? "oid,sub").split(",").map((c) => c.trim()).filter(Boolean)),
   HTTP_REQUEST_TOOL: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),

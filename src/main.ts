@@ -1,4 +1,5 @@
 import { startConsole } from "../providers/console/console.js";
+import { HttpProvider } from "../providers/http/server.js";
 import { SlackProvider } from "../providers/slack/slack.js";
 import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp } from "./app.js";
@@ -57,7 +58,22 @@ if (config.SLACK_BOT_TOKEN) {
   await startProvider("slack", slack, "check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
 }
 
-if (providers.length === 0 || process.stdin.isTTY) {
+// The HTTP API (and its web chat at /) runs whenever the gateway runs.
+const http = new HttpProvider(app.gateway, {
+  host: config.HTTP_HOST,
+  port: config.HTTP_PORT,
+  auth: {
+    tokens: config.HTTP_API_TOKENS,
+    jwt: config.HTTP_JWT_JWKS_URL
+      ? { jwksUrl: config.HTTP_JWT_JWKS_URL, audience: config.HTTP_JWT_AUDIENCE, issuer: config.HTTP_JWT_ISSUER, userClaims: config.HTTP_JWT_USER_CLAIM }
+      : undefined,
+  },
+  log: log.child({ provider: "http" }),
+});
+await startProvider("http", http, "check HTTP_HOST and HTTP_PORT (is the port free?)");
+const chatPlatforms = providers.filter((p) => p !== "http");
+
+if (chatPlatforms.length === 0 || process.stdin.isTTY) {
   startConsole(app.gateway, {
     jsonl: false,
     exitOnEnd: false,

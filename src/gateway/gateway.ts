@@ -39,6 +39,8 @@ export class Gateway {
   private readonly shutdown = new AbortController();
   private readonly turns = new Map<string, AbortController>();
   private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
+  private readonly finished = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
+  private readonly internalErrors = new Set<string>();
 
   constructor(private readonly deps: GatewayDeps) {
     const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
@@ -61,6 +63,32 @@ export class Gateway {
     for (const request of unfinished) this.queue.push(request.sessionKey, () => this.run(request.id));
     if (unfinished.length > 0) this.deps.log.info({ count: unfinished.length }, "resuming unfinished requests");
     return unfinished.length;
+  }
+
+  /**
+   * Resolves once a request has been processed and its replies delivered. `internalError` is true when it
+   * failed on the server's side (a corrupt state row, a store error), not because of the user or the model.
+   */
+  whenDone(requestId: string): Promise<{ internalError: boolean }> {
+    const request = this.deps.store.request(requestId);
+    if (request && (request.status === "done" || request.status === "failed") && !this.finished.has(requestId)) {
+      return Promise.resolve({ internalError: this.internalErrors.has(requestId) });
+    }
+    return new Promise((resolve) => {
+      const waiters = this.finished.get(requestId) ?? [];
+      waiters.push(resolve);
+      this.finished.set(requestId, waiters);
+    });
+  }
+
+  /** Stack changes reach the provider that serves the session (wired to the runtime's onEvent). */
+  emit(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void {
+    this.sinks.get(providerOf(sessionKey))?.event?.(sessionKey, event);
+  }
+
+  /** Read access for API providers. */
+  get store(): Store {
+    return this.deps.store;
   }
 
   /** The owner and stack of the running task of a chat, if any (providers use it to address replies). */
@@ -182,6 +210,17 @@ export class Gateway {
   }
 
   private async run(requestId: string): Promise<void> {
+    try {
+      await this.runRequest(requestId);
+    } finally {
+      const waiters = this.finished.get(requestId) ?? [];
+      this.finished.delete(requestId);
+      for (const resolve of waiters) resolve({ internalError: this.internalErrors.has(requestId) });
+      this.internalErrors.delete(requestId);
+    }
+  }
+
+  private async runRequest(requestId: string): Promise<void> {
     const request = this.deps.store.request(requestId);
     if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
     const key = request.sessionKey;
@@ -267,6 +306,7 @@ export class Gateway {
   }
 
   private failed(request: RequestRecord, error: unknown): void {
+    this.internalErrors.add(request.id);
     this.deps.runtime.stacks.evict(request.sessionKey);
     const corrupt = error instanceof CorruptStateError;
     this.deps.log.error(

@@ -53,4 +53,6 @@ export interface ProviderSink {
   deliver(message: OutboundMessage, receipt: DeliveryReceipt): Promise<void>;
   /** Shows that a turn is running (a typing indicator); returns the function that stops it. */
   working?(sessionKey: string): () => void;
+  /** Stack changes of a session (agent pushed or popped), for providers that show them. */
+  event?(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void;
 }

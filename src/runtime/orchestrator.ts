@@ -27,7 +27,11 @@ export interface RuntimeDeps {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** Told of stack changes after they are committed (the HTTP API streams them). */
+  onEvent?: (sessionKey: string, event: StackEvent) => void;
 }
+
+export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
 
 /**
  * Runs one inbound message through the session's stack: a flat loop over TurnResults (push on
@@ -177,6 +181,7 @@ export class Orchestrator {
             framesPopped: [frame.frameId],
             ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),
           });
+          this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth: stack.depth });
           log.info({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth }, "child completed: popped");
           break;
         }
@@ -186,6 +191,7 @@ export class Orchestrator {
           await compactIfNeeded(frame, deps);
           pushChild(stack, result.child, journal);
           journal.flush({ framesPushed: [result.child] });
+          this.deps.onEvent?.(journal.sessionKey, { type: "push", agent: result.child.agentName, depth: stack.depth });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
           break;
         case "INTERRUPT": {

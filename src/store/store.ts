@@ -188,6 +188,8 @@ export interface Store {
   unfinishedRequests(): RequestRecord[];
   task(id: string): TaskRecord | null;
   activeTask(sessionKey: string): TaskRecord | null;
+  /** Every task of a session, oldest first. */
+  tasks(sessionKey: string): TaskRecord[];
   /** The newest active task of `ownerId` in the session `keyPrefix` or any session below it (`<prefix>:…`). */
   activeTaskOf(keyPrefix: string, ownerId: string): TaskRecord | null;
   /** The stack, bottom first. Throws CorruptStateError when a stored frame does not parse. */

@@ -68,6 +68,8 @@ export interface HarnessOptions {
   contextTokens?: Record<string, number>;
   sessionTokenBudget?: number;
   approvalTimeoutMs?: number;
+  /** Id source (default: readable counters). */
+  ids?: Ids;
   limiter?: CallLimiter;
   timers?: Timers;
 }
@@ -94,7 +96,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
   const idPrefix = randomUUID().slice(0, 8);
-  const ids = counterIds(options.dbFile ? idPrefix : "");
+  const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
   const runtime: RuntimeDeps = {
     store,
     stacks: new AgentStackManager(store),
@@ -117,6 +119,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     log,
   };
   const orchestrator = new Orchestrator(runtime);
+  runtime.onEvent = (key, event) => gateway.emit(key, event);
   const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0 });
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

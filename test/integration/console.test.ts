@@ -33,6 +33,7 @@ beforeEach(async () => {
     SKILLS_DIR: defs.skills,
     AGENTS_DIR: defs.agents,
     LOG_LEVEL: "warn",
+    HTTP_PORT: "0",
   };
 });
 afterEach(async () => {

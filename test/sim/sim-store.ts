@@ -74,6 +74,7 @@ export class SimStore implements Store {
   unfinishedRequests: Store["unfinishedRequests"] = () => this.alive().unfinishedRequests();
   task: Store["task"] = (id) => this.alive().task(id);
   activeTask: Store["activeTask"] = (key) => this.alive().activeTask(key);
+  tasks: Store["tasks"] = (key) => this.alive().tasks(key);
   activeTaskOf: Store["activeTaskOf"] = (prefix, owner) => this.alive().activeTaskOf(prefix, owner);
   frames: Store["frames"] = (key) => this.alive().frames(key);
   history: Store["history"] = (id) => this.alive().history(id);

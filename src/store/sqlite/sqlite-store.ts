@@ -101,6 +101,7 @@ export class SqliteStore implements Store {
       requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
       unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
       taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
+      tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
       activeTask: db.prepare(
         `SELECT * FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
          ORDER BY created_at DESC, rowid DESC LIMIT 1`,
@@ -220,6 +221,10 @@ export class SqliteStore implements Store {
   task(id: string): TaskRecord | null {
     const row = this.stmts.taskById.get(id) as Row | undefined;
     return row ? toTask(row) : null;
+  }
+
+  tasks(sessionKey: string): TaskRecord[] {
+    return (this.stmts.tasksOf.all(sessionKey) as Row[]).map(toTask);
   }
 
   activeTask(sessionKey: string): TaskRecord | null {

@@ -1,0 +1,48 @@
+import type { Store, TaskRecord } from "../../src/store/store.js";
+
+/** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
+export function taskView(store: Store, task: TaskRecord) {
+  const active = store.activeTask(task.sessionKey)?.id === task.id;
+  const stack = active ? store.frames(task.sessionKey).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations })) : [];
+  const log = store.sessionLog(task.sessionKey);
+  const agentOf = new Map(log.filter((e) => e.type === "agent_session").map((e) => [e.agentSessionId, (e.payload as { agent_name: string }).agent_name]));
+  const history = log
+    .filter((e) => e.taskId === task.id && (e.type === "message" || e.type === "agent_session" || e.type === "agent_session_complete"))
+    .map((e) => {
+      const p = e.payload as { role?: string; content?: Array<{ type: string; text?: string; name?: string }>; agent_name?: string; result?: string; is_error?: boolean };
+      if (e.type === "message") {
+        return {
+          type: "message",
+          agent: agentOf.get(e.agentSessionId) ?? "main",
+          role: p.role,
+          text: (p.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\n"),
+          tool_calls: (p.content ?? []).filter((b) => b.type === "tool_use").map((b) => b.name),
+          at: new Date(e.createdAt).toISOString(),
+        };
+      }
+      return { type: e.type, agent: p.agent_name, ...(e.type === "agent_session_complete" ? { result: p.result, is_error: p.is_error } : {}), at: new Date(e.createdAt).toISOString() };
+    });
+  return {
+    task_id: task.id,
+    session_id: sessionIdOf(task.sessionKey),
+    status: task.status,
+    owner: task.ownerId,
+    result: task.result,
+    error: task.error,
+    structured_output: task.structuredOutput ?? null,
+    stack,
+    pending_approvals: store.pendingApprovals(task.sessionKey).filter((a) => a.taskId === task.id).map(approvalView),
+    usage: store.taskUsage(task.id),
+    history,
+    created_at: new Date(task.createdAt).toISOString(),
+    updated_at: new Date(task.updatedAt).toISOString(),
+  };
+}
+
+export function approvalView(a: { id: string; toolName: string; input: Record<string, unknown>; agent: string; expiresAt: number }) {
+  return { approval_id: a.id, tool: a.toolName, input: a.input, agent: a.agent, expires_at: new Date(a.expiresAt).toISOString() };
+}
+
+export function sessionIdOf(sessionKey: string): string {
+  return sessionKey.slice("http:".length);
+}
