@@ -51,10 +51,16 @@ function approval(m) {
     b.textContent = decision === "approve" ? "Approve" : "Deny";
     b.dataset.decision = decision;
     b.onclick = async () => {
-      const r = await fetch("/v1/approvals/" + m.approval_id, { method: "POST", headers: headers(), body: JSON.stringify({ decision }) });
-      const body = await r.json();
       div.querySelectorAll("button").forEach((x) => x.remove());
-      show("switchboard", r.ok ? body.status : body.error.message, "notice");
+      // The decision streams the turn it resumes, like a message.
+      const r = await fetch("/v1/approvals/" + m.approval_id, {
+        method: "POST",
+        headers: { ...headers(), accept: "text/event-stream" },
+        body: JSON.stringify({ decision }),
+      });
+      if (!r.ok) return show("switchboard", (await r.json()).error.message, "notice");
+      show("switchboard", decision === "approve" ? "approved" : "denied", "notice");
+      await readEvents(r);
     };
     div.append(b);
   }
@@ -79,6 +85,10 @@ $("form").onsubmit = async (e) => {
     body: JSON.stringify({ session_id: state.session, items: [{ content_type: "text", content: text }] }),
   });
   if (!r.ok) return show("switchboard", (await r.json()).error.message, "notice");
+  await readEvents(r);
+};
+
+async function readEvents(r) {
   const reader = r.body.getReader();
   const decoder = new TextDecoder();
   let buffer = "";
@@ -95,7 +105,7 @@ $("form").onsubmit = async (e) => {
       if (event && data) onEvent(event, JSON.parse(data));
     }
   }
-};
+}
 </script>
 </body>
 </html>

@@ -140,31 +140,48 @@ export class HttpProvider {
       if (result.status === "refused") throw new HttpError(409, "conflict_error", result.text);
       if (result.status === "ignored") throw new HttpError(400, "invalid_request_error", "the message was not addressed to the bot");
       const { requestId } = result;
-      const done = this.gateway.whenDone(requestId);
       if (!stream) {
-        const outcome = await done;
+        const outcome = await this.gateway.whenDone(requestId);
         if (outcome.internalError) throw new Error(`request ${requestId} failed on the server`);
         return this.json(res, 200, this.summary(sessionId, requestId));
       }
-      res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
-      const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-      push = (e) => ("stack" in e ? send("stack", e.stack) : e.requestId === requestId || e.approvalId ? send(e.approvalId ? "approval" : "message", outboundView(e)) : undefined);
-      for (const e of events.splice(0)) push(e);
-      const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
-      let keepalive: unknown;
-      const beat = () => {
-        res.write(": keepalive\n\n");
-        keepalive = timers.setTimeout(beat, this.options.keepaliveMs ?? 15_000);
-      };
-      keepalive = timers.setTimeout(beat, this.options.keepaliveMs ?? 15_000);
-      // A client that goes away does not cancel the task; it can read the result with GET /v1/tasks/{id}.
-      const outcome = await done;
-      timers.clearTimeout(keepalive);
-      send(outcome.internalError ? "error" : "done", this.summary(sessionId, requestId));
-      res.end();
+      await this.stream(res, sessionId, requestId, events, (p) => (push = p));
     } finally {
       this.listeners.get(key)?.delete(listener);
     }
+  }
+
+  /**
+   * Streams one request's events (its replies, approvals, stack changes) until it is done, with a keepalive
+   * comment every 15 s. A client that goes away does not cancel anything: GET /v1/tasks/{id} has the result.
+   */
+  private async stream(
+    res: ServerResponse,
+    sessionId: string,
+    requestId: string,
+    earlier: Parameters<Listener>[0][],
+    route: (listener: Listener) => void,
+  ): Promise<void> {
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    const push: Listener = (e) => {
+      if ("stack" in e) send("stack", e.stack);
+      else if (e.requestId === requestId || e.approvalId) send(e.approvalId ? "approval" : "message", outboundView(e));
+    };
+    route(push);
+    for (const e of earlier.splice(0)) push(e);
+    const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+    const every = this.options.keepaliveMs ?? 15_000;
+    let keepalive: unknown;
+    const beat = () => {
+      res.write(": keepalive\n\n");
+      keepalive = timers.setTimeout(beat, every);
+    };
+    keepalive = timers.setTimeout(beat, every);
+    const outcome = await this.gateway.whenDone(requestId);
+    timers.clearTimeout(keepalive);
+    send(outcome.internalError ? "error" : "done", this.summary(sessionId, requestId));
+    res.end();
   }
 
   private summary(sessionId: string, requestId: string) {
@@ -219,17 +236,30 @@ export class HttpProvider {
   private async decide(req: IncomingMessage, res: ServerResponse, approvalId: string, user: string): Promise<void> {
     const body = decisionBody.safeParse(await readJson(req));
     if (!body.success) throw invalid(body.error);
-    const result = this.gateway.decide(approvalId, user, body.data.decision);
-    switch (result.status) {
-      case "approved":
-      case "denied":
-        return this.json(res, 200, { approval_id: approvalId, status: result.status });
-      case "already_decided":
-        throw new HttpError(409, "conflict_error", `approval ${approvalId} was already decided (${result.decided})`);
-      case "not_owner":
-        throw new HttpError(403, "permission_error", "only the task's owner can decide");
-      case "not_found":
-        throw new HttpError(404, "not_found_error", `no approval ${approvalId}`);
+    const approval = this.gateway.store.approval(approvalId);
+    const events: Parameters<Listener>[0][] = [];
+    let push: Listener = (e) => void events.push(e);
+    const listener: Listener = (e) => push(e);
+    if (approval) this.subscribe(approval.sessionKey, listener);
+    try {
+      const result = this.gateway.decide(approvalId, user, body.data.decision);
+      switch (result.status) {
+        case "approved":
+        case "denied":
+          // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages.
+          if ((req.headers.accept ?? "").includes("text/event-stream")) {
+            return await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events, (p) => (push = p));
+          }
+          return this.json(res, 200, { approval_id: approvalId, status: result.status, request_id: result.requestId });
+        case "already_decided":
+          throw new HttpError(409, "conflict_error", `approval ${approvalId} was already decided (${result.decided})`);
+        case "not_owner":
+          throw new HttpError(403, "permission_error", "only the task's owner can decide");
+        case "not_found":
+          throw new HttpError(404, "not_found_error", `no approval ${approvalId}`);
+      }
+    } finally {
+      if (approval) this.listeners.get(approval.sessionKey)?.delete(listener);
     }
   }
 

@@ -152,8 +152,8 @@ export class Gateway {
       return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
     }
     log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
-    this.resumeAfterDecision(approval.sessionKey, approvalId, userId, ids.next("req"));
-    return { status: decision === "approve" ? "approved" : "denied" };
+    const requestId = this.resumeAfterDecision(approval.sessionKey, approvalId, userId, ids.next("req"));
+    return { status: decision === "approve" ? "approved" : "denied", requestId };
   }
 
   /** Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told. */
@@ -182,7 +182,7 @@ export class Gateway {
     return expired;
   }
 
-  private resumeAfterDecision(sessionKey: string, approvalId: string, userId: string, requestId: string): void {
+  private resumeAfterDecision(sessionKey: string, approvalId: string, userId: string, requestId: string): string {
     const { request, duplicate } = this.deps.store.insertRequest({
       id: requestId,
       sessionKey,
@@ -193,6 +193,7 @@ export class Gateway {
     });
     if (!duplicate) this.queue.push(sessionKey, () => this.run(request.id));
     else void this.deliver(sessionKey);
+    return request.id;
   }
 
   async idle(): Promise<void> {

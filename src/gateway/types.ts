@@ -36,7 +36,8 @@ export interface OutboundMessage {
 
 export type Decision = "approve" | "deny";
 export type DecisionResult =
-  | { status: "approved" | "denied" }
+  /** `requestId` is the request that resumes the waiting turn. */
+  | { status: "approved" | "denied"; requestId: string }
   | { status: "already_decided"; decided: string }
   | { status: "not_owner" }
   | { status: "not_found" };
