@@ -72,7 +72,7 @@ describe("approvals", () => {
       ]);
       return text("Sent 50 EUR to Bob.");
     });
-    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "approved" });
+    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent 50 EUR to Bob.");
     expect(t.runs).toEqual(["balance", "50"]);
@@ -101,7 +101,7 @@ describe("approvals", () => {
     const third = h.gateway.decide(id, "alice", "deny");
     await h.gateway.idle();
     expect([first, second, third]).toEqual([
-      { status: "approved" },
+      { status: "approved", requestId: expect.any(String) },
       { status: "already_decided", decided: "approved" },
       { status: "already_decided", decided: "approved" },
     ]);
@@ -186,7 +186,7 @@ describe("approvals across a restart", () => {
 
     h = await startHarness(options);
     fake.script(text("Sent after the restart."));
-    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "approved" });
+    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent after the restart.");
     expect(t.runs).toEqual(["balance", "50"]);
