@@ -5,9 +5,10 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Catalog } from "../../src/catalog/definition.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
-import { reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { reply, systemText, text, toolUse } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { resultTexts } from "../helpers/requests.js";
 
 const FIXTURES = new URL("../fixtures/catalog/", import.meta.url).pathname;
 let h: Harness;
@@ -16,12 +17,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-function results(req: MessagesRequest) {
-  const last = req.messages[req.messages.length - 1]!;
-  return (last.content as Array<{ type: string; content?: unknown; is_error?: boolean }>)
-    .filter((b) => b.type === "tool_result")
-    .map((b) => ({ content: String(b.content), error: b.is_error === true }));
-}
 
 describe("an Agent Skills folder written in the spec's format", () => {
   it("runs as a child that reads its own reference files on demand, confined to its folder", async () => {
@@ -51,7 +46,7 @@ describe("an Agent Skills folder written in the spec's format", () => {
         );
       },
       (req) => {
-        expect(results(req)).toEqual([
+        expect(resultTexts(req)).toEqual([
           { content: "# pypdf reference\n\nUse PdfReader(path).pages[i].extract_text() to read page i.\n", error: false },
           { content: "SKILL.md\nescape.txt\nreferences/\nscripts/", error: false },
           { content: '"../../outside.txt" is outside the skill folder; use a path relative to it without ".."', error: true },
@@ -89,7 +84,7 @@ describe("whitelists", () => {
         return { ...reply(toolUse("lookup", {})), allowUnoffered: true };
       },
       (req) => {
-        expect(results(req)).toEqual([
+        expect(resultTexts(req)).toEqual([
           { content: 'tool "lookup" is not available to skill:narrow; available: read_skill_file, complete', error: true },
         ]);
         return reply(toolUse("complete", { result: "done without lookup" }));
@@ -112,7 +107,7 @@ describe("unavailable definitions", () => {
         return { ...reply(toolUse("use_skill", { name: "gh", message: "x" })), allowUnoffered: true };
       },
       (req) => {
-        expect(results(req)).toEqual([
+        expect(resultTexts(req)).toEqual([
           { content: 'the skill "gh" is unavailable: it needs GH_TOKEN, which is not set; available: notes', error: true },
         ]);
         return text("GitHub is not set up here.");
@@ -179,7 +174,7 @@ describe("hot reload", () => {
     h.fake.script(
       { ...reply(toolUse("use_skill", { name: "planner", message: "x" })), allowUnoffered: true },
       (req) => {
-        expect(results(req)[0]!.content).toBe('there is no skill named "planner"; available: luggage');
+        expect(resultTexts(req)[0]!.content).toBe('there is no skill named "planner"; available: luggage');
         return text("planner is gone");
       },
     );

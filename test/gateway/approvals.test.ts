@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Tool } from "../../src/runtime/tools/tool.js";
-import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { agentFile, startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
+import { toolResults } from "../helpers/requests.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -14,12 +15,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-function results(req: MessagesRequest) {
-  const last = req.messages[req.messages.length - 1]!;
-  return (last.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>)
-    .filter((b) => b.type === "tool_result")
-    .map((b) => ({ id: b.tool_use_id, content: String(b.content), error: b.is_error === true }));
-}
 
 function tools() {
   const runs: string[] = [];
@@ -66,7 +61,7 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script((req) => {
-      expect(results(req)).toEqual([
+      expect(toolResults(req)).toEqual([
         { id: "toolu_b", content: "100 EUR", error: false },
         { id: "toolu_t", content: "sent 50", error: false },
       ]);
@@ -84,7 +79,7 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script((req) => {
-      expect(results(req)[1]).toEqual({ id: "toolu_t", content: "the user denied this call", error: true });
+      expect(toolResults(req)[1]).toEqual({ id: "toolu_t", content: "the user denied this call", error: true });
       return text("OK, I did not send anything.");
     });
     expect(await h.say(`/deny ${id}`)).toEqual([`switchboard: Denied (${id}). I won't run it.`, "main: OK, I did not send anything."]);
@@ -134,7 +129,7 @@ describe("approvals", () => {
     const { id } = await askForTransfer(h);
     expect(h.gateway.expireApprovals(Date.now())).toBe(0);
     h.fake.script((req) => {
-      expect(results(req)[1]).toEqual({ id: "toolu_t", content: "no one approved this call in time, so it was treated as denied", error: true });
+      expect(toolResults(req)[1]).toEqual({ id: "toolu_t", content: "no one approved this call in time, so it was treated as denied", error: true });
       return text("The transfer was not approved in time.");
     });
     expect(h.gateway.expireApprovals(Date.now() + 61_000)).toBe(1);

@@ -6,6 +6,7 @@ import { capResult, clampTimeout } from "../../src/runtime/tools/call-agent.js";
 import { lastUserText, reply, systemText, text, toolUse, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { resultTexts } from "../helpers/requests.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -13,12 +14,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-function results(req: MessagesRequest) {
-  const last = req.messages[req.messages.length - 1]!;
-  return (last.content as Array<{ type: string; content?: unknown; is_error?: boolean }>)
-    .filter((b) => b.type === "tool_result")
-    .map((b) => ({ content: String(b.content), error: b.is_error === true }));
-}
 
 /** Which agent a request is from, by its system prompt. */
 function speaker(req: MessagesRequest): string {
@@ -52,7 +47,7 @@ describe("call_agent", () => {
         return text("May or October.");
       },
       (req) => {
-        expect(results(req)).toEqual([{ content: "May or October.", error: false }]);
+        expect(resultTexts(req)).toEqual([{ content: "May or October.", error: false }]);
         return text("Go in May.");
       },
     );
@@ -67,7 +62,7 @@ describe("call_agent", () => {
       reply(toolUse("call_agent", { agent: "researcher", message: "best month?", output_schema: schema })),
       reply(toolUse("report_back", { month: "May" })),
       (req) => {
-        expect(results(req)).toEqual([{ content: '{"month":"May"}', error: false }]);
+        expect(resultTexts(req)).toEqual([{ content: '{"month":"May"}', error: false }]);
         return text("May.");
       },
     );
@@ -80,7 +75,7 @@ describe("call_agent", () => {
     const seen: string[] = [];
     h.fake.fallback((req) => {
       const who = speaker(req);
-      const [result] = results(req);
+      const [result] = resultTexts(req);
       if (result) {
         seen.push(`${who} got: ${result.content}`);
         return text(`${who} done`);
@@ -99,7 +94,7 @@ describe("call_agent", () => {
       reply(toolUse("call_agent", { agent: "b", message: "y" })),
       reply(toolUse("call_agent", { agent: "a", message: "z" })),
       (req) => {
-        expect(results(req)).toEqual([{ content: "cycle detected: a → b → a", error: true }]);
+        expect(resultTexts(req)).toEqual([{ content: "cycle detected: a → b → a", error: true }]);
         return text("b gives up");
       },
       text("a done"),
@@ -114,7 +109,7 @@ describe("call_agent", () => {
       reply(toolUse("use_agent", { name: "a", message: "x" })),
       reply(toolUse("use_agent", { name: "b", message: "y" })),
       (req) => {
-        expect(results(req)).toEqual([{ content: "call depth limit 1 reached: main → a", error: true }]);
+        expect(resultTexts(req)).toEqual([{ content: "call depth limit 1 reached: main → a", error: true }]);
         return text("a cannot go deeper");
       },
     );
@@ -126,7 +121,7 @@ describe("call_agent", () => {
     h.fake.script(
       reply(toolUse("call_agent", { agent: "nobody", message: "x" }), toolUse("call_agent", { agent: "researcher", message: "é".repeat(60 * 1024) })),
       (req) => {
-        expect(results(req)).toEqual([
+        expect(resultTexts(req)).toEqual([
           { content: 'there is no agent named "nobody"; available: researcher', error: true },
           { content: "the message is 120 KiB; call_agent accepts at most 100 KiB. Send a summary or the relevant part.", error: true },
         ]);
@@ -147,7 +142,7 @@ describe("call_agent", () => {
         return { hang: true };
       },
       (req) => {
-        expect(results(req)).toEqual([{ content: "call to slow timed out after 1 s", error: true }]);
+        expect(resultTexts(req)).toEqual([{ content: "call to slow timed out after 1 s", error: true }]);
         return text("The slow agent did not answer in time.");
       },
     );
@@ -196,7 +191,7 @@ describe("call_agent", () => {
         firstIn.resolve();
         return release.promise;
       }
-      const [result] = results(req);
+      const [result] = resultTexts(req);
       return result ? text(`main got: ${result.content}`) : reply(toolUse("call_agent", { agent: "busy", message: lastUserText(req) }));
     });
     for (const session of ["s1", "s2", "s3"]) {

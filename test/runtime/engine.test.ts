@@ -6,8 +6,9 @@ import { Journal } from "../../src/runtime/journal.js";
 import { returnToParent } from "../../src/runtime/transitions.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { openMemoryStore } from "../../src/store/memory.js";
-import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { lastUserText, reply, systemText, text, toolUse } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { toolResults } from "../helpers/requests.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -15,12 +16,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-function results(req: MessagesRequest) {
-  const last = req.messages[req.messages.length - 1]!;
-  return (last.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>)
-    .filter((b) => b.type === "tool_result")
-    .map((b) => ({ id: b.tool_use_id, content: b.content, error: b.is_error === true }));
-}
 
 describe("nesting", () => {
   it("three levels with interaction at each level, each result landing in its caller", async () => {
@@ -46,15 +41,15 @@ describe("nesting", () => {
       text("Scout: OK, 3 nights fit. Beach or city?"),
     );
     expect(await h.say("3")).toEqual(["agent:scout: Scout: OK, 3 nights fit. Beach or city?"]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_3", content: "3 nights fit", error: false }]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_3", content: "3 nights fit", error: false }]);
 
     h.fake.script(reply(toolUse("complete", { result: "Porto, city, 3 nights" })), text("Planner: shall I book?"));
     expect(await h.say("city")).toEqual(["skill:planner: Planner: shall I book?"]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_2", content: "Porto, city, 3 nights", error: false }]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_2", content: "Porto, city, 3 nights", error: false }]);
 
     h.fake.script(reply(toolUse("complete", { result: "booked plan" })), text("Main: your plan is ready."));
     expect(await h.say("yes")).toEqual(["main: Main: your plan is ready."]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_1", content: "booked plan", error: false }]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_1", content: "booked plan", error: false }]);
     expect(h.runtime.stacks.hasActive("console:t")).toBe(false);
   });
 });
@@ -84,7 +79,7 @@ describe("tool uses", () => {
     h.fake.script(reply(toolUse("complete", { result: "answers" })), text("All three done."));
     expect(await h.say("answer")).toEqual(["main: All three done."]);
     expect(ran).toEqual(["1", "3"]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_n1", content: "noted 1", error: false },
       { id: "toolu_s", content: "answers", error: false },
       { id: "toolu_n3", content: "noted 3", error: false },
@@ -125,7 +120,7 @@ describe("tool uses", () => {
     // A model that calls complete at main anyway is told it is not available; nothing is popped.
     h.fake.script({ ...reply(toolUse("complete", { result: "x" }, "toolu_c")), allowUnoffered: true }, text("Sorry."));
     expect(await h.say("again")).toEqual(["main: Sorry."]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_c", content: 'tool "complete" is not available to main; available: use_skill', error: true },
     ]);
   });
@@ -142,12 +137,12 @@ describe("tool uses", () => {
     expect(await h.say("go")).toEqual(["skill:interview: skill ok"]);
     h.fake.script({ ...reply(toolUse("use_skill", { name: "interview", message: "again" }, "toolu_us")), allowUnoffered: true }, text("ok"));
     expect(await h.say("nest yourself")).toEqual(["skill:interview: ok"]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_us", content: 'tool "use_skill" is not available to skill:interview; available: use_agent, call_agent, read_skill_file, complete', error: true },
     ]);
     h.fake.script(reply(toolUse("use_agent", { name: "researcher", message: "r" })), reply(toolUse("use_agent", { name: "researcher", message: "again" }, "toolu_self")), text("I cannot call myself."));
     expect(await h.say("research please")).toEqual(["agent:researcher: I cannot call myself."]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_self", content: "cycle detected: researcher → researcher", error: true },
     ]);
   });
@@ -156,7 +151,7 @@ describe("tool uses", () => {
     h = await startHarness({ files: skillFile("interview", "Ask.") });
     h.fake.script(reply(toolUse("use_skill", { name: "nope", message: "x" }, "toolu_x")), text("No such skill."));
     await h.send("go");
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_x", content: 'there is no skill named "nope"; available: interview', error: true },
     ]);
   });
@@ -175,7 +170,7 @@ describe("batch mode", () => {
       text("Here is the summary: short text"),
     );
     expect(await h.say("summarise this")).toEqual(["main: Here is the summary: short text"]);
-    expect(results(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_b", content: "short text", error: false }]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_b", content: "short text", error: false }]);
     const types = h.store.sessionLog("console:t").map((e) => e.type);
     expect(types).toContain("agent_session");
     expect(types).toContain("agent_session_complete");

@@ -5,8 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { Tool } from "../../src/runtime/tools/tool.js";
-import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, type FakeAnthropic, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { toolResults } from "../helpers/requests.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -25,12 +26,6 @@ const CONTACT = {
   additionalProperties: false,
 };
 
-function results(req: MessagesRequest) {
-  const last = req.messages[req.messages.length - 1]!;
-  return (last.content as Array<{ type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }>)
-    .filter((b) => b.type === "tool_result")
-    .map((b) => ({ id: b.tool_use_id, content: String(b.content), error: b.is_error === true }));
-}
 
 const FILES = { ...agentFile("extractor", "Extract contact details."), ...skillFile("interview", "Ask.") };
 
@@ -52,7 +47,7 @@ describe("report_back", () => {
         return reply(toolUse("report_back", { name: "Ana Lima", email: "ana@example.com" }));
       },
       (req) => {
-        expect(results(req)).toEqual([{ id: "toolu_parent", content: '{"name":"Ana Lima","email":"ana@example.com"}', error: false }]);
+        expect(toolResults(req)).toEqual([{ id: "toolu_parent", content: '{"name":"Ana Lima","email":"ana@example.com"}', error: false }]);
         return text("Saved Ana.");
       },
     );
@@ -68,7 +63,7 @@ describe("report_back", () => {
       spawnWith(CONTACT),
       reply(toolUse("report_back", { name: "", email: "not-an-email", fax: "1" }, "toolu_bad")),
       (req) => {
-        expect(results(req)).toEqual([
+        expect(toolResults(req)).toEqual([
           {
             id: "toolu_bad",
             error: true,
@@ -79,7 +74,7 @@ describe("report_back", () => {
         return reply(toolUse("report_back", { name: "Ana", email: "ana@example.com" }));
       },
       (req) => {
-        expect(results(req)[0]).toMatchObject({ content: '{"name":"Ana","email":"ana@example.com"}', error: false });
+        expect(toolResults(req)[0]).toMatchObject({ content: '{"name":"Ana","email":"ana@example.com"}', error: false });
         return text("ok");
       },
     );
@@ -91,7 +86,7 @@ describe("report_back", () => {
     h = await startHarness({ files: FILES });
     const bad = () => reply(toolUse("report_back", { name: "Ana" }));
     h.fake.script(spawnWith(CONTACT), bad(), bad(), bad(), (req) => {
-      expect(results(req)).toEqual([
+      expect(toolResults(req)).toEqual([
         {
           id: "toolu_parent",
           error: true,
@@ -111,7 +106,7 @@ describe("report_back", () => {
     h.fake.script(
       spawnWith({ type: "object", properties: { age: { type: "integer", minimum: "lots" } } }, "toolu_1"),
       (req) => {
-        expect(results(req)).toEqual([
+        expect(toolResults(req)).toEqual([
           {
             id: "toolu_1",
             error: true,
@@ -122,7 +117,7 @@ describe("report_back", () => {
         return spawnWith({ type: "array", items: { type: "string" } }, "toolu_2");
       },
       (req) => {
-        expect(results(req)[0]!.content).toBe(
+        expect(toolResults(req)[0]!.content).toBe(
           'use_agent refused: output_schema must describe an object (top-level "type": "object"), got "array"; tool arguments are always objects, so wrap the value in a property. No agent was started.',
         );
         return text("I could not start the extractor.");
@@ -156,17 +151,17 @@ describe("report_back", () => {
         return reply(toolUse("report_back", { people: [{ name: "Ana" }, { nom: "Bo" }] }));
       },
       (req) => {
-        expect(results(req)[0]!.content).toContain("- /people/1: must have required property 'name'");
+        expect(toolResults(req)[0]!.content).toContain("- /people/1: must have required property 'name'");
         return reply(toolUse("report_back", { people: [{ name: "Ana" }, { name: "Bo" }] }));
       },
       spawnWith(draft07, "toolu_07"),
       reply(toolUse("report_back", { due: "tomorrow" })),
       (req) => {
-        expect(results(req)[0]!.content).toContain('- /due: must match format "date"');
+        expect(toolResults(req)[0]!.content).toContain('- /due: must match format "date"');
         return reply(toolUse("report_back", { due: "2026-12-01" }));
       },
       (req) => {
-        expect(results(req)).toEqual([{ id: "toolu_07", content: '{"due":"2026-12-01"}', error: false }]);
+        expect(toolResults(req)).toEqual([{ id: "toolu_07", content: '{"due":"2026-12-01"}', error: false }]);
         return text("done");
       },
     );
@@ -241,7 +236,7 @@ describe("report_back", () => {
         return reply(toolUse("report_back", { name: "Ana", email: "ana@example.com" }));
       },
       (req) => {
-        expect(results(req)[0]).toMatchObject({ content: '{"name":"Ana","email":"ana@example.com"}', error: false });
+        expect(toolResults(req)[0]).toMatchObject({ content: '{"name":"Ana","email":"ana@example.com"}', error: false });
         return text("ok");
       },
     );
@@ -261,7 +256,7 @@ describe("report_back", () => {
         return reply(toolUse("report_back", { name: "Ana Lima", email: "ana@example.com", phone: "+351 912 345 678" }));
       },
       (req) => {
-        expect(JSON.parse(results(req)[0]!.content)).toEqual({ name: "Ana Lima", email: "ana@example.com", phone: "+351 912 345 678" });
+        expect(JSON.parse(toolResults(req)[0]!.content)).toEqual({ name: "Ana Lima", email: "ana@example.com", phone: "+351 912 345 678" });
         return text("Contact saved.");
       },
     );
@@ -293,11 +288,11 @@ describe("report_back across a restart", () => {
         return reply(toolUse("report_back", { name: "Ana", email: "bad" }));
       },
       (req) => {
-        expect(results(req)[0]!.content).toContain("(2 attempts left)");
+        expect(toolResults(req)[0]!.content).toContain("(2 attempts left)");
         return reply(toolUse("report_back", { name: "Ana", email: "ana@example.com" }));
       },
       (req) => {
-        expect(results(req)).toEqual([{ id: "toolu_parent", content: '{"name":"Ana","email":"ana@example.com"}', error: false }]);
+        expect(toolResults(req)).toEqual([{ id: "toolu_parent", content: '{"name":"Ana","email":"ana@example.com"}', error: false }]);
         return text("Saved after restart.");
       },
     );
