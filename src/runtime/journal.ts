@@ -55,13 +55,17 @@ export class Journal {
 
   flush(extra: StepExtra = {}): void {
     const all = merge(this.staged, extra);
-    const pushed = all.framesPushed ?? [];
+    // A frame pushed and popped in the same step (main answering at once) never needs a row.
+    const popped = new Set(all.framesPopped ?? []);
+    const pushed = (all.framesPushed ?? []).filter((f) => !popped.has(f.frameId));
+    const transient = new Set((all.framesPushed ?? []).filter((f) => popped.has(f.frameId)).map((f) => f.frameId));
     const step: StepCommit = {
       ...all,
       sessionKey: this.sessionKey,
       log: this.rows,
       framesPushed: pushed.map(toRecord),
-      framesUpdated: [...this.touched.values()].filter((f) => !pushed.includes(f)).map(toRecord),
+      framesPopped: [...popped].filter((id) => !transient.has(id)),
+      framesUpdated: [...this.touched.values()].filter((f) => !pushed.includes(f) && !popped.has(f.frameId)).map(toRecord),
     };
     if (this.requestId && Object.values(this.usage).some((n) => n > 0)) {
       step.usage = { requestId: this.requestId, ...this.usage };

@@ -126,7 +126,7 @@ export class Orchestrator {
       reportAttempts: 0,
       contextTokens: 0,
       approvalTools: [],
-      history: rebuildHistory(store.history(mainAgentSessionId)),
+      history: this.deps.stacks.mainHistory(mainAgentSessionId),
     };
   }
 
@@ -166,6 +166,7 @@ export class Orchestrator {
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
+            this.deps.stacks.keepMainHistory(frame.agentSessionId, frame.history);
             return;
           }
           if (result.action === "SEND_TEXT") {

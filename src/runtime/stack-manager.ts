@@ -1,5 +1,6 @@
 import type { Store } from "../store/store.js";
 import { AgentStack } from "./frame.js";
+import type { ChatMessage } from "../llm/types.js";
 import { rebuildHistory } from "./history.js";
 
 /**
@@ -8,8 +9,30 @@ import { rebuildHistory } from "./history.js";
  */
 export class AgentStackManager {
   private readonly stacks = new Map<string, AgentStack>();
+  /** The main agent's history of recently active sessions, so a new task does not re-read the log. */
+  private readonly mainHistories = new Map<string, ChatMessage[]>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    private readonly historyCacheSize = 256,
+  ) {}
+
+  /** The main agent's history for a new task: from the cache when this process already has it, else the log. */
+  mainHistory(mainAgentSessionId: string): ChatMessage[] {
+    const cached = this.mainHistories.get(mainAgentSessionId);
+    if (cached) {
+      this.mainHistories.delete(mainAgentSessionId);
+      return cached;
+    }
+    return rebuildHistory(this.store.history(mainAgentSessionId));
+  }
+
+  /** Keeps a finished task's main history for the session's next task (least recently used are dropped). */
+  keepMainHistory(mainAgentSessionId: string, history: ChatMessage[]): void {
+    this.mainHistories.delete(mainAgentSessionId);
+    this.mainHistories.set(mainAgentSessionId, history);
+    if (this.mainHistories.size > this.historyCacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
+  }
 
   getOrLoad(sessionKey: string): AgentStack {
     let stack = this.stacks.get(sessionKey);
@@ -40,6 +63,8 @@ export class AgentStackManager {
 
   /** Forgets the cached copy (after a failed or aborted step) so the next use reloads it from the store. */
   evict(sessionKey: string): void {
+    const main = this.stacks.get(sessionKey)?.all()[0];
+    if (main) this.mainHistories.delete(main.agentSessionId);
     this.stacks.delete(sessionKey);
   }
 }

@@ -1,0 +1,178 @@
+import Database from "better-sqlite3";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { systemText } from "../test/fakes/anthropic/server.js";
+import { benchWorld, percentile, ScriptModel, send } from "./world.js";
+
+export interface Result {
+  scenario: string;
+  [figure: string]: number | string;
+}
+
+const rss = () => Math.round(process.memoryUsage().rss / 1024 / 1024);
+
+/** The database's size after a checkpoint (what the scenario really wrote). */
+function dbBytes(root: string): number {
+  const file = join(root, "bench.db");
+  const db = new Database(file);
+  db.pragma("wal_checkpoint(TRUNCATE)");
+  db.close();
+  return statSync(file).size;
+}
+
+function summary(latencies: number[], elapsedMs: number, count: number) {
+  return {
+    messages_per_s: Math.round((count / elapsedMs) * 1000),
+    p50_ms: +percentile(latencies, 50).toFixed(3),
+    p99_ms: +percentile(latencies, 99).toFixed(3),
+  };
+}
+
+export async function singleTurn(): Promise<Result> {
+  const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }]));
+  const latencies: number[] = [];
+  const sessions = 1000;
+  const perSession = 10;
+  const start = performance.now();
+  for (let i = 0; i < perSession; i++) for (let s = 0; s < sessions; s++) latencies.push(await send(world, `s${s}`, `message ${i}`));
+  const elapsed = performance.now() - start;
+  world.close();
+  const bytes = dbBytes(world.root);
+  world.remove();
+  return { scenario: "single-turn", messages: sessions * perSession, ...summary(latencies, elapsed, sessions * perSession), peak_rss_mb: rss(), db_bytes_per_message: Math.round(bytes / (sessions * perSession)) };
+}
+
+const handoffModel = () =>
+  new ScriptModel((req, use) => {
+    const system = systemText({ system: req.system } as never);
+    const last = req.messages.at(-1)!;
+    const hasResult = last.content.some((b) => b.type === "tool_result");
+    if (system.includes('skill "interview"')) return last.content.some((b) => b.type === "text" && b.text === "Lisbon") ? [use("complete", { result: "Lisbon" })] : [{ type: "text", text: "Where to?" }];
+    return hasResult ? [{ type: "text", text: "Lisbon it is." }] : [use("use_skill", { name: "interview", message: "ask where" })];
+  });
+
+export async function handoffRoundtrip(): Promise<Result> {
+  const model = handoffModel();
+  const world = benchWorld(model);
+  const latencies: number[] = [];
+  const sessions = 2000;
+  const start = performance.now();
+  for (let s = 0; s < sessions; s++) {
+    latencies.push(await send(world, `h${s}`, "plan a trip"));
+    latencies.push(await send(world, `h${s}`, "Lisbon"));
+  }
+  const elapsed = performance.now() - start;
+  world.close();
+  const bytes = dbBytes(world.root);
+  world.remove();
+  return {
+    scenario: "handoff-roundtrip",
+    sessions,
+    user_messages: sessions * 2,
+    model_calls: model.calls,
+    ...summary(latencies, elapsed, sessions * 2),
+    peak_rss_mb: rss(),
+    db_bytes_per_session: Math.round(bytes / sessions),
+  };
+}
+
+export async function concurrent(): Promise<Result> {
+  const latency = 50;
+  const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }], latency));
+  const sessions = 1000;
+  const perSession = 10;
+  const latencies: number[] = [];
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: sessions }, async (_, s) => {
+      for (let i = 0; i < perSession; i++) latencies.push(await send(world, `c${s}`, `message ${i}`));
+    }),
+  );
+  const elapsed = performance.now() - start;
+  const ideal = (sessions / latency) * 1000;
+  const achieved = ((sessions * perSession) / elapsed) * 1000;
+  world.close();
+  world.remove();
+  return {
+    scenario: "concurrent",
+    sessions,
+    messages: sessions * perSession,
+    model_latency_ms: latency,
+    ideal_messages_per_s: Math.round(ideal),
+    messages_per_s: Math.round(achieved),
+    percent_of_ideal: +((achieved / ideal) * 100).toFixed(1),
+    p50_ms: +percentile(latencies, 50).toFixed(1),
+    p99_ms: +percentile(latencies, 99).toFixed(1),
+    peak_rss_mb: rss(),
+  };
+}
+
+export async function deepStack(): Promise<Result> {
+  const chain = ["a", "b", "c", "d", "e"];
+  const model = new ScriptModel((req, use) => {
+    const system = systemText({ system: req.system } as never);
+    const me = /You are the agent "([a-e])"/.exec(system)?.[1];
+    const hasResult = req.messages.at(-1)!.content.some((b) => b.type === "tool_result");
+    if (!me) return hasResult ? [{ type: "text", text: "unwound" }] : [use("use_agent", { name: "a", message: "go" })];
+    const next = chain[chain.indexOf(me) + 1];
+    if (hasResult || !next) return [use("complete", { result: `${me} done` })];
+    return [use("use_agent", { name: next, message: "deeper" })];
+  });
+  const world = benchWorld(model);
+  const rounds = 1000;
+  const latencies: number[] = [];
+  const start = performance.now();
+  for (let r = 0; r < rounds; r++) latencies.push(await send(world, `d${r % 50}`, "go deep"));
+  const elapsed = performance.now() - start;
+  world.close();
+  world.remove();
+  return { scenario: "deep-stack", rounds, depth: 6, model_calls: model.calls, rounds_per_s: Math.round((rounds / elapsed) * 1000), p50_ms: +percentile(latencies, 50).toFixed(3), p99_ms: +percentile(latencies, 99).toFixed(3), peak_rss_mb: rss() };
+}
+
+export async function recovery(): Promise<Result> {
+  const sessions = 10_000;
+  const first = benchWorld(handoffModel());
+  for (let s = 0; s < sessions; s++) await send(first, `r${s}`, "plan a trip"); // each waits at depth 2
+  first.close();
+  if (global.gc) global.gc();
+  const before = process.memoryUsage().heapUsed;
+  const start = performance.now();
+  const second = benchWorld(handoffModel(), first.root);
+  const recovered = second.gateway.recover();
+  const ready = performance.now() - start;
+  const firstReply = await send(second, "r1234", "Lisbon");
+  const idleSessions: unknown[] = [];
+  // Touch every session's stack once (as if each got a message), then measure what idle sessions keep.
+  for (let s = 0; s < sessions; s++) idleSessions.push(second.stacks.hasActive(`bench:r${s}`));
+  for (let s = 0; s < sessions; s++) second.stacks.evict(`bench:r${s}`);
+  if (global.gc) global.gc();
+  const perIdle = Math.max(0, process.memoryUsage().heapUsed - before) / sessions;
+  second.close();
+  second.remove();
+  return {
+    scenario: "recovery",
+    sessions_with_active_stacks: sessions,
+    requests_recovered: recovered,
+    ready_ms: +ready.toFixed(1),
+    first_reply_in_restored_session_ms: +firstReply.toFixed(2),
+    heap_bytes_per_idle_session: Math.round(perIdle),
+    peak_rss_mb: rss(),
+  };
+}
+
+export async function longHistory(): Promise<Result> {
+  const model = new ScriptModel(() => [{ type: "text", text: "noted" }]);
+  const world = benchWorld(model);
+  for (let i = 0; i < 1000; i++) await send(world, "long", `entry ${i}: ${"detail ".repeat(10)}`); // 2,000 log entries
+  const turns = 200;
+  const timeTurns = async (session: string) => {
+    const t: number[] = [];
+    for (let i = 0; i < turns; i++) t.push(await send(world, session, `more ${i}`));
+    return percentile(t, 50);
+  };
+  const long = await timeTurns("long");
+  const fresh = await timeTurns("fresh");
+  world.close();
+  world.remove();
+  return { scenario: "long-history", log_entries: 2000 + turns * 2, per_turn_p50_ms: +long.toFixed(3), fresh_session_per_turn_p50_ms: +fresh.toFixed(3), ratio: +(long / fresh).toFixed(2) };
+}
