@@ -14,6 +14,22 @@ const app = createApp(config, log);
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
 
+// Signals are handled from the start, so a stop during startup is graceful too.
+let keepAlive: NodeJS.Timeout | null = null;
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
+  for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
+  await app.close();
+  if (keepAlive) clearInterval(keepAlive);
+  process.exit(0);
+}
+process.on("SIGINT", () => void shutdown("SIGINT"));
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+
+
 /** A provider that cannot start (bad token, unreachable API) is logged and skipped; the others still run. */
 async function startProvider(name: string, provider: { start(): Promise<void>; stop(): Promise<void> }, hint: string) {
   try {
@@ -85,17 +101,5 @@ app.gateway.recover();
 await app.catalog.watch();
 log.info({ providers }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
-const keepAlive = setInterval(() => {}, 1 << 30);
+keepAlive = setInterval(() => {}, 1 << 30);
 
-let stopping = false;
-async function shutdown(signal: string): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
-  for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
-  await app.close();
-  clearInterval(keepAlive);
-  process.exit(0);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));

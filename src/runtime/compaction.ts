@@ -32,13 +32,31 @@ export async function contextLimit(frame: StackFrame, deps: Pick<TurnDeps, "sett
   return (await deps.model.contextLimit(frame.model)) ?? FALLBACK_LIMIT_TOKENS;
 }
 
+/** Per history: how many messages were counted, their tokens, and the last one's share (it may still grow). */
+const counted = new WeakMap<ChatMessage[], { messages: number; tokens: number; last: number }>();
+
+/** The history's estimate, counting only what changed since the last call: histories grow at the end. */
+function historyTokens(history: ChatMessage[]): number {
+  const known = counted.get(history);
+  let from = 0;
+  let tokens = 0;
+  if (known && known.messages > 0 && known.messages <= history.length) {
+    from = known.messages - 1;
+    tokens = known.tokens - known.last;
+  }
+  let last = 0;
+  for (let i = from; i < history.length; i++) {
+    last = estimateTokens(history[i]!);
+    tokens += last;
+  }
+  counted.set(history, { messages: history.length, tokens, last });
+  return tokens;
+}
+
 /** Tokens the frame's next request would use: the local estimate or the API's last figure, whichever is larger. */
 export function contextUsage(frame: StackFrame, deps: Pick<TurnDeps, "tools" | "catalog">): number {
-  const estimate = estimateRequest({
-    system: frame.systemPrompt,
-    messages: sanitise(frame.history).messages,
-    tools: deps.tools.specsFor(frame, deps.catalog),
-  });
+  const estimate =
+    estimateTokens(frame.systemPrompt) + estimateTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
   return Math.max(estimate, frame.contextTokens);
 }
 

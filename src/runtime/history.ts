@@ -105,6 +105,8 @@ export const CONTEXT_PLACEHOLDER = "(the conversation continues from earlier mes
  * Returns the messages to send and a note per repair (the stored history is not changed).
  */
 export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessage[]; repairs: string[] } {
+  // The common case: nothing to repair. Checking is one pass without copying; repairing copies.
+  if (isWellFormed(history)) return { messages: history as ChatMessage[], repairs: [] };
   const repairs: string[] = [];
   const merged = compact(history, repairs);
   const paired: ChatMessage[] = [];
@@ -186,4 +188,37 @@ function compact(history: readonly ChatMessage[], repairs: string[]): ChatMessag
 
 function toolResultsFirst(a: UserBlock, b: UserBlock): number {
   return (a.type === "tool_result" ? 0 : 1) - (b.type === "tool_result" ? 0 : 1);
+}
+
+/** True when the history already meets every rule sanitise enforces (so it can be sent as it is). */
+export function isWellFormed(history: readonly ChatMessage[]): boolean {
+  if (history.length === 0 || history[0]!.role !== "user") return history.length === 0;
+  for (let i = 0; i < history.length; i++) {
+    const message = history[i]!;
+    if (message.content.length === 0) return false;
+    if (i > 0 && history[i - 1]!.role === message.role) return false;
+    let seenOther = false;
+    for (const block of message.content) {
+      if (block.type === "text" && block.text.trim() === "") return false;
+      if (block.type === "tool_result") {
+        if (seenOther) return false; // tool_results must come first
+      } else seenOther = true;
+    }
+    if (message.role === "assistant") {
+      const uses = message.content.filter((b) => b.type === "tool_use");
+      if (uses.length === 0) continue;
+      const next = history[i + 1];
+      if (!next || next.role !== "user") return false;
+      const answered = next.content.filter((b): b is ToolResultBlock => b.type === "tool_result").map((b) => b.tool_use_id);
+      if (answered.length !== uses.length || new Set(answered).size !== answered.length) return false;
+      if (!uses.every((u) => answered.includes(u.id))) return false;
+    } else if (i > 0) {
+      const prev = history[i - 1]!;
+      const results = message.content.filter((b) => b.type === "tool_result");
+      if (results.length > 0 && (prev.role !== "assistant" || !prev.content.some((b) => b.type === "tool_use"))) return false;
+    } else if (message.content.some((b) => b.type === "tool_result")) {
+      return false;
+    }
+  }
+  return true;
 }
