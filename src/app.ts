@@ -14,6 +14,11 @@ import { ToolRegistry } from "./runtime/tools/registry.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
 
+/** A problem that stops the gateway from starting, with a message for the admin. */
+export class StartupError extends Error {
+  override name = "StartupError";
+}
+
 export interface App {
   store: Store;
   catalog: LiveCatalog;
@@ -24,7 +29,12 @@ export interface App {
 
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
 export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
-  const store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"));
+  let store: SqliteStore;
+  try {
+    store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"));
+  } catch (error) {
+    throw new StartupError(`Cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
+  }
   const tools = new ToolRegistry(config.HTTP_REQUEST_TOOL ? [httpRequestTool] : []);
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { log, knownTools: tools.names() });
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
@@ -80,4 +90,15 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
       store.close();
     },
   };
+}
+
+/** For entry points: a StartupError is printed for the admin and the process exits 1. */
+export function startOrExit(start: () => App): App {
+  try {
+    return start();
+  } catch (error) {
+    if (!(error instanceof StartupError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
 }

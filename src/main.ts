@@ -2,7 +2,7 @@ import { startConsole } from "../providers/console/console.js";
 import { HttpProvider } from "../providers/http/server.js";
 import { SlackProvider } from "../providers/slack/slack.js";
 import { TelegramProvider } from "../providers/telegram/telegram.js";
-import { createApp } from "./app.js";
+import { createApp, startOrExit } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
 import { createLogger } from "./log.js";
 
@@ -10,7 +10,7 @@ import { createLogger } from "./log.js";
 // chat joins when stdin is a TTY and is the fallback when nothing else is configured.
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL);
-const app = createApp(config, log);
+const app = startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
 

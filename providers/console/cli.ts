@@ -1,4 +1,4 @@
-import { createApp } from "../../src/app.js";
+import { createApp, startOrExit } from "../../src/app.js";
 import { loadConfigOrExit } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { startConsole } from "./console.js";
@@ -12,7 +12,7 @@ function arg(name: string): string | undefined {
 
 // Errors only by default: the chat itself tells the user what went wrong.
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-const app = createApp(config, createLogger(config.LOG_LEVEL));
+const app = startOrExit(() => createApp(config, createLogger(config.LOG_LEVEL)));
 const chat = startConsole(app.gateway, {
   jsonl: process.argv.includes("--jsonl"),
   exitOnEnd: true,

@@ -46,6 +46,7 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
             agent: message.agent,
             depth: message.depth,
             text: message.text,
+            id: message.id,
             ...(message.approvalId ? { approval_id: message.approvalId } : {}),
           }),
         );

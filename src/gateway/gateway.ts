@@ -325,6 +325,23 @@ export class Gateway {
 
   /** Ends a request with a message from the gateway itself, in one commit. */
   private reply(request: RequestRecord, text: string, status: "done" | "failed" = "done"): void {
+    try {
+      this.commitReply(request, text, status);
+    } catch (error) {
+      // The store cannot take the reply (disk full, I/O error): tell the user directly, so they know it was
+      // not processed. The request stays unfinished and runs again once the store works.
+      this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
+      const sink = this.sinks.get(providerOf(request.sessionKey));
+      void sink
+        ?.deliver(
+          { id: this.deps.ids.next("out"), sessionKey: request.sessionKey, requestId: request.id, agent: "switchboard", depth: 0, text: "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.", kind: "error" },
+          { sentChunks: new Set(), chunkSent: () => {} },
+        )
+        .catch(() => {});
+    }
+  }
+
+  private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): void {
     this.deps.store.commit({
       sessionKey: request.sessionKey,
       request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
@@ -361,16 +378,19 @@ export class Gateway {
     if (!sink) return;
     for (const out of store.pendingOutbound(sessionKey)) {
       const sentChunks = new Set(store.deliveredChunks(out.id));
+      // Marked before it is sent: if the process dies while sending, the reply is not sent again after
+      // the restart (a reply is never shown twice). A send that fails takes the mark back and is retried.
+      store.markDelivered(out.id);
       try {
         await sink.deliver(out, {
           sentChunks,
           chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
         });
       } catch (error) {
+        store.markUndelivered(out.id);
         this.retryLater(sessionKey, error);
         return;
       }
-      store.markDelivered(out.id);
     }
     const pending = this.retries.get(sessionKey);
     if (pending) clearTimeout(pending.timer);

@@ -207,6 +207,8 @@ export interface Store {
   runningRequests(sessionKey: string): RequestRecord[];
   pendingOutbound(sessionKey?: string): OutboundRecord[];
   markDelivered(outboundId: string): void;
+  /** Takes back a delivery mark when the send failed, so it is tried again. */
+  markUndelivered(outboundId: string): void;
   /** Chunks of an outbound message already sent to the platform. */
   deliveredChunks(outboundId: string): number[];
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;

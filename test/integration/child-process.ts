@@ -2,7 +2,8 @@ import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createInterface } from "node:readline";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-const TSX = `${ROOT}node_modules/.bin/tsx`;
+// `node --import tsx`, not the tsx binary: the binary runs the program in a child process, and a SIGKILL
+// to the wrapper would leave that child running on.
 
 /** A Switchboard process (terminal chat or service) with its stdout read line by line. */
 export class Proc {
@@ -32,7 +33,12 @@ export class Proc {
 
   /** Resolves with the first stdout line (seen or future) that matches. */
   line(match: (line: string) => boolean): Promise<string> {
-    const found = this.lines.find(match);
+    return this.lineAfter(0, match);
+  }
+
+  /** The same, among the lines from index `from` on. */
+  lineAfter(from: number, match: (line: string) => boolean): Promise<string> {
+    const found = this.lines.slice(from).find(match);
     if (found) return Promise.resolve(found);
     return new Promise((resolve) => this.waiters.push({ match, resolve }));
   }
@@ -47,13 +53,17 @@ export class Proc {
     this.child.stdin.write(`${typeof value === "string" ? value : JSON.stringify(value)}\n`);
   }
 
+  /** The JSON lines, without the per-message `id` (tests compare content). */
   json(): Array<Record<string, unknown>> {
-    return this.lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    return this.lines.map((l) => {
+      const { id: _id, ...rest } = JSON.parse(l) as Record<string, unknown>;
+      return rest;
+    });
   }
 }
 
 export function run(entry: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(TSX, [`${ROOT}${entry}`, ...args], {
+  const child = spawn(process.execPath, ["--import", "tsx", `${ROOT}${entry}`, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["pipe", "pipe", "pipe"],

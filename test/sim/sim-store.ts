@@ -87,6 +87,9 @@ export class SimStore implements Store {
   markDelivered: Store["markDelivered"] = (id) => {
     if (!this.plants.forgetDeliveries) this.alive().markDelivered(id);
   };
+  markUndelivered: Store["markUndelivered"] = (id) => {
+    if (!this.plants.forgetDeliveries) this.alive().markUndelivered(id);
+  };
   deliveredChunks: Store["deliveredChunks"] = (id) => this.alive().deliveredChunks(id);
   recordChunk: Store["recordChunk"] = (id, chunk, platformId) => {
     if (!this.plants.forgetDeliveries) this.alive().recordChunk(id, chunk, platformId);

@@ -31,14 +31,23 @@ export class SqliteStore implements Store {
   ) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
-    this.db.pragma("journal_mode = WAL");
+    try {
+      this.db.pragma("busy_timeout = 2000");
+      this.db.pragma("journal_mode = WAL");
+      migrate(this.db);
+    } catch (error) {
+      this.db.close();
+      if ((error as { code?: string }).code === "SQLITE_BUSY") {
+        throw new Error(`the database ${file} is locked by another process (is another Switchboard running on this DATA_DIR?)`);
+      }
+      throw error;
+    }
     // NORMAL in WAL mode: a commit is durable against process crashes without an fsync per step; the
     // fsyncs happen at checkpoints. A larger WAL makes those rarer, which keeps the latency tail short.
     this.db.pragma("synchronous = NORMAL");
     this.db.pragma("wal_autocheckpoint = 10000");
     this.db.pragma("journal_size_limit = 67108864");
     this.db.pragma("busy_timeout = 5000");
-    migrate(this.db);
     const db = this.db;
     this.stmts = {
       insertLog: db.prepare(
@@ -130,6 +139,7 @@ export class SqliteStore implements Store {
       pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
       pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
       markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
+      markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
       runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),
       chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
       recordChunk: db.prepare(
@@ -308,6 +318,10 @@ export class SqliteStore implements Store {
 
   markDelivered(outboundId: string): void {
     this.stmts.markDelivered.run(this.now(), outboundId);
+  }
+
+  markUndelivered(outboundId: string): void {
+    this.stmts.markUndelivered.run(outboundId);
   }
 
   runningRequests(sessionKey: string): RequestRecord[] {
