@@ -6,11 +6,11 @@ import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds, type Timers } from "../../../src/runtime/deps.js";
-import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, text, toolUse, type FakeReply } from "../../fakes/anthropic/server.js";
 import { deferred } from "../../helpers/deferred.js";
 import { skillFile, startHarness, type Harness, type HarnessOptions } from "../../helpers/harness.js";
+import { transferTool } from "../../helpers/tools.js";
 
 let h: Harness;
 let api: HttpProvider;
@@ -202,15 +202,7 @@ describe("JWT", () => {
 describe("approvals over HTTP", () => {
   it("announces the approval, decides by POST once, refuses others and repeats", async () => {
     const runs: string[] = [];
-    const transfer: Tool = {
-      spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
-      idempotent: false,
-      requiresApproval: true,
-      run: async () => {
-        runs.push("sent");
-        return { content: "sent" };
-      },
-    };
+    const transfer = transferTool(runs);
     const base = await boot({ tools: [transfer] });
     h.fake.script(reply(toolUse("transfer", { amount: 5 })));
     const asked = (await (await post(base, "/v1/messages", message("send 5"))).json()) as { status: string; pending_approvals: Array<{ approval_id: string; tool: string }> };

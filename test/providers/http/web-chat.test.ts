@@ -4,10 +4,10 @@ import { existsSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
-import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+import { transferTool } from "../../helpers/tools.js";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
 if (!CHROMIUM) console.warn("web chat browser test skipped: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)");
@@ -22,15 +22,7 @@ afterEach(async () => {
 describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
   it("chats with the stack, shows who speaks and the depth, and approves a pending tool", async () => {
     const runs: string[] = [];
-    const transfer: Tool = {
-      spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
-      idempotent: false,
-      requiresApproval: true,
-      run: async () => {
-        runs.push("sent");
-        return { content: "sent" };
-      },
-    };
+    const transfer = transferTool(runs);
     h = await startHarness({ files: skillFile("interview", "Ask."), ids: randomIds, tools: [transfer] });
     api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-web": "webuser" } }, log: silentLogger() });
     await api.start();

@@ -10,6 +10,7 @@ import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthro
 import { appMention, eventCallback, interactivity, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack } from "../../fakes/slack/server.js";
 import { skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+import { transferTool } from "../../helpers/tools.js";
 
 const SECRET = "test-signing-secret";
 const CHANNEL = "C0GENERAL";
@@ -222,15 +223,7 @@ describe("output", () => {
 describe("approvals", () => {
   it("asks with buttons in the thread; the owner's click runs the tool once, others are told privately", async () => {
     const runs: string[] = [];
-    const transfer = {
-      spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" as const } },
-      idempotent: false,
-      requiresApproval: true,
-      run: async () => {
-        runs.push("sent");
-        return { content: "sent" };
-      },
-    };
+    const transfer = transferTool(runs);
     const { url, send } = await boot({}, [transfer]);
     model.script(reply(toolUse("transfer", { amount: 5 })), text("Done, sent."));
     const root = said({ channel: CHANNEL, user: ALICE, text: `<@${slack.botUserId}> send 5`, mention: true });

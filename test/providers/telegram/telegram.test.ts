@@ -10,6 +10,7 @@ import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthro
 import { startFakeTelegram, type FakeTelegram, type SentMessage } from "../../fakes/telegram/server.js";
 import { deferred } from "../../helpers/deferred.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+import { transferTool } from "../../helpers/tools.js";
 
 const FILES = { ...skillFile("interview", "Ask."), ...agentFile("researcher", "Research.") };
 const ALICE = 1001;
@@ -243,15 +244,7 @@ describe("output", () => {
 });
 
 describe("approvals", () => {
-  const transfer = (runs: string[]) => ({
-    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" as const } },
-    idempotent: false,
-    requiresApproval: true,
-    run: async () => {
-      runs.push("sent");
-      return { content: "sent" };
-    },
-  });
+  const transfer = transferTool;
   function click(message: SentMessage, fromId: number, data: string, id: string) {
     return tg.pushUpdate({
       callback_query: {
