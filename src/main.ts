@@ -87,6 +87,9 @@ const http = new HttpProvider(app.gateway, {
   log: log.child({ provider: "http" }),
 });
 await startProvider("http", http, "check HTTP_HOST and HTTP_PORT (is the port free?)");
+if (Object.keys(config.HTTP_API_TOKENS).length === 0 && !config.HTTP_JWT_JWKS_URL) {
+  log.info("the HTTP API has no tokens (HTTP_API_TOKENS) or JWT settings: every API call gets 401");
+}
 const chatPlatforms = providers.filter((p) => p !== "http");
 
 if (chatPlatforms.length === 0 || process.stdin.isTTY) {
