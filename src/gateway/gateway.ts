@@ -148,12 +148,13 @@ export class Gateway {
     const approval = store.approval(approvalId);
     if (!approval) return { status: "not_found" };
     if (approval.ownerId !== userId) return { status: "not_owner" };
-    if (!store.decideApproval(approvalId, decision === "approve" ? "approved" : "denied", userId)) {
+    const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
+    if (!store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume)) {
       return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
     }
     log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
-    const requestId = this.resumeAfterDecision(approval.sessionKey, approvalId, userId, ids.next("req"));
-    return { status: decision === "approve" ? "approved" : "denied", requestId };
+    this.queue.push(approval.sessionKey, () => this.run(resume.id));
+    return { status: decision === "approve" ? "approved" : "denied", requestId: resume.id };
   }
 
   /** Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told. */
@@ -161,7 +162,8 @@ export class Gateway {
     const { store, ids } = this.deps;
     let expired = 0;
     for (const approval of store.dueApprovals(now)) {
-      if (!store.decideApproval(approval.id, "expired", "timeout")) continue;
+      const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
+      if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
       expired++;
       store.commit({
         sessionKey: approval.sessionKey,
@@ -177,23 +179,21 @@ export class Gateway {
           },
         ],
       });
-      this.resumeAfterDecision(approval.sessionKey, approval.id, approval.ownerId, ids.next("req"));
+      this.queue.push(approval.sessionKey, () => this.run(resume.id));
     }
     return expired;
   }
 
-  private resumeAfterDecision(sessionKey: string, approvalId: string, userId: string, requestId: string): string {
-    const { request, duplicate } = this.deps.store.insertRequest({
-      id: requestId,
+  /** The request that resumes a turn once its approval is decided (deduplicated per approval). */
+  private resumeRequest(sessionKey: string, approvalId: string, userId: string) {
+    return {
+      id: this.deps.ids.next("req"),
       sessionKey,
       externalId: `approval:${approvalId}`,
-      kind: "approval",
+      kind: "approval" as const,
       userId,
       text: `(decision on ${approvalId})`,
-    });
-    if (!duplicate) this.queue.push(sessionKey, () => this.run(request.id));
-    else void this.deliver(sessionKey);
-    return request.id;
+    };
   }
 
   async idle(): Promise<void> {

@@ -221,6 +221,11 @@ export interface Store {
    * wins. Returns false when it was no longer pending.
    */
   decideApproval(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string): boolean;
+  /**
+   * The same compare-and-set, and — only if it wins — the request that resumes the waiting turn, in one
+   * transaction: a crash can never leave a decided approval without its resume.
+   */
+  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string, resume: NewRequest): boolean;
   /** Pending approvals whose time is up (expires_at ≤ now). */
   dueApprovals(now: number): ApprovalRecord[];
   close(): void;

@@ -142,6 +142,24 @@ describe("approvals", () => {
     expect(t.runs).toEqual(["balance"]);
   });
 
+  it("a decision and the resume it needs are written together: if one fails, neither happens", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list });
+    const { id } = await askForTransfer(h);
+    const store = h.store as unknown as { insertRequest: (...args: unknown[]) => unknown };
+    const real = store.insertRequest.bind(store);
+    store.insertRequest = () => {
+      throw new Error("disk I/O error");
+    };
+    expect(() => h.gateway.decide(id, "alice", "approve")).toThrow("disk I/O error");
+    store.insertRequest = real;
+    expect(h.store.approval(id)?.status).toBe("pending");
+    h.fake.script(text("Sent."));
+    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
+    await h.gateway.idle();
+    expect(t.runs).toEqual(["balance", "50"]);
+  });
+
   it("/cancel closes pending approvals, so a late click does nothing", async () => {
     const t = tools();
     h = await startHarness({ tools: t.list });

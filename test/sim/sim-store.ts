@@ -98,6 +98,7 @@ export class SimStore implements Store {
   approval: Store["approval"] = (id) => this.alive().approval(id);
   pendingApprovals: Store["pendingApprovals"] = (key) => this.alive().pendingApprovals(key);
   decideApproval: Store["decideApproval"] = (id, status, by) => this.alive().decideApproval(id, status, by);
+  decideApprovalAndResume: Store["decideApprovalAndResume"] = (id, status, by, resume) => this.alive().decideApprovalAndResume(id, status, by, resume);
   dueApprovals: Store["dueApprovals"] = (now) => this.alive().dueApprovals(now);
   close(): void {
     if (!this.dead) this.inner.close();

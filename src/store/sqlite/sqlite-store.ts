@@ -354,6 +354,14 @@ export class SqliteStore implements Store {
     return this.stmts.decideApproval.run(status, decidedBy, this.now(), id).changes === 1;
   }
 
+  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string, resume: NewRequest): boolean {
+    return this.db.transaction(() => {
+      if (!this.decideApproval(id, status, decidedBy)) return false;
+      this.insertRequest(resume);
+      return true;
+    })();
+  }
+
   dueApprovals(now: number): ApprovalRecord[] {
     return (this.stmts.dueApprovals.all(now) as Row[]).map(toApproval);
   }
