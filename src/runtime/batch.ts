@@ -46,11 +46,15 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
         break;
       case "INTERRUPT":
       case "MAX_ITERATIONS":
-      case "ERROR":
-        if (!returnToParent(stack, deps.journal, result.text, true)) {
-          return { content: `${frame.agentName} failed: ${result.text}`, isError: true };
+      case "ERROR": {
+        // Nobody can approve a call in the middle of a batch run: it fails, and its calls are closed.
+        const why = result.action === "INTERRUPT" ? `${result.text.replace("waiting for", "needs")}, which a batch run cannot wait for` : result.text;
+        closeUnresolved(frame, deps.journal, `not run: ${why}`);
+        if (!returnToParent(stack, deps.journal, why, true)) {
+          return { content: `${frame.agentName} failed: ${why}`, isError: true };
         }
         break;
+      }
       default: {
         const never: never = result;
         throw new Error(`unknown turn result ${JSON.stringify(never)}`);

@@ -116,10 +116,13 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
   }
 }
 
-/** The frame ends with this tool use: answer it and every later one in the message, so the log stays well-formed. */
-function finishWith(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, reply: string, isError: boolean): void {
+/**
+ * The frame ends with this tool use: answer it, every later one in the message, and any earlier one still
+ * waiting for approval, so the log stays well-formed.
+ */
+function finishWith(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, reply: string, isError: boolean, waiting: ToolUseBlock[]): void {
   addToolResult(frame, deps.journal, uses[index]!.id, reply, isError);
-  for (const rest of uses.slice(index + 1)) {
+  for (const rest of [...waiting, ...uses.slice(index + 1)]) {
     addToolResult(frame, deps.journal, rest.id, `not run: ${frame.agentName} finished in the same message`, true);
   }
 }
@@ -152,20 +155,20 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
       const raw = use.input.result;
-      finishWith(frame, uses, index, deps, "completed", false);
+      finishWith(frame, uses, index, deps, "completed", false, waiting);
       return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
     }
     if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
       const check = checkReport(frame, use.input);
       if (check.ok) {
-        finishWith(frame, uses, index, deps, "reported", false);
+        finishWith(frame, uses, index, deps, "reported", false, waiting);
         return { action: TurnAction.COMPLETE, text: JSON.stringify(check.value), structured: check.value };
       }
       frame.reportAttempts += 1;
       deps.journal.touch(frame);
       const list = check.violations.map((v) => `- ${v}`).join("\n");
       if (frame.reportAttempts >= MAX_REPORT_ATTEMPTS) {
-        finishWith(frame, uses, index, deps, `report_back arguments do not match the schema:\n${list}`, true);
+        finishWith(frame, uses, index, deps, `report_back arguments do not match the schema:\n${list}`, true, waiting);
         return {
           action: TurnAction.ERROR,
           text: `no valid report_back after ${MAX_REPORT_ATTEMPTS} attempts; the last one had these violations:\n${list}`,

@@ -160,6 +160,38 @@ describe("approvals", () => {
     expect(t.runs).toEqual(["balance", "50"]);
   });
 
+  it("a call waiting for approval beside complete in the same message is closed with the frame", async () => {
+    // Found by the simulation: the waiting call was left without a result when the child completed.
+    const t = tools();
+    h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.") });
+    h.fake.script(
+      reply(toolUse("use_agent", { name: "banker", message: "pay" }, "toolu_spawn")),
+      reply(toolUse("transfer", { amount: 5 }, "toolu_pay"), toolUse("complete", { result: "done" })),
+      text("ok"),
+    );
+    await h.send("go");
+    const results = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => e.payload as { tool_use_id: string; content: string });
+    expect(results.find((r) => r.tool_use_id === "toolu_pay")?.content).toBe("not run: agent:banker finished in the same message");
+    expect(t.runs).toEqual([]);
+  });
+
+  it("a batch run cannot wait for approval: the call is closed and the caller gets an error", async () => {
+    const t = tools();
+    h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "mode: batch\n") });
+    h.fake.script(
+      reply(toolUse("call_agent", { agent: "banker", message: "pay" }, "toolu_call")),
+      reply(toolUse("transfer", { amount: 5 }, "toolu_pay")),
+      (req) => {
+        expect(JSON.stringify(req.messages.at(-1))).toContain("needs approval of transfer, which a batch run cannot wait for");
+        return text("I could not pay without you.");
+      },
+    );
+    await h.send("go");
+    const answered = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    expect(answered).toContain("toolu_pay");
+    expect(t.runs).toEqual([]);
+  });
+
   it("/cancel closes pending approvals, so a late click does nothing", async () => {
     const t = tools();
     h = await startHarness({ tools: t.list });

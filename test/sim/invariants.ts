@@ -87,7 +87,8 @@ export class Checker {
     }
     for (const key of sessions) {
       const task = store.activeTask(key);
-      if (task && task.status !== "waiting_user") this.report(`no hang: task ${task.id} of ${key} was left ${task.status}`);
+      const waitsForApproval = task?.status === "waiting_approval" && store.pendingApprovals(key).length > 0;
+      if (task && task.status !== "waiting_user" && !waitsForApproval) this.report(`no hang: task ${task.id} of ${key} was left ${task.status}`);
       if (task && store.frames(key).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
     }
     for (const m of messages) {
@@ -95,6 +96,9 @@ export class Checker {
       const processed = allRows.filter((e) => e.type === "message" && (e.payload as { role: string; content: Array<{ text?: string }> }).role === "user" && (e.payload as { content: Array<{ text?: string }> }).content[0]?.text === m.text).length;
       if (m.accepted && stored !== 1) this.report(`exactly once: the message "${m.text}" became ${stored} requests`);
       if (processed > 1) this.report(`exactly once: the message "${m.text}" reached an agent ${processed} times`);
+    }
+    for (const [use, count] of outside.runs) {
+      if (count > 1) this.report(`side effects: the tool call ${use} ran ${count} times`);
     }
     const seen = new Set<string>();
     for (const d of outside.delivered) {
@@ -118,7 +122,9 @@ export class Checker {
         if (row.type === "tool_result") answered.add((row.payload as { tool_use_id: string }).tool_use_id);
       }
       for (const [id, session] of used) {
-        if (!answered.has(id) && !waiting.has(session)) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
+        // Open while its owner has not decided (approval pending), or while its frame waits for a child.
+        const awaitingDecision = store.approvalFor(id)?.status === "pending";
+        if (!answered.has(id) && !waiting.has(session) && !awaitingDecision) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
       }
       const started = rows.filter((r) => r.type === "agent_session").map((r) => r.agentSessionId!);
       const ended = new Set(rows.filter((r) => r.type === "agent_session_complete").map((r) => r.agentSessionId!));

@@ -41,7 +41,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const { seed } = options;
   const prng = new Prng(seed);
   const time = new VirtualTime();
-  const outside: Outside = { delivered: [], ledger: 0 };
+  const outside: Outside = { delivered: [], ledger: 0, runs: new Map() };
   const model = new SimModel(prng, time, { maxCallsPerRequest: 300, ...options.behaviour });
   const checker = new Checker(CALL_DEPTH_MAX);
   const ids = options.plants?.randomIds ? randomIdSource() : counterIdSource();
@@ -95,7 +95,26 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   try {
     for (let i = 0; i < events; i++) {
       const session = prng.pick(sessions);
-      const kind = prng.weighted({ message: 70, duplicate: 10, cancel: 7, status: 5, stop: 3, reset: 3 });
+      const kind = prng.weighted({ message: 62, duplicate: 10, cancel: 7, status: 5, stop: 3, reset: 3, decide: 8, expire: 2 });
+      if (kind === "decide" || kind === "expire") {
+        // The owner clicks Approve or Deny (sometimes twice), or time runs out.
+        try {
+          if (kind === "expire") world.gateway.expireApprovals(time.now() + 120_000);
+          else {
+            const pending = world.store.pendingApprovals(session);
+            if (pending.length > 0) {
+              const approval = prng.pick(pending);
+              const decision = prng.chance(0.6) ? "approve" : "deny";
+              world.gateway.decide(approval.id, `user-${session}`, decision);
+              if (prng.chance(0.3)) world.gateway.decide(approval.id, `user-${session}`, decision === "approve" ? "deny" : "approve");
+            }
+          }
+        } catch (error) {
+          if (!(error instanceof Crash)) throw error;
+        }
+        await settle();
+        continue;
+      }
       const earlier = messages.filter((m) => m.session === session);
       const message =
         kind === "duplicate" && earlier.length > 0

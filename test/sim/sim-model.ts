@@ -156,7 +156,7 @@ export class SimModel implements Model {
   }
 
   private tool(offered: string[]): AssistantBlock | null {
-    const tools = ["note", "ledger", "flaky"].filter((n) => offered.includes(n));
+    const tools = ["note", "ledger", "flaky", "transfer"].filter((n) => offered.includes(n));
     return tools.length ? this.use(this.prng.pick(tools), {}) : null;
   }
 }

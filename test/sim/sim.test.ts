@@ -92,6 +92,11 @@ describe("every checker fires on its planted bug", () => {
     expect(found).toMatch(/^seed \d+: no reply twice: out_\d+ \("[^"]*"\) was delivered more than once/);
   });
 
+  it("side effects: a store that loses the running-tool mark lets a tool run twice after a crash, and it is caught", async () => {
+    const found = await firstViolation(/side effects: the tool call/, { plants: { dropFrameUpdates: true }, crashes: true }, 200);
+    expect(found).toMatch(/^seed \d+: side effects: the tool call toolu_sim_\d+ ran 2 times/);
+  });
+
   it("determinism: ids that do not come from the seed change the trace", async () => {
     const a = await runScenario({ seed: 5, dir, catalog, plants: { randomIds: true } });
     const b = await runScenario({ seed: 5, dir, catalog, plants: { randomIds: true } });

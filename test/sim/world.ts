@@ -39,6 +39,8 @@ export function writeSimCatalog(root: string): Catalog {
 export interface Outside {
   delivered: OutboundMessage[];
   ledger: number;
+  /** How often each side-effecting tool use really ran (must never exceed 1). */
+  runs: Map<string, number>;
 }
 
 export interface WorldPlants extends StorePlants {
@@ -113,9 +115,20 @@ function simTools(prng: Prng, outside: Outside, ruleFree: boolean): Tool[] {
     {
       spec: { name: "ledger", description: "Records a side effect.", input_schema: { type: "object" } },
       idempotent: false,
-      run: async () => {
+      run: async (_input, ctx) => {
         outside.ledger++;
+        outside.runs.set(ctx.toolUseId, (outside.runs.get(ctx.toolUseId) ?? 0) + 1);
         return { content: "recorded" };
+      },
+    },
+    {
+      // A side effect that needs the owner's approval first.
+      spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
+      idempotent: false,
+      requiresApproval: true,
+      run: async (_input, ctx) => {
+        outside.runs.set(ctx.toolUseId, (outside.runs.get(ctx.toolUseId) ?? 0) + 1);
+        return { content: "sent" };
       },
     },
     {
