@@ -144,7 +144,7 @@ export class Gateway {
    * duplicate posts or racing approvers exactly one decides; the turn then resumes (the tool runs at most once).
    */
   decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
-    const { store, ids, log } = this.deps;
+    const { store, log } = this.deps;
     const approval = store.approval(approvalId);
     if (!approval) return { status: "not_found" };
     if (approval.ownerId !== userId) return { status: "not_owner" };
@@ -373,7 +373,7 @@ export class Gateway {
   }
 
   private async deliverPending(sessionKey: string): Promise<void> {
-    const { store, log } = this.deps;
+    const { store } = this.deps;
     const sink = this.sinks.get(providerOf(sessionKey));
     if (!sink) return;
     for (const out of store.pendingOutbound(sessionKey)) {

@@ -3,7 +3,7 @@ import { estimateRequest, estimateTokens } from "../llm/tokens.js";
 import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../llm/types.js";
 import type { TurnDeps } from "./executor.js";
 import type { StackFrame } from "./frame.js";
-import { sanitise, unresolvedToolUses } from "./history.js";
+import { unresolvedToolUses } from "./history.js";
 
 // Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
 // handoff summary plus the newest user messages. The log keeps everything; a `compaction` entry marks

@@ -8,7 +8,6 @@ import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
 import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
-import { rebuildHistory } from "./history.js";
 import { Journal } from "./journal.js";
 import { mainSystemPrompt } from "./prompts.js";
 import type { AgentStackManager } from "./stack-manager.js";
@@ -48,6 +47,8 @@ export class Orchestrator {
     const journal = new Journal(store, key, request.id, null);
     let log = this.deps.log.child({ session: key, request: request.id });
     let input: TurnInput;
+    // A new task is owned by the sender of its first message; an existing one keeps its owner.
+    let owner = request.userId;
 
     if (request.status === "running" || request.kind === "approval") {
       // Started before a restart: its input is already in the log; continue from there.
@@ -58,6 +59,7 @@ export class Orchestrator {
         return;
       }
       journal.taskId = task.id;
+      owner = task.ownerId;
       input = { kind: "resume" };
       if (request.kind === "approval") {
         journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
@@ -80,12 +82,11 @@ export class Orchestrator {
       const task = store.activeTask(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       journal.taskId = task.id;
+      owner = task.ownerId;
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = { kind: "user", text: request.text };
     }
     log = log.child({ task: journal.taskId });
-    // A new task is owned by the sender of its first message (its row is written with the first step).
-    const owner = store.task(journal.taskId!)?.ownerId ?? request.userId;
     await this.loop(stack, journal, input, signal, log, owner);
   }
 
@@ -99,11 +100,11 @@ export class Orchestrator {
 
   /** The main agent's frame as it would start now (for /context while idle). */
   idleMainFrame(sessionKey: string): StackFrame {
-    return this.mainFrame(this.deps.store.session(sessionKey, () => this.deps.ids.next("as")).mainAgentSessionId);
+    return this.mainFrame(this.deps.store.session(sessionKey, () => this.deps.ids.next("as")).mainAgentSessionId, false);
   }
 
-  private mainFrame(mainAgentSessionId: string): StackFrame {
-    const { store, settings, ids, tools, model } = this.deps;
+  private mainFrame(mainAgentSessionId: string, take = true): StackFrame {
+    const { settings, ids, tools, model } = this.deps;
     const catalog = this.deps.catalog();
     return {
       frameId: ids.next("frame"),
@@ -126,7 +127,7 @@ export class Orchestrator {
       reportAttempts: 0,
       contextTokens: 0,
       approvalTools: [],
-      history: this.deps.stacks.mainHistory(mainAgentSessionId),
+      history: this.deps.stacks.mainHistory(mainAgentSessionId, take),
     };
   }
 

@@ -17,12 +17,15 @@ export class AgentStackManager {
     private readonly historyCacheSize = 256,
   ) {}
 
-  /** The main agent's history for a new task: from the cache when this process already has it, else the log. */
-  mainHistory(mainAgentSessionId: string): ChatMessage[] {
+  /**
+   * The main agent's history for a new task: from the cache when this process already has it, else the log.
+   * `take` hands the cached copy over to the task; a look (for /context) leaves it cached.
+   */
+  mainHistory(mainAgentSessionId: string, take = true): ChatMessage[] {
     const cached = this.mainHistories.get(mainAgentSessionId);
     if (cached) {
-      this.mainHistories.delete(mainAgentSessionId);
-      return cached;
+      if (take) this.mainHistories.delete(mainAgentSessionId);
+      return take ? cached : [...cached];
     }
     return rebuildHistory(this.store.history(mainAgentSessionId));
   }
