@@ -22,6 +22,9 @@ export interface GatewayDeps {
   sessionTokenBudget?: number;
 }
 
+const STORE_FAILING =
+  "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.";
+
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
 
@@ -41,6 +44,12 @@ export class Gateway {
   private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   private readonly finished = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
   private readonly internalErrors = new Set<string>();
+  /**
+   * Requests that failed, were reported to the user as failed, but whose end the store could not record
+   * (disk full). They are terminal all the same: never run again, and recorded as soon as the store can.
+   */
+  private readonly unrecordedFailures = new Map<string, { sessionKey: string; error: string }>();
+  private unrecordedTimer: NodeJS.Timeout | null = null;
 
   constructor(private readonly deps: GatewayDeps) {
     const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
@@ -59,7 +68,7 @@ export class Gateway {
 
   /** Picks up the requests a restart interrupted, oldest first. */
   recover(): number {
-    const unfinished = this.deps.store.unfinishedRequests();
+    const unfinished = this.deps.store.unfinishedRequests().filter((r) => !this.unrecordedFailures.has(r.id));
     for (const request of unfinished) this.queue.push(request.sessionKey, () => this.run(request.id));
     if (unfinished.length > 0) this.deps.log.info({ count: unfinished.length }, "resuming unfinished requests");
     return unfinished.length;
@@ -70,6 +79,7 @@ export class Gateway {
    * failed on the server's side (a corrupt state row, a store error), not because of the user or the model.
    */
   whenDone(requestId: string): Promise<{ internalError: boolean }> {
+    if (this.unrecordedFailures.has(requestId) && !this.finished.has(requestId)) return Promise.resolve({ internalError: true });
     const request = this.deps.store.request(requestId);
     if (request && (request.status === "done" || request.status === "failed") && !this.finished.has(requestId)) {
       return Promise.resolve({ internalError: this.internalErrors.has(requestId) });
@@ -115,15 +125,19 @@ export class Gateway {
     }
     if (!task && !addressed && !command) return { status: "ignored" };
 
-    const { request, duplicate } = store.insertRequest({
+    const inserted = store.insertRequest({
       id: ids.next("req"),
       sessionKey: message.sessionKey,
       externalId: message.messageId,
       kind: command ? "command" : "message",
       userId: message.userId,
       text: message.text,
+      ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
+      ...(message.idempotency ? { idempotency: message.idempotency } : {}),
     });
-    if (duplicate) {
+    if (inserted.status === "forbidden") return { status: "forbidden" };
+    const { request } = inserted;
+    if (inserted.status === "duplicate") {
       log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
       return { status: "duplicate", requestId: request.id };
     }
@@ -157,31 +171,57 @@ export class Gateway {
     return { status: decision === "approve" ? "approved" : "denied", requestId: resume.id };
   }
 
-  /** Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told. */
+  /**
+   * Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told.
+   * Runs at startup and from a timer, so nothing here may throw: a row that fails affects only its session.
+   */
   expireApprovals(now: number): number {
-    const { store, ids } = this.deps;
+    const { store, ids, log } = this.deps;
     let expired = 0;
-    for (const approval of store.dueApprovals(now)) {
-      const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
-      if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
-      expired++;
-      store.commit({
-        sessionKey: approval.sessionKey,
-        outbound: [
-          {
-            id: ids.next("out"),
-            requestId: null,
-            taskId: approval.taskId,
-            agent: "switchboard",
-            depth: 0,
-            text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
-            kind: "notice",
-          },
-        ],
-      });
-      this.queue.push(approval.sessionKey, () => this.run(resume.id));
+    let due: ReturnType<Store["dueApprovals"]>;
+    try {
+      due = store.dueApprovals(now);
+    } catch (error) {
+      log.error({ err: error }, "could not read the approvals that are due; trying again at the next sweep");
+      return 0;
+    }
+    for (const approval of due) {
+      try {
+        const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
+        if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
+        expired++;
+        store.commit({
+          sessionKey: approval.sessionKey,
+          outbound: [
+            {
+              id: ids.next("out"),
+              requestId: null,
+              taskId: approval.taskId,
+              agent: "switchboard",
+              depth: 0,
+              text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
+              kind: "notice",
+            },
+          ],
+        });
+        this.queue.push(approval.sessionKey, () => this.run(resume.id));
+      } catch (error) {
+        log.error({ err: error, session: approval.sessionKey, approval: approval.id }, "could not expire an approval; trying again at the next sweep");
+      }
     }
     return expired;
+  }
+
+  /**
+   * A notice from the gateway itself (a refusal, "text only, please") that belongs to no request: committed to
+   * the outbox and delivered from there, so a webhook handler never waits on the platform's API.
+   */
+  notify(sessionKey: string, text: string): void {
+    this.deps.store.commit({
+      sessionKey,
+      outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" }],
+    });
+    void this.deliver(sessionKey);
   }
 
   /** The request that resumes a turn once its approval is decided (deduplicated per approval). */
@@ -205,6 +245,8 @@ export class Gateway {
   /** Stops taking work, cancels in-flight model calls (their requests resume on the next start) and waits. */
   async stop(): Promise<void> {
     this.shutdown.abort();
+    this.recordFailures();
+    if (this.unrecordedTimer) clearInterval(this.unrecordedTimer);
     for (const { timer } of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
     await this.idle();
@@ -222,6 +264,7 @@ export class Gateway {
   }
 
   private async runRequest(requestId: string): Promise<void> {
+    if (this.unrecordedFailures.has(requestId)) return;
     const request = this.deps.store.request(requestId);
     if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
     const key = request.sessionKey;
@@ -328,17 +371,36 @@ export class Gateway {
     try {
       this.commitReply(request, text, status);
     } catch (error) {
-      // The store cannot take the reply (disk full, I/O error): tell the user directly, so they know it was
-      // not processed. The request stays unfinished and runs again once the store works.
+      // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
+      // processed, and from then on the request is failed, here and (once the store can write) on disk: a
+      // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
+      this.internalErrors.add(request.id);
+      this.unrecordedFailures.set(request.id, { sessionKey: request.sessionKey, error: "the store could not write" });
+      this.unrecordedTimer ??= setInterval(() => this.recordFailures(), this.deps.retryBaseMs ?? 2000);
+      this.unrecordedTimer.unref();
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
         ?.deliver(
-          { id: this.deps.ids.next("out"), sessionKey: request.sessionKey, requestId: request.id, agent: "switchboard", depth: 0, text: "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.", kind: "error" },
+          { id: this.deps.ids.next("out"), sessionKey: request.sessionKey, requestId: request.id, agent: "switchboard", depth: 0, text: STORE_FAILING, kind: "error" },
           { sentChunks: new Set(), chunkSent: () => {} },
         )
         .catch(() => {});
     }
+  }
+
+  /** Writes the failures the store could not take earlier; stops trying once they are all recorded. */
+  private recordFailures(): void {
+    for (const [id, { sessionKey, error }] of this.unrecordedFailures) {
+      try {
+        this.deps.store.commit({ sessionKey, request: { id, status: "failed", error } });
+        this.unrecordedFailures.delete(id);
+      } catch {
+        return; // still failing; the next tick tries again
+      }
+    }
+    if (this.unrecordedTimer) clearInterval(this.unrecordedTimer);
+    this.unrecordedTimer = null;
   }
 
   private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): void {

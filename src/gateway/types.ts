@@ -11,6 +11,13 @@ export interface InboundMessage {
    * Default true.
    */
   addressed?: boolean;
+  /**
+   * The session belongs to one user (HTTP API sessions): the first request claims it, atomically with
+   * storing that request; anyone else is refused before anything is stored.
+   */
+  privateSession?: boolean;
+  /** A client's Idempotency-Key (per user) and a fingerprint of what was asked, so a retry finds the first request. */
+  idempotency?: { key: string; fingerprint: string };
 }
 
 export type SubmitResult =
@@ -19,7 +26,9 @@ export type SubmitResult =
   /** Not for the bot (group chatter): nothing is stored or answered. */
   | { status: "ignored" }
   /** Someone else's task is running here; `text` is the polite refusal for the provider to show. */
-  | { status: "refused"; text: string };
+  | { status: "refused"; text: string }
+  /** A private session that another user owns; nothing was stored. */
+  | { status: "forbidden" };
 
 /** A reply for the chat, labelled with the agent that said it (depth 1 = main, 0 = the gateway itself). */
 export interface OutboundMessage {

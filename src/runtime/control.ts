@@ -1,4 +1,4 @@
-import type { RequestRecord } from "../store/store.js";
+import { CorruptStateError, type RequestRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
@@ -12,8 +12,24 @@ const SYSTEM = "switchboard";
 /** Closes every open frame as an error (top first) and cancels the task; the caller flushes. */
 function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { stopped: string[]; commit: StepExtra } {
   const sessionKey = request.sessionKey;
-  const stack = deps.stacks.getOrLoad(sessionKey);
   const task = deps.store.activeTask(sessionKey);
+  const loaded = loadStack(deps, sessionKey);
+  if (!loaded.ok) {
+    // The stack cannot be read back: it cannot be unwound frame by frame either. Set it aside whole (kept in
+    // the quarantine table for the admin) so /cancel and /reset always get the chat going again.
+    deps.log.error({ session: sessionKey, task: task?.id, err: loaded.error }, "stack unreadable: quarantined its frames and ended the task");
+    for (const approval of deps.store.pendingApprovals(sessionKey)) deps.store.decideApproval(approval.id, "denied", "cancelled");
+    deps.stacks.evict(sessionKey);
+    return {
+      stopped: [],
+      commit: {
+        requestsClosed: interrupted(deps, request),
+        framesQuarantined: { reason: loaded.error.message },
+        ...(task ? { task: { id: task.id, status: "cancelled" as const, error: "its stored state was unreadable" } } : {}),
+      },
+    };
+  }
+  const stack = loaded.stack;
   const frames = [...stack.all()];
   const stopped: string[] = [];
   for (let i = frames.length - 1; i >= 0; i--) {
@@ -43,10 +59,20 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
   };
 }
 
+function loadStack(deps: RuntimeDeps, sessionKey: string) {
+  try {
+    return { ok: true as const, stack: deps.stacks.getOrLoad(sessionKey) };
+  } catch (error) {
+    if (error instanceof CorruptStateError) return { ok: false as const, error };
+    throw error;
+  }
+}
+
 export function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): string {
   const key = request.sessionKey;
   const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
-  const active = deps.stacks.hasActive(key);
+  const loaded = loadStack(deps, key);
+  const active = !loaded.ok || !loaded.stack.isEmpty;
   const { stopped, commit } = unwind(deps, journal, request);
   const text = !active
     ? "Nothing to cancel: no task is running."

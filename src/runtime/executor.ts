@@ -185,7 +185,7 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
       continue;
     }
     if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
-      const approval = deps.store.approvalFor(use.id);
+      const approval = deps.store.approvalFor(use);
       if (!approval || approval.status === "pending") {
         waiting.push(use); // the calls that need no approval still run now
         continue;
@@ -201,7 +201,7 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
   }
   if (waiting.length > 0) {
     const approvals = waiting
-      .filter((use) => !deps.store.approvalFor(use.id))
+      .filter((use) => !deps.store.approvalFor(use))
       .map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
     return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }

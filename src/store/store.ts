@@ -19,6 +19,8 @@ export const ACTIVE_TASK_STATUSES: readonly TaskStatus[] = ["running", "waiting_
 
 export interface SessionRecord {
   key: string;
+  /** Set for private sessions (the HTTP API): the user whose first request opened it. Null for shared chats. */
+  ownerId: string | null;
   /** The main agent's history spans tasks; /reset starts a new one. */
   mainAgentSessionId: string;
   createdAt: number;
@@ -107,7 +109,17 @@ export interface LogEntry extends LogEntryInput {
   createdAt: number;
 }
 
-export type ApprovalStatus = "pending" | "approved" | "denied" | "expired";
+/** `quarantined`: the stored row could not be read and was taken out of play. */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "quarantined";
+
+/** A stored row that could not be read back: set aside (kept in the quarantine table) so only its session is affected. */
+export interface QuarantineRecord {
+  kind: "approval" | "task" | "frame" | "log";
+  rowId: string;
+  sessionKey: string | null;
+  reason: string;
+  createdAt: number;
+}
 
 export interface ApprovalRecord {
   /** Short, so it fits in a Telegram button's callback data. */
@@ -125,6 +137,13 @@ export interface ApprovalRecord {
   expiresAt: number;
   decidedBy: string | null;
   decidedAt: number | null;
+}
+
+/** What an approval is bound to: the call's id, its tool and (hashed by the store) its exact input. */
+export interface ToolCallRef {
+  id: string;
+  name: string;
+  input: Record<string, unknown>;
 }
 
 export type NewApproval = Omit<ApprovalRecord, "status" | "requestedAt" | "expiresAt" | "decidedBy" | "decidedAt" | "sessionKey"> & {
@@ -164,6 +183,8 @@ export interface StepCommit {
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
   approvalsCreated?: NewApproval[];
+  /** The session's frames cannot be read: move them all to the quarantine table (what /reset does then). */
+  framesQuarantined?: { reason: string };
 }
 
 export interface NewRequest {
@@ -173,14 +194,41 @@ export interface NewRequest {
   kind: RequestKind;
   userId: string;
   text: string;
+  /**
+   * The session is private to one user (the HTTP API): claimed for `userId` if it has no owner yet, in the
+   * same transaction that stores the request; refused when another user owns it.
+   */
+  claimSession?: { mainAgentSessionId: string };
+  /** A client's Idempotency-Key, per user: a second request with the same key is a duplicate of the first. */
+  idempotency?: { key: string; fingerprint: string };
+}
+
+export type InsertResult =
+  | { status: "inserted"; request: RequestRecord }
+  /** Seen before (same session and external id, or same user and idempotency key): the first request. */
+  | { status: "duplicate"; request: RequestRecord }
+  | { status: "forbidden"; ownerId: string };
+
+export interface IdempotencyRecord {
+  userId: string;
+  key: string;
+  requestId: string;
+  sessionKey: string;
+  fingerprint: string;
+  /** The response the first request got, once it finished. */
+  response: string | null;
 }
 
 export interface Store {
   commit(step: StepCommit): void;
   /** Returns the session, creating it (with a fresh main agent session id) when new. */
   session(key: string, newMainAgentSessionId: () => string): SessionRecord;
-  /** Stores an inbound request unless (session, externalId) was seen before. */
-  insertRequest(input: NewRequest): { request: RequestRecord; duplicate: boolean };
+  /** The session if it exists. */
+  findSession(key: string): SessionRecord | null;
+  /** Stores an inbound request unless (session, externalId) or (user, idempotency key) was seen before. */
+  insertRequest(input: NewRequest): InsertResult;
+  idempotency(userId: string, key: string): IdempotencyRecord | null;
+  saveIdempotentResponse(userId: string, key: string, response: string): void;
   request(id: string): RequestRecord | null;
   /** Every request of a session, oldest first. */
   requests(sessionKey: string): RequestRecord[];
@@ -206,28 +254,32 @@ export interface Store {
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */
   runningRequests(sessionKey: string): RequestRecord[];
   pendingOutbound(sessionKey?: string): OutboundRecord[];
+  /** Every outbound message a request produced, in order. */
+  outboundFor(requestId: string): OutboundRecord[];
   markDelivered(outboundId: string): void;
   /** Takes back a delivery mark when the send failed, so it is tried again. */
   markUndelivered(outboundId: string): void;
   /** Chunks of an outbound message already sent to the platform. */
   deliveredChunks(outboundId: string): number[];
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;
-  /** The approval asked for a tool use, if any. */
-  approvalFor(toolUseId: string): ApprovalRecord | null;
+  /** The approval asked for exactly this call (id, tool and input), if any. */
+  approvalFor(call: ToolCallRef): ApprovalRecord | null;
   approval(id: string): ApprovalRecord | null;
   pendingApprovals(sessionKey: string): ApprovalRecord[];
   /**
    * Moves a pending approval to `status`: an atomic compare-and-set, so of two racing decisions exactly one
    * wins. Returns false when it was no longer pending.
    */
-  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string): boolean;
+  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): boolean;
   /**
    * The same compare-and-set, and — only if it wins — the request that resumes the waiting turn, in one
    * transaction: a crash can never leave a decided approval without its resume.
    */
-  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string, resume: NewRequest): boolean;
+  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): boolean;
   /** Pending approvals whose time is up (expires_at ≤ now). */
   dueApprovals(now: number): ApprovalRecord[];
+  /** Rows set aside because they could not be read, newest first. */
+  quarantined(): QuarantineRecord[];
   close(): void;
 }
 

@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import type { RequestRecord } from "../../src/store/store.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -196,7 +197,7 @@ describe("Errors", () => {
 
   it("a resumed request whose stack is already empty is closed without a model call", async () => {
     h = await startHarness();
-    const { request } = h.store.insertRequest({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" });
+    const { request } = h.store.insertRequest({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" }) as { request: RequestRecord };
     h.store.commit({ sessionKey: "console:t", request: { id: request.id, status: "running" } });
     h.gateway.recover();
     await h.gateway.idle();

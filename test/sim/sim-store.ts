@@ -69,6 +69,11 @@ export class SimStore implements Store {
     const result = this.alive().insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
     return result;
   }
+  findSession: Store["findSession"] = (key) => this.alive().findSession(key);
+  idempotency: Store["idempotency"] = (user, key) => this.alive().idempotency(user, key);
+  saveIdempotentResponse: Store["saveIdempotentResponse"] = (user, key, response) => this.alive().saveIdempotentResponse(user, key, response);
+  outboundFor: Store["outboundFor"] = (id) => this.alive().outboundFor(id);
+  quarantined: Store["quarantined"] = () => this.alive().quarantined();
   request: Store["request"] = (id) => this.alive().request(id);
   requests: Store["requests"] = (key) => this.alive().requests(key);
   unfinishedRequests: Store["unfinishedRequests"] = () => this.alive().unfinishedRequests();

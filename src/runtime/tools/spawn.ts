@@ -120,7 +120,9 @@ export function buildChildFrame(
     outputSchema,
     reportAttempts: 0,
     contextTokens: 0,
-    approvalTools: def.requiresApproval,
+    // A guarded frame cannot shed its guard by delegating: every child (interactive or batch) keeps the
+    // parent's approval rules on top of its own definition's.
+    approvalTools: [...new Set([...parent.approvalTools, ...def.requiresApproval])],
     history: [{ role: "user", content: [{ type: "text", text: message }] }],
   };
 }

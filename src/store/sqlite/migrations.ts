@@ -1,7 +1,11 @@
 import type Database from "better-sqlite3";
+import { inputHash } from "../input-hash.js";
 
-// Each entry moves the schema one version up; PRAGMA user_version records where a database is.
-const MIGRATIONS: string[] = [
+// Each entry moves the schema one version up; PRAGMA user_version records where a database is. An entry is
+// SQL, or a function for the steps SQL cannot say (hashing stored JSON).
+const QUALIFIED = ["telegram", "slack", "http", "jwt", "console"];
+
+const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `
   CREATE TABLE sessions (
     key TEXT PRIMARY KEY,
@@ -119,6 +123,81 @@ const MIGRATIONS: string[] = [
   CREATE INDEX approvals_pending ON approvals(expires_at) WHERE status = 'pending';
   ALTER TABLE outbox ADD COLUMN approval_id TEXT;
   `,
+  // 6: security. User ids carry their source; HTTP sessions have an owner from their first request; client
+  // idempotency keys keep the response they got; an approval is bound to its tool and a hash of its input (a
+  // reused tool_use id with another input needs a new one); rows that cannot be read are quarantined.
+  (db) => {
+    db.exec(`
+      ALTER TABLE sessions ADD COLUMN owner_id TEXT;
+      CREATE TABLE idempotency_keys (
+        user_id TEXT NOT NULL,
+        key TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        session_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        response TEXT,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (user_id, key)
+      );
+      CREATE TABLE quarantine (
+        kind TEXT NOT NULL,
+        row_id TEXT NOT NULL,
+        session_key TEXT,
+        reason TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        PRIMARY KEY (kind, row_id)
+      );
+      CREATE TABLE approvals_v6 (
+        id TEXT PRIMARY KEY,
+        session_key TEXT NOT NULL,
+        task_id TEXT,
+        frame_id TEXT NOT NULL,
+        tool_use_id TEXT NOT NULL,
+        tool_name TEXT NOT NULL,
+        input TEXT NOT NULL,
+        input_hash TEXT NOT NULL,
+        agent TEXT NOT NULL,
+        owner_id TEXT NOT NULL,
+        status TEXT NOT NULL,
+        requested_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        decided_by TEXT,
+        decided_at INTEGER,
+        UNIQUE (tool_use_id, tool_name, input_hash)
+      );
+    `);
+    const insert = db.prepare(
+      `INSERT INTO approvals_v6 SELECT id, session_key, task_id, frame_id, tool_use_id, tool_name, input, ?, agent, owner_id,
+       status, requested_at, expires_at, decided_by, decided_at FROM approvals WHERE id = ?`,
+    );
+    for (const row of db.prepare(`SELECT id, input FROM approvals`).all() as Array<{ id: string; input: string }>) {
+      let hash: string;
+      try {
+        hash = inputHash(JSON.parse(row.input));
+      } catch {
+        hash = "unreadable"; // quarantined when first read
+      }
+      insert.run(hash, row.id);
+    }
+    db.exec(`
+      DROP TABLE approvals;
+      ALTER TABLE approvals_v6 RENAME TO approvals;
+      CREATE INDEX approvals_pending ON approvals(expires_at) WHERE status = 'pending';
+      CREATE INDEX approvals_by_use ON approvals(tool_use_id);
+    `);
+    // Ids stored before this version were bare platform ids; the session key says where each came from.
+    const qualify = (column: string) => `CASE
+      WHEN ${column} IS NULL OR ${column} IN ('timeout', 'cancelled') OR ${QUALIFIED.map((p) => `${column} GLOB '${p}:*'`).join(" OR ")} THEN ${column}
+      WHEN session_key GLOB 'slack:*' THEN 'slack:' || substr(session_key, 7, instr(substr(session_key, 7) || ':', ':') - 1) || ':' || ${column}
+      ELSE substr(session_key, 1, instr(session_key, ':')) || ${column} END`;
+    db.exec(`
+      UPDATE tasks SET owner_id = ${qualify("owner_id")};
+      UPDATE requests SET user_id = ${qualify("user_id")};
+      UPDATE approvals SET owner_id = ${qualify("owner_id")}, decided_by = ${qualify("decided_by")};
+      UPDATE sessions SET owner_id = (SELECT t.owner_id FROM tasks t WHERE t.session_key = sessions.key ORDER BY t.created_at, t.rowid LIMIT 1)
+        WHERE key GLOB 'http:*';
+    `);
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
@@ -132,7 +211,9 @@ export function migrate(db: Database.Database): void {
   }
   for (let version = current; version < SCHEMA_VERSION; version++) {
     db.transaction(() => {
-      db.exec(MIGRATIONS[version]!);
+      const step = MIGRATIONS[version]!;
+      if (typeof step === "string") db.exec(step);
+      else step(db);
       db.pragma(`user_version = ${version + 1}`);
     })();
   }

@@ -2,23 +2,33 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { frameRecordSchema } from "../frame-schema.js";
+import { inputHash } from "../input-hash.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
   type ApprovalStatus,
   type FrameRecord,
+  type IdempotencyRecord,
+  type InsertResult,
   type LogEntry,
   type NewRequest,
   type OutboundRecord,
+  type QuarantineRecord,
   type RequestRecord,
   type SessionRecord,
   type StepCommit,
   type Store,
   type TaskRecord,
+  type ToolCallRef,
 } from "../store.js";
 import { migrate } from "./migrations.js";
 
 type Row = Record<string, unknown>;
+
+export interface SqliteStoreOptions {
+  /** Called once per row that could not be read and was set aside (the caller logs it). */
+  onQuarantine?: (record: QuarantineRecord) => void;
+}
 
 /** The durable store: one SQLite file in WAL mode; every StepCommit is one transaction. */
 export class SqliteStore implements Store {
@@ -28,6 +38,7 @@ export class SqliteStore implements Store {
   constructor(
     file: string,
     private readonly now: () => number = Date.now,
+    private readonly options: SqliteStoreOptions = {},
   ) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
@@ -88,11 +99,25 @@ export class SqliteStore implements Store {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       insertApproval: db.prepare(
-        `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, agent, owner_id, status, requested_at, expires_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (tool_use_id) DO NOTHING`,
+        `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id, status, requested_at, expires_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (tool_use_id, tool_name, input_hash) DO NOTHING`,
       ),
       approvalById: db.prepare(`SELECT * FROM approvals WHERE id = ?`),
-      approvalByUse: db.prepare(`SELECT * FROM approvals WHERE tool_use_id = ?`),
+      approvalByCall: db.prepare(`SELECT * FROM approvals WHERE tool_use_id = ? AND tool_name = ? AND input_hash = ?`),
+      quarantineApproval: db.prepare(`UPDATE approvals SET status = 'quarantined', input_hash = 'quarantined:' || id WHERE id = ?`),
+      insertQuarantine: db.prepare(
+        `INSERT OR IGNORE INTO quarantine (kind, row_id, session_key, reason, created_at) VALUES (?, ?, ?, ?, ?)`,
+      ),
+      quarantined: db.prepare(`SELECT * FROM quarantine ORDER BY created_at DESC, rowid DESC`),
+      frameRows: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ?`),
+      deleteFrames: db.prepare(`DELETE FROM frames WHERE session_key = ?`),
+      claimSession: db.prepare(`UPDATE sessions SET owner_id = ? WHERE key = ? AND owner_id IS NULL`),
+      idempotency: db.prepare(`SELECT * FROM idempotency_keys WHERE user_id = ? AND key = ?`),
+      insertIdempotency: db.prepare(
+        `INSERT INTO idempotency_keys (user_id, key, request_id, session_key, fingerprint, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+      ),
+      saveIdempotent: db.prepare(`UPDATE idempotency_keys SET response = ? WHERE user_id = ? AND key = ?`),
+      outboundFor: db.prepare(`SELECT * FROM outbox WHERE request_id = ? ORDER BY seq`),
       pendingApprovals: db.prepare(`SELECT * FROM approvals WHERE session_key = ? AND status = 'pending' ORDER BY requested_at, id`),
       decideApproval: db.prepare(
         `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
@@ -188,7 +213,13 @@ export class SqliteStore implements Store {
       }
       if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
       for (const a of step.approvalsCreated ?? []) {
-        s.insertApproval.run(a.id, key, a.taskId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
+        s.insertApproval.run(a.id, key, a.taskId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), inputHash(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
+      }
+      if (step.framesQuarantined) {
+        for (const row of s.frameRows.all(key) as Row[]) {
+          s.insertQuarantine.run("frame", String(row.frame_id), key, `${step.framesQuarantined.reason}: ${String(row.data).slice(0, 2000)}`, now);
+        }
+        s.deleteFrames.run(key);
       }
     })();
   }
@@ -200,27 +231,56 @@ export class SqliteStore implements Store {
       this.stmts.insertSession.run(key, newMainAgentSessionId(), now, now);
       row = this.stmts.getSession.get(key) as Row;
     }
-    return { key, mainAgentSessionId: String(row.main_agent_session_id), createdAt: Number(row.created_at) };
+    return toSession(row);
   }
 
-  insertRequest(input: NewRequest): { request: RequestRecord; duplicate: boolean } {
-    const now = this.now();
-    const info = this.stmts.insertRequest.run(
-      input.id,
-      input.sessionKey,
-      input.externalId,
-      input.kind,
-      input.userId,
-      input.text,
-      now,
-      now,
-    );
-    if (info.changes === 1) {
-      const request: RequestRecord = { ...input, status: "pending", taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, createdAt: now };
-      return { request, duplicate: false };
-    }
-    const row = this.stmts.requestByExternal.get(input.sessionKey, input.externalId) as Row;
-    return { request: toRequest(row), duplicate: true };
+  findSession(key: string): SessionRecord | null {
+    const row = this.stmts.getSession.get(key) as Row | undefined;
+    return row ? toSession(row) : null;
+  }
+
+  insertRequest(input: NewRequest): InsertResult {
+    return this.db.transaction((): InsertResult => {
+      const s = this.stmts;
+      const now = this.now();
+      if (input.idempotency) {
+        const seen = s.idempotency.get(input.userId, input.idempotency.key) as Row | undefined;
+        if (seen) return { status: "duplicate", request: toRequest(s.requestById.get(String(seen.request_id)) as Row) };
+      }
+      if (input.claimSession) {
+        if (!s.getSession.get(input.sessionKey)) s.insertSession.run(input.sessionKey, input.claimSession.mainAgentSessionId, now, now);
+        s.claimSession.run(input.userId, input.sessionKey);
+        const owner = String((s.getSession.get(input.sessionKey) as Row).owner_id);
+        if (owner !== input.userId) return { status: "forbidden", ownerId: owner };
+      }
+      const info = s.insertRequest.run(input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, now);
+      if (info.changes === 0) {
+        return { status: "duplicate", request: toRequest(s.requestByExternal.get(input.sessionKey, input.externalId) as Row) };
+      }
+      if (input.idempotency) {
+        s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
+      }
+      const { claimSession: _claim, idempotency: _key, ...fields } = input;
+      const request: RequestRecord = { ...fields, status: "pending", taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, createdAt: now };
+      return { status: "inserted", request };
+    })();
+  }
+
+  idempotency(userId: string, key: string): IdempotencyRecord | null {
+    const r = this.stmts.idempotency.get(userId, key) as Row | undefined;
+    if (!r) return null;
+    return {
+      userId,
+      key,
+      requestId: String(r.request_id),
+      sessionKey: String(r.session_key),
+      fingerprint: String(r.fingerprint),
+      response: nullable(r.response),
+    };
+  }
+
+  saveIdempotentResponse(userId: string, key: string, response: string): void {
+    this.stmts.saveIdempotent.run(response, userId, key);
   }
 
   request(id: string): RequestRecord | null {
@@ -238,21 +298,67 @@ export class SqliteStore implements Store {
 
   task(id: string): TaskRecord | null {
     const row = this.stmts.taskById.get(id) as Row | undefined;
-    return row ? toTask(row) : null;
+    return row ? this.toTask(row) : null;
   }
 
   tasks(sessionKey: string): TaskRecord[] {
-    return (this.stmts.tasksOf.all(sessionKey) as Row[]).map(toTask);
+    return (this.stmts.tasksOf.all(sessionKey) as Row[]).map((r) => this.toTask(r));
   }
 
   activeTask(sessionKey: string): TaskRecord | null {
     const row = this.stmts.activeTask.get(sessionKey) as Row | undefined;
-    return row ? toTask(row) : null;
+    return row ? this.toTask(row) : null;
   }
 
   activeTaskOf(keyPrefix: string, ownerId: string): TaskRecord | null {
     const row = this.stmts.activeTaskOf.get(ownerId, keyPrefix, keyPrefix, keyPrefix) as Row | undefined;
-    return row ? toTask(row) : null;
+    return row ? this.toTask(row) : null;
+  }
+
+  /** A task whose structured output cannot be read keeps working without it; the value is quarantined. */
+  private toTask(r: Row): TaskRecord {
+    let structuredOutput: unknown = null;
+    if (r.structured_output !== null && r.structured_output !== undefined) {
+      try {
+        structuredOutput = JSON.parse(String(r.structured_output));
+      } catch {
+        this.quarantine("task", String(r.id), String(r.session_key), `structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`);
+      }
+    }
+    return {
+      id: String(r.id),
+      sessionKey: String(r.session_key),
+      ownerId: String(r.owner_id),
+      status: String(r.status) as TaskRecord["status"],
+      requestId: nullable(r.request_id),
+      result: nullable(r.result),
+      error: nullable(r.error),
+      structuredOutput,
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
+    };
+  }
+
+  /** Records an unreadable row once and tells the owner of the store (who logs it). */
+  private quarantine(kind: QuarantineRecord["kind"], rowId: string, sessionKey: string | null, reason: string): void {
+    const createdAt = this.now();
+    try {
+      if (this.stmts.insertQuarantine.run(kind, rowId, sessionKey, reason, createdAt).changes === 1) {
+        this.options.onQuarantine?.({ kind, rowId, sessionKey, reason, createdAt });
+      }
+    } catch {
+      // The store cannot write (disk full): the row is skipped all the same; it is reported when it can be.
+    }
+  }
+
+  quarantined(): QuarantineRecord[] {
+    return (this.stmts.quarantined.all() as Row[]).map((r) => ({
+      kind: String(r.kind) as QuarantineRecord["kind"],
+      rowId: String(r.row_id),
+      sessionKey: nullable(r.session_key),
+      reason: String(r.reason),
+      createdAt: Number(r.created_at),
+    }));
   }
 
   frames(sessionKey: string): FrameRecord[] {
@@ -302,18 +408,11 @@ export class SqliteStore implements Store {
 
   pendingOutbound(sessionKey?: string): OutboundRecord[] {
     const rows = (sessionKey ? this.stmts.pendingFor.all(sessionKey) : this.stmts.pendingAll.all()) as Row[];
-    return rows.map((r) => ({
-      id: String(r.id),
-      sessionKey: String(r.session_key),
-      requestId: nullable(r.request_id),
-      taskId: nullable(r.task_id),
-      agent: String(r.agent),
-      depth: Number(r.depth),
-      text: String(r.text),
-      kind: String(r.kind) as OutboundRecord["kind"],
-      approvalId: nullable(r.approval_id),
-      createdAt: Number(r.created_at),
-    }));
+    return rows.map(toOutbound);
+  }
+
+  outboundFor(requestId: string): OutboundRecord[] {
+    return (this.stmts.outboundFor.all(requestId) as Row[]).map(toOutbound);
   }
 
   markDelivered(outboundId: string): void {
@@ -336,25 +435,47 @@ export class SqliteStore implements Store {
     this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now());
   }
 
-  approvalFor(toolUseId: string): ApprovalRecord | null {
-    const row = this.stmts.approvalByUse.get(toolUseId) as Row | undefined;
-    return row ? toApproval(row) : null;
+  approvalFor(call: ToolCallRef): ApprovalRecord | null {
+    const row = this.stmts.approvalByCall.get(call.id, call.name, inputHash(call.input)) as Row | undefined;
+    return row ? this.readApprovals([row])[0] ?? null : null;
   }
 
   approval(id: string): ApprovalRecord | null {
     const row = this.stmts.approvalById.get(id) as Row | undefined;
-    return row ? toApproval(row) : null;
+    return row ? this.readApprovals([row])[0] ?? null : null;
   }
 
   pendingApprovals(sessionKey: string): ApprovalRecord[] {
-    return (this.stmts.pendingApprovals.all(sessionKey) as Row[]).map(toApproval);
+    return this.readApprovals(this.stmts.pendingApprovals.all(sessionKey) as Row[]);
   }
 
-  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string): boolean {
+  /**
+   * An approval row that cannot be read is taken out of play (status 'quarantined', so no sweep or click
+   * finds it again) instead of failing every reader: its turn then asks for a new approval.
+   */
+  private readApprovals(rows: Row[]): ApprovalRecord[] {
+    const read: ApprovalRecord[] = [];
+    for (const row of rows) {
+      try {
+        read.push(toApproval(row));
+      } catch (error) {
+        const reason = error instanceof Error ? error.message : String(error);
+        try {
+          this.stmts.quarantineApproval.run(String(row.id));
+        } catch {
+          // cannot write now; the row stays skipped for this read
+        }
+        this.quarantine("approval", String(row.id), nullable(row.session_key), `${reason}: ${String(row.input).slice(0, 2000)}`);
+      }
+    }
+    return read;
+  }
+
+  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): boolean {
     return this.stmts.decideApproval.run(status, decidedBy, this.now(), id).changes === 1;
   }
 
-  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending">, decidedBy: string, resume: NewRequest): boolean {
+  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): boolean {
     return this.db.transaction(() => {
       if (!this.decideApproval(id, status, decidedBy)) return false;
       this.insertRequest(resume);
@@ -363,7 +484,7 @@ export class SqliteStore implements Store {
   }
 
   dueApprovals(now: number): ApprovalRecord[] {
-    return (this.stmts.dueApprovals.all(now) as Row[]).map(toApproval);
+    return this.readApprovals(this.stmts.dueApprovals.all(now) as Row[]);
   }
 
   isOpen(): boolean {
@@ -406,7 +527,7 @@ function toApproval(r: Row): ApprovalRecord {
     frameId: String(r.frame_id),
     toolUseId: String(r.tool_use_id),
     toolName: String(r.tool_name),
-    input: parseJson(r.input, `approval ${String(r.id)}`) as Record<string, unknown>,
+    input: parseObject(r.input, `approval ${String(r.id)}`),
     agent: String(r.agent),
     ownerId: String(r.owner_id),
     status: String(r.status) as ApprovalStatus,
@@ -417,19 +538,29 @@ function toApproval(r: Row): ApprovalRecord {
   };
 }
 
-function toTask(r: Row): TaskRecord {
+function toSession(r: Row): SessionRecord {
+  return { key: String(r.key), ownerId: nullable(r.owner_id), mainAgentSessionId: String(r.main_agent_session_id), createdAt: Number(r.created_at) };
+}
+
+function toOutbound(r: Row): OutboundRecord {
   return {
     id: String(r.id),
     sessionKey: String(r.session_key),
-    ownerId: String(r.owner_id),
-    status: String(r.status) as TaskRecord["status"],
     requestId: nullable(r.request_id),
-    result: nullable(r.result),
-    error: nullable(r.error),
-    structuredOutput: r.structured_output === null || r.structured_output === undefined ? null : parseJson(r.structured_output, `task ${String(r.id)}`),
+    taskId: nullable(r.task_id),
+    agent: String(r.agent),
+    depth: Number(r.depth),
+    text: String(r.text),
+    kind: String(r.kind) as OutboundRecord["kind"],
+    approvalId: nullable(r.approval_id),
     createdAt: Number(r.created_at),
-    updatedAt: Number(r.updated_at),
   };
+}
+
+function parseObject(value: unknown, what: string): Record<string, unknown> {
+  const parsed = parseJson(value, what);
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CorruptStateError(`stored JSON of ${what} is not an object`);
+  return parsed as Record<string, unknown>;
 }
 
 function parseJson(value: unknown, what: string): unknown {
