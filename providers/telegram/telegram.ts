@@ -1,14 +1,16 @@
-import { createServer, type Server } from "node:http";
+import type { Server } from "node:http";
 import { randomBytes } from "node:crypto";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { apiThrottler } from "@grammyjs/transformer-throttler";
-import { Bot, webhookCallback, type Context } from "grammy";
+import { Bot, type Context } from "grammy";
 import type { Logger } from "pino";
 import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
+import { userId } from "../../src/gateway/identity.js";
 import { isAddressed, isAllowed, MAX_TEXT_BYTES, messageText, parseTelegramKey, telegramSessionKey } from "./inbound.js";
 import { sendReply } from "./outbound.js";
+import { startWebhookServer } from "./webhook.js";
 
 export interface TelegramOptions {
   token: string;
@@ -45,7 +47,28 @@ export class TelegramProvider {
     // Honours 429 retry_after and retries transient 5xx/network errors, a bounded number of times.
     // Network errors are rethrown instead of retried forever; the gateway retries the delivery later.
     this.bot.api.config.use(autoRetry({ maxRetryAttempts: options.maxRetries, maxDelaySeconds: 120, rethrowHttpErrors: true }));
-    this.bot.catch((err) => options.log.error({ err: err.error, update: err.ctx.update.update_id }, "telegram update failed"));
+    // The runner is told to be silent (it would print raw errors, with the token in their URLs, to the
+    // console); failed polls are logged here instead, after auto-retry gave up on them.
+    this.bot.api.config.use(async (prev, method, payload, signal) => {
+      const polling = method === "getUpdates";
+      try {
+        const response = await prev(method, payload, signal);
+        if (polling && !response.ok) options.log.warn({ code: response.error_code, description: response.description }, "telegram getUpdates failed");
+        return response;
+      } catch (error) {
+        // A network failure; an aborted poll is the runner stopping.
+        if (polling && !signal?.aborted) options.log.warn({ err: error }, "telegram getUpdates failed");
+        throw error;
+      }
+    });
+    // The runner hands every failed update here, and a throwing error handler would reach the console raw.
+    this.bot.catch((err) => {
+      try {
+        options.log.error({ err: err.error, update: err.ctx.update.update_id }, "telegram update failed");
+      } catch {
+        // Nothing left to report to.
+      }
+    });
     this.install();
   }
 
@@ -60,35 +83,39 @@ export class TelegramProvider {
       this.options.log.info({ user: who }, "telegram user not on TELEGRAM_ALLOWED_USERS");
       if (this.refused.has(who)) return;
       this.refused.add(who);
-      if (ctx.callbackQuery) await ctx.answerCallbackQuery({ text: NOT_ALLOWED });
-      else if (ctx.chat) await ctx.reply(NOT_ALLOWED, this.replyTo(ctx));
+      if (ctx.callbackQuery) await this.answer(ctx, { text: NOT_ALLOWED });
+      else if (ctx.msg) this.gateway.notify(telegramSessionKey(ctx.msg), NOT_ALLOWED);
     });
-    bot.on("edited_message", async (ctx) => {
-      if (ctx.editedMessage.chat.type === "private") await ctx.reply(NO_EDITS, this.replyTo(ctx));
+    bot.on("edited_message", (ctx) => {
+      if (ctx.editedMessage.chat.type === "private") this.gateway.notify(telegramSessionKey(ctx.editedMessage), NO_EDITS);
     });
     bot.on("callback_query:data", (ctx) => this.onButton(ctx));
-    bot.on("callback_query", (ctx) => ctx.answerCallbackQuery());
+    bot.on("callback_query", (ctx) => this.answer(ctx));
     bot.on("message", (ctx) => this.onMessage(ctx));
   }
 
-  private replyTo(ctx: Context) {
-    const message = ctx.msg;
-    return {
-      ...(message?.is_topic_message && message.message_thread_id !== undefined ? { message_thread_id: message.message_thread_id } : {}),
-      ...(message && ctx.chat?.type !== "private" ? { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } } : {}),
-    };
+  /**
+   * Handlers never call the Bot API for what they say: notices go through the gateway's outbox, so a slow
+   * Bot API never holds an update (nor, in webhook mode, Telegram's request) and a failed send is retried.
+   * Only the answer to a button press is direct (Telegram needs it to stop the button's spinner).
+   */
+  private async answer(ctx: Context, options?: { text: string; show_alert?: boolean }): Promise<void> {
+    await ctx
+      .answerCallbackQuery(options)
+      .catch((error: unknown) => this.options.log.warn({ err: error, user: ctx.from?.id }, "could not answer a button press"));
   }
 
   /** Approve/Deny buttons: `ap:y:<id>` or `ap:n:<id>`. Only the task's owner decides; a second click is told. */
   private async onButton(ctx: Context): Promise<void> {
     const match = /^ap:([yn]):(\S{1,40})$/.exec(ctx.callbackQuery?.data ?? "");
     if (!match) {
-      await ctx.answerCallbackQuery();
+      await this.answer(ctx);
       return;
     }
     const [, choice, id] = match;
-    const result = this.gateway.decide(id!, String(ctx.from?.id ?? ""), choice === "y" ? "approve" : "deny");
-    await ctx.answerCallbackQuery({ text: decisionText(result, id!), show_alert: result.status === "not_owner" });
+    if (!ctx.from) return this.answer(ctx);
+    const result = this.gateway.decide(id!, userId("telegram", ctx.from.id), choice === "y" ? "approve" : "deny");
+    await this.answer(ctx, { text: decisionText(result, id!), show_alert: result.status === "not_owner" });
     if (result.status === "approved" || result.status === "denied" || result.status === "already_decided") {
       const who = ctx.from?.username ? `@${ctx.from.username}` : (ctx.from?.first_name ?? "the owner");
       const verdict = result.status === "already_decided" ? result.decided : `${result.status} by ${who}`;
@@ -100,33 +127,34 @@ export class TelegramProvider {
     }
   }
 
-  private async onMessage(ctx: Context): Promise<void> {
+  private onMessage(ctx: Context): void {
     const message = ctx.message!;
+    const key = telegramSessionKey(message);
     const me = { id: ctx.me.id, username: ctx.me.username };
     const addressed = isAddressed(message, me);
     const text = messageText(message, me);
     if (text === null) {
-      if (addressed) await ctx.reply(NOT_TEXT, this.replyTo(ctx));
+      if (addressed) this.gateway.notify(key, NOT_TEXT);
       return;
     }
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > MAX_TEXT_BYTES) {
       if (addressed) {
-        await ctx.reply(
+        this.gateway.notify(
+          key,
           `That message is too long for me (${Math.ceil(bytes / 1024)} KB; the limit is 16 KB). Please shorten it or send it in parts.`,
-          this.replyTo(ctx),
         );
       }
       return;
     }
     const result = this.gateway.submit({
-      sessionKey: telegramSessionKey(message),
+      sessionKey: key,
       messageId: `${message.chat.id}:${message.message_id}`,
-      userId: String(message.from?.id ?? message.chat.id),
+      userId: userId("telegram", message.from?.id ?? message.chat.id),
       text,
       addressed,
     });
-    if (result.status === "refused") await ctx.reply(result.text, this.replyTo(ctx));
+    if (result.status === "refused") this.gateway.notify(key, result.text);
   }
 
   async start(): Promise<void> {
@@ -141,20 +169,22 @@ export class TelegramProvider {
     if (webhook) {
       const secret = webhook.secret ?? randomBytes(24).toString("hex");
       const path = new URL(webhook.url).pathname;
-      const handle = webhookCallback(this.bot, "http", { secretToken: secret });
-      this.server = createServer((req, res) => {
-        if (req.method !== "POST" || req.url?.split("?")[0] !== path) {
-          res.writeHead(404).end();
-          return;
-        }
-        void handle(req, res);
-      });
-      await new Promise<void>((resolve) => this.server!.listen(webhook.port, resolve));
-      await this.bot.api.setWebhook(webhook.url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
-      log.info({ bot: this.bot.botInfo.username, port: webhook.port, path }, "telegram webhook listening");
+      // Not grammY's webhookCallback: it holds the response until the middleware is done and rejects
+      // after 10 s, so a slow Bot API turned into an unhandled rejection and Telegram resending the update.
+      this.server = await startWebhookServer(webhook.port, { path, secret, log, handle: (update) => this.bot.handleUpdate(update) });
+      try {
+        await this.bot.api.setWebhook(webhook.url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
+      } catch (error) {
+        await this.closeServer();
+        throw error;
+      }
+      log.info({ bot: this.bot.botInfo.username, port: this.webhookPort(), path }, "telegram webhook listening");
     } else {
       await this.bot.api.deleteWebhook();
-      this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES] } } });
+      this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES] }, silent: true } });
+      // The runner gives up on a revoked token (401), a second instance (409) or hours of failures; its
+      // task then rejects, which nobody else awaits.
+      this.runner.task()?.catch((error: unknown) => log.error({ err: error }, "telegram long polling stopped; restart the service to resume"));
       log.info({ bot: this.bot.botInfo.username }, "telegram long polling started");
     }
   }
@@ -167,7 +197,13 @@ export class TelegramProvider {
 
   async stop(): Promise<void> {
     if (this.runner?.isRunning()) await this.runner.stop();
-    if (this.server) await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+    await this.closeServer();
+  }
+
+  private async closeServer(): Promise<void> {
+    const server = this.server;
+    this.server = null;
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 
   /** Shows "typing…" now and renews it until the returned function is called. */
