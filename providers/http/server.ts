@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -7,7 +7,8 @@ import type { OutboundMessage } from "../../src/gateway/types.js";
 import type { Timers } from "../../src/runtime/deps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { WEB_PAGE } from "./page.js";
-import { approvalView, sessionIdOf, taskView } from "./views.js";
+import { HttpError, internalError, invalid, listenError, outboundView, readJson } from "./request.js";
+import { requestSummary, sessionIdOf, taskView } from "./views.js";
 
 export interface HttpOptions {
   host: string;
@@ -19,7 +20,6 @@ export interface HttpOptions {
   keepaliveMs?: number;
 }
 
-const MAX_BODY = 1024 * 1024;
 const uuid = z.uuid({ error: "must be a UUID" });
 const messageBody = z.object({
   session_id: uuid.optional(),
@@ -30,17 +30,9 @@ const messageBody = z.object({
     })
     .min(1, { error: "must hold at least one item" }),
 });
+/** Printable ASCII, as Stripe and the IETF Idempotency-Key draft use it; bounded so it can be a database key. */
+const idempotencyKey = z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, { error: "must be 1-255 printable ASCII characters" });
 const decisionBody = z.object({ decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }) });
-
-class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    readonly type: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 type Listener = (message: OutboundMessage | { stack: { type: "push" | "pop"; agent: string; depth: number } }) => void;
 
@@ -52,7 +44,6 @@ export class HttpProvider {
   private server: Server | null = null;
   private readonly auth: Authenticator;
   private readonly listeners = new Map<string, Set<Listener>>();
-  private readonly replies = new Map<string, OutboundMessage[]>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -65,15 +56,20 @@ export class HttpProvider {
     this.gateway.register({
       prefix: "http",
       deliver: async (message) => {
-        if (message.requestId) this.replies.set(message.requestId, [...(this.replies.get(message.requestId) ?? []), message]);
         for (const listener of this.listeners.get(message.sessionKey) ?? []) listener(message);
       },
       event: (key, event) => {
         for (const listener of this.listeners.get(key) ?? []) listener({ stack: event });
       },
     });
-    this.server = createServer((req, res) => void this.handle(req, res));
-    await new Promise<void>((resolve) => this.server!.listen(this.options.port, this.options.host, resolve));
+    const server = createServer((req, res) => void this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      server.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, this.options.host, this.options.port)));
+      server.listen(this.options.port, this.options.host, resolve);
+    });
+    // After a successful listen, a server error (e.g. too many open files) is logged, never thrown.
+    server.on("error", (error) => this.options.log.error({ err: error }, "http server error"));
+    this.server = server;
     this.options.log.info({ host: this.options.host, port: this.port() }, "http api listening");
   }
 
@@ -88,35 +84,66 @@ export class HttpProvider {
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
   }
 
+  /** Routes first: an unknown path is a 404 for everyone, without touching authentication. */
+  private route(method: string | undefined, path: string): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
+    let m: RegExpExecArray | null;
+    if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
+    if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
+      const id = m[1]!;
+      return (_req, res, user) => this.json(res, 200, taskView(this.gateway.store, this.ownedTask(id, user)));
+    }
+    if (method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) {
+      const id = m[1]!;
+      return (_req, res, user) => this.cancel(res, id, user);
+    }
+    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) {
+      const id = m[1]!;
+      return (_req, res, user) => this.getSession(res, id, user);
+    }
+    if (method === "POST" && (m = /^\/v1\/approvals\/([^/]+)$/.exec(path))) {
+      const id = m[1]!;
+      return (req, res, user) => this.decide(req, res, id, user);
+    }
+    return null;
+  }
+
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
-    const path = new URL(req.url ?? "/", "http://x").pathname;
+    let path = "/";
     try {
+      path = new URL(req.url ?? "/", "http://x").pathname;
       if (req.method === "GET" && (path === "/" || path === "/index.html")) {
         res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(WEB_PAGE);
         return;
       }
+      const handler = this.route(req.method, path);
+      if (!handler) throw new HttpError(404, "not_found_error", `no route for ${req.method} ${path}`);
       const auth = await this.auth.check(req.headers.authorization);
       if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
-      const user = auth.userId;
-      let m: RegExpExecArray | null;
-      if (req.method === "POST" && path === "/v1/messages") return await this.postMessage(req, res, user);
-      if (req.method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) return this.json(res, 200, taskView(this.gateway.store, this.ownedTask(m[1]!, user)));
-      if (req.method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) return await this.cancel(res, m[1]!, user);
-      if (req.method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) return this.getSession(res, m[1]!, user);
-      if (req.method === "POST" && (m = /^\/v1\/approvals\/([^/]+)$/.exec(path))) return await this.decide(req, res, m[1]!, user);
-      throw new HttpError(404, "not_found_error", `no route for ${req.method} ${path}`);
+      await handler(req, res, auth.userId);
     } catch (error) {
       if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message }, request_id: requestId });
       this.options.log.error({ err: error, request: requestId, path }, "http request failed");
-      this.json(res, 500, { type: "error", error: { type: "internal_error", message: "the server could not handle this request; see its log" }, request_id: requestId });
+      this.json(res, 500, internalError(requestId));
     }
   }
 
   private async postMessage(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
-    const body = messageBody.safeParse(await readJson(req));
+    const raw = await readJson(req);
+    const body = messageBody.safeParse(raw);
     if (!body.success) throw invalid(body.error);
     const { store } = this.gateway;
+    const stream = (req.headers.accept ?? "").includes("text/event-stream");
+    const header = req.headers["idempotency-key"];
+    let keyed: { key: string; fingerprint: string } | undefined;
+    if (header !== undefined) {
+      const key = idempotencyKey.safeParse(header);
+      if (!key.success) throw new HttpError(400, "invalid_request_error", `Idempotency-Key ${key.error.issues[0]!.message}`);
+      keyed = { key: key.data, fingerprint: createHash("sha256").update(JSON.stringify(body.data)).digest("hex") };
+      const seen = store.idempotency(user, keyed.key);
+      // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
+      if (seen) return await this.replay(res, user, keyed, seen.requestId, seen.fingerprint, stream);
+    }
     let sessionId = body.data.session_id;
     if (body.data.task_id) {
       const task = this.ownedTask(body.data.task_id, user);
@@ -125,30 +152,72 @@ export class HttpProvider {
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
-    const owner = store.tasks(key)[0]?.ownerId;
+    const owner = store.findSession(key)?.ownerId;
     if (owner && owner !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
-    const idempotencyKey = typeof req.headers["idempotency-key"] === "string" ? req.headers["idempotency-key"] : randomUUID();
     const text = body.data.items.map((i) => i.content).join("\n\n");
-    const stream = (req.headers.accept ?? "").includes("text/event-stream");
     // Subscribe before submitting, so no event of this request is missed.
     const events: Parameters<Listener>[0][] = [];
     let push: Listener = (e) => void events.push(e);
     const listener: Listener = (e) => push(e);
     this.subscribe(key, listener);
     try {
-      const result = this.gateway.submit({ sessionKey: key, messageId: idempotencyKey, userId: user, text });
-      if (result.status === "refused") throw new HttpError(409, "conflict_error", result.text);
-      if (result.status === "ignored") throw new HttpError(400, "invalid_request_error", "the message was not addressed to the bot");
+      // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
+      const result = this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...(keyed ? { idempotency: keyed } : {}) });
+      switch (result.status) {
+        case "forbidden":
+          throw new HttpError(403, "permission_error", "this session belongs to another user");
+        case "refused":
+          throw new HttpError(409, "conflict_error", result.text);
+        case "ignored":
+          throw new HttpError(400, "invalid_request_error", "the message was not addressed to the bot");
+        case "duplicate":
+          return await this.replay(res, user, keyed!, result.requestId, keyed!.fingerprint, stream);
+        case "accepted":
+          break;
+      }
       const { requestId } = result;
       if (!stream) {
         const outcome = await this.gateway.whenDone(requestId);
-        if (outcome.internalError) throw new Error(`request ${requestId} failed on the server`);
-        return this.json(res, 200, this.summary(sessionId, requestId));
+        const answer = this.answer(sessionId, requestId, outcome.internalError);
+        this.remember(user, keyed, answer);
+        return this.json(res, answer.status, answer.body);
       }
-      await this.stream(res, sessionId, requestId, events, (p) => (push = p));
+      const outcome = await this.stream(res, sessionId, requestId, events, (p) => (push = p));
+      this.remember(user, keyed, this.answer(sessionId, requestId, outcome.internalError));
     } finally {
       this.listeners.get(key)?.delete(listener);
     }
+  }
+
+  /** The answer a keyed request got, kept so that every retry gets the same one. */
+  private remember(user: string, keyed: { key: string } | undefined, answer: { status: number; body: unknown }): void {
+    if (!keyed) return;
+    try {
+      this.gateway.store.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
+    } catch (error) {
+      // The store cannot write now: a retry rebuilds the same answer from the stored request and its replies.
+      this.options.log.warn({ err: error }, "could not store the response of an idempotent request");
+    }
+  }
+
+  private async replay(res: ServerResponse, user: string, keyed: { key: string; fingerprint: string }, requestId: string, fingerprint: string, stream: boolean): Promise<void> {
+    if (fingerprint !== keyed.fingerprint) {
+      throw new HttpError(422, "invalid_request_error", `Idempotency-Key "${keyed.key}" was already used with a different body; use a new key for a new request`);
+    }
+    const outcome = await this.gateway.whenDone(requestId);
+    const stored = this.gateway.store.idempotency(user, keyed.key)?.response;
+    const request = this.gateway.store.request(requestId)!;
+    const answer = stored ? (JSON.parse(stored) as { status: number; body: unknown }) : this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
+    if (!stored) this.remember(user, keyed, answer);
+    if (!stream) return this.json(res, answer.status, answer.body);
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const summary = answer.body as { messages?: unknown[] };
+    for (const message of summary.messages ?? []) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+    res.end(`event: ${answer.status === 200 ? "done" : "error"}\ndata: ${JSON.stringify(answer.body)}\n\n`);
+  }
+
+  private answer(sessionId: string, requestId: string, internal: boolean): { status: number; body: unknown } {
+    return internal ? { status: 500, body: internalError(requestId) } : { status: 200, body: requestSummary(this.gateway.store, sessionId, requestId) };
   }
 
   /**
@@ -161,7 +230,7 @@ export class HttpProvider {
     requestId: string,
     earlier: Parameters<Listener>[0][],
     route: (listener: Listener) => void,
-  ): Promise<void> {
+  ): Promise<{ internalError: boolean }> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     const push: Listener = (e) => {
@@ -180,28 +249,9 @@ export class HttpProvider {
     keepalive = timers.setTimeout(beat, every);
     const outcome = await this.gateway.whenDone(requestId);
     timers.clearTimeout(keepalive);
-    send(outcome.internalError ? "error" : "done", this.summary(sessionId, requestId));
+    send(outcome.internalError ? "error" : "done", outcome.internalError ? internalError(requestId) : requestSummary(this.gateway.store, sessionId, requestId));
     res.end();
-  }
-
-  private summary(sessionId: string, requestId: string) {
-    const { store } = this.gateway;
-    const request = store.request(requestId)!;
-    const task = request.taskId ? store.task(request.taskId) : null;
-    const replies = this.replies.get(requestId) ?? [];
-    this.replies.delete(requestId);
-    const last = [...replies].reverse().find((r) => r.kind === "message") ?? replies.at(-1);
-    return {
-      session_id: sessionId,
-      task_id: task?.id ?? null,
-      request_id: requestId,
-      status: task?.status ?? request.status,
-      agent: last?.agent ?? null,
-      text: last?.text ?? null,
-      structured_output: task?.structuredOutput ?? null,
-      messages: replies.map(outboundView),
-      pending_approvals: task ? store.pendingApprovals(task.sessionKey).filter((a) => a.taskId === task.id).map(approvalView) : [],
-    };
+    return outcome;
   }
 
   private ownedTask(taskId: string, user: string) {
@@ -215,9 +265,10 @@ export class HttpProvider {
   private getSession(res: ServerResponse, sessionId: string, user: string): void {
     if (!uuid.safeParse(sessionId).success) throw new HttpError(400, "invalid_request_error", "session_id must be a UUID");
     const key = `http:${sessionId}`;
+    const session = this.gateway.store.findSession(key);
     const tasks = this.gateway.store.tasks(key);
-    if (tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
-    if (tasks[0]!.ownerId !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
+    if (!session || tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
+    if ((session.ownerId ?? tasks[0]!.ownerId) !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     this.json(res, 200, {
       session_id: sessionId,
       tasks: tasks.map((t) => ({ task_id: t.id, status: t.status, created_at: new Date(t.createdAt).toISOString() })),
@@ -248,7 +299,7 @@ export class HttpProvider {
         case "denied":
           // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages.
           if ((req.headers.accept ?? "").includes("text/event-stream")) {
-            return await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events, (p) => (push = p));
+            return void (await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events, (p) => (push = p)));
           }
           return this.json(res, 200, { approval_id: approvalId, status: result.status, request_id: result.requestId });
         case "already_decided":
@@ -275,29 +326,4 @@ export class HttpProvider {
   }
 }
 
-function outboundView(m: OutboundMessage) {
-  return { agent: m.agent, depth: m.depth, text: m.text, kind: m.kind, ...(m.approvalId ? { approval_id: m.approvalId } : {}) };
-}
 
-function invalid(error: z.ZodError): HttpError {
-  const issue = error.issues[0]!;
-  const field = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "body";
-  return new HttpError(400, "invalid_request_error", `${field} ${issue.message}`);
-}
-
-async function readJson(req: IncomingMessage): Promise<unknown> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
-    chunks.push(chunk);
-  }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "null");
-  } catch {
-    throw new HttpError(400, "invalid_request_error", "the body is not valid JSON");
-  }
-}

@@ -1,4 +1,5 @@
 import type { Store, TaskRecord } from "../../src/store/store.js";
+import { outboundView } from "./request.js";
 
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
 export function taskView(store: Store, task: TaskRecord) {
@@ -45,4 +46,23 @@ export function approvalView(a: { id: string; toolName: string; input: Record<st
 
 export function sessionIdOf(sessionKey: string): string {
   return sessionKey.slice("http:".length);
+}
+
+/** What POST /v1/messages answers: the request's replies and its task's state, read from the store (so a retry after a restart gets the same). */
+export function requestSummary(store: Store, sessionId: string, requestId: string) {
+  const request = store.request(requestId)!;
+  const task = request.taskId ? store.task(request.taskId) : null;
+  const replies = store.outboundFor(requestId);
+  const last = [...replies].reverse().find((r) => r.kind === "message") ?? replies.at(-1);
+  return {
+    session_id: sessionId,
+    task_id: task?.id ?? null,
+    request_id: requestId,
+    status: task?.status ?? request.status,
+    agent: last?.agent ?? null,
+    text: last?.text ?? null,
+    structured_output: task?.structuredOutput ?? null,
+    messages: replies.map(outboundView),
+    pending_approvals: task ? store.pendingApprovals(task.sessionKey).filter((a) => a.taskId === task.id).map(approvalView) : [],
+  };
 }

@@ -1,15 +1,15 @@
 // The HTTP API end to end: real node:http server, real runtime, real Anthropic SDK against the strict fake,
 // JWTs signed with locally generated keys.
 import { randomUUID } from "node:crypto";
-import { exportJWK, generateKeyPair, SignJWT, createLocalJWKSet } from "jose";
+import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../../src/log.js";
-import { randomIds, type Timers } from "../../../src/runtime/deps.js";
+import type { Timers } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, text, toolUse, type FakeReply } from "../../fakes/anthropic/server.js";
 import { deferred } from "../../helpers/deferred.js";
-import { skillFile, startHarness, type Harness, type HarnessOptions } from "../../helpers/harness.js";
+import type { Harness, HarnessOptions } from "../../helpers/harness.js";
+import { message, post, startApi, type ApiExtra } from "../../helpers/http-api.js";
 import { transferTool } from "../../helpers/tools.js";
 
 let h: Harness;
@@ -20,32 +20,11 @@ afterEach(async () => {
   h = undefined!;
 });
 
-const TOKENS = { "tok-alice": "alice", "tok-bob": "bob" };
-
-async function boot(options: HarnessOptions = {}, extra: { keySet?: Parameters<typeof createLocalJWKSet>[0]; timers?: Timers } = {}) {
-  h = await startHarness({ files: skillFile("interview", "Ask."), ids: randomIds, ...options });
-  api = new HttpProvider(h.gateway, {
-    host: "127.0.0.1",
-    port: 0,
-    auth: {
-      tokens: TOKENS,
-      ...(extra.keySet ? { jwt: { jwksUrl: "http://unused.invalid/jwks", audience: "switchboard", issuer: "https://idp.test", userClaims: ["oid", "sub"] }, keySet: createLocalJWKSet(extra.keySet) } : {}),
-    },
-    log: silentLogger(),
-    ...(extra.timers ? { timers: extra.timers, keepaliveMs: 15_000 } : {}),
-  });
-  await api.start();
-  return `http://127.0.0.1:${api.port()}`;
+async function boot(options: HarnessOptions = {}, extra: ApiExtra = {}) {
+  let base: string;
+  ({ h, api, base } = await startApi(options, extra));
+  return base;
 }
-
-function post(base: string, path: string, body: unknown, token = "tok-alice", headers: Record<string, string> = {}) {
-  return fetch(base + path, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${token}`, ...headers },
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-}
-const message = (content: string, extra: Record<string, unknown> = {}) => ({ items: [{ content_type: "text", content }], ...extra });
 
 describe("POST /v1/messages", () => {
   it("starts a task, continues it, and answers with ids, status, agent and text", async () => {
@@ -62,7 +41,7 @@ describe("POST /v1/messages", () => {
     expect(second).toMatchObject({ session_id: a.session_id, task_id: a.task_id, status: "completed", agent: "main", text: "Rome it is." });
 
     const task = (await (await fetch(`${base}/v1/tasks/${String(a.task_id)}`, { headers: { authorization: "Bearer tok-alice" } })).json()) as Record<string, unknown>;
-    expect(task).toMatchObject({ task_id: a.task_id, status: "completed", owner: "alice", stack: [] });
+    expect(task).toMatchObject({ task_id: a.task_id, status: "completed", owner: "http:alice", stack: [] });
     const said = (task.history as Array<{ agent?: string; role?: string; text?: string }>).filter((m) => m.role === "user");
     expect(said.map((m) => `${m.agent}: ${m.text}`)).toEqual(["main: plan a trip", "skill:interview: plan", "skill:interview: Rome"]);
     const session = (await (await fetch(`${base}/v1/sessions/${String(a.session_id)}`, { headers: { authorization: "Bearer tok-alice" } })).json()) as { tasks: unknown[] };
@@ -192,7 +171,7 @@ describe("JWT", () => {
     const ok = await post(base, "/v1/messages", message("hi"), await sign({ oid: "carol", sub: "x" }));
     expect(ok.status).toBe(200);
     const task = (await ok.json()) as { task_id: string };
-    expect(h.store.task(task.task_id)?.ownerId).toBe("carol");
+    expect(h.store.task(task.task_id)?.ownerId).toBe("jwt:https://idp.test:carol");
     const expired = await new SignJWT({ sub: "dave" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt(1_600_000_000).setExpirationTime(1_600_000_100).sign(privateKey);
     expect((await post(base, "/v1/messages", message("hi"), expired)).status).toBe(401);
     expect((await post(base, "/v1/messages", message("hi"), await sign({ sub: "dave" }, "someone-else"))).status).toBe(401);

@@ -1,0 +1,58 @@
+import type { IncomingMessage } from "node:http";
+import type { z } from "zod";
+import type { OutboundMessage } from "../../src/gateway/types.js";
+
+// The HTTP API's edge: errors with a status and a type, JSON bodies read with a size cap.
+
+const MAX_BODY = 1024 * 1024;
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** One line for the admin instead of an EADDRINUSE stack trace. */
+export function listenError(error: NodeJS.ErrnoException, host: string, port: number): Error {
+  if (error.code === "EADDRINUSE") {
+    return new Error(`HTTP_PORT ${port} on ${host} is already in use (is another Switchboard running?); stop it or set HTTP_PORT to a free port`);
+  }
+  if (error.code === "EACCES") return new Error(`HTTP_PORT ${port} on ${host} needs privileges this process lacks; use a port above 1023`);
+  if (error.code === "EADDRNOTAVAIL") return new Error(`HTTP_HOST ${host} is not an address of this machine; use 127.0.0.1 or 0.0.0.0`);
+  return new Error(`the HTTP API cannot listen on ${host}:${port} (HTTP_HOST, HTTP_PORT): ${error.message}`);
+}
+
+export function outboundView(m: OutboundMessage) {
+  return { agent: m.agent, depth: m.depth, text: m.text, kind: m.kind, ...(m.approvalId ? { approval_id: m.approvalId } : {}) };
+}
+
+export function invalid(error: z.ZodError): HttpError {
+  const issue = error.issues[0]!;
+  const field = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "body";
+  return new HttpError(400, "invalid_request_error", `${field} ${issue.message}`);
+}
+
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "null");
+  } catch {
+    throw new HttpError(400, "invalid_request_error", "the body is not valid JSON");
+  }
+}
+
+export function internalError(requestId: string) {
+  return { type: "error", error: { type: "internal_error", message: "the server could not handle this request; see its log" }, request_id: requestId };
+}
