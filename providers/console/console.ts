@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import type { Readable, Writable } from "node:stream";
 import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
+import { userId } from "../../src/gateway/identity.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 
@@ -75,7 +76,7 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
         const result = gateway.submit({
           sessionKey: sessionKey("console", message.session ?? defaultSession),
           messageId: message.id ?? randomUUID(),
-          userId: message.user ?? defaultUser,
+          userId: userId("console", message.user ?? defaultUser),
           text: message.text,
         });
         if (result.status === "refused") {

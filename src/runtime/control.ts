@@ -10,7 +10,7 @@ import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.j
 const SYSTEM = "switchboard";
 
 /** Closes every open frame as an error (top first) and cancels the task; the caller flushes. */
-function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { stopped: string[]; commit: StepExtra } {
+function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, request: RequestRecord): { stopped: string[]; commit: StepExtra } {
   const sessionKey = request.sessionKey;
   const task = deps.store.activeTask(sessionKey);
   const loaded = loadStack(deps, sessionKey);
@@ -18,6 +18,7 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
     // The stack cannot be read back: it cannot be unwound frame by frame either. Set it aside whole (kept in
     // the quarantine table for the admin) so /cancel and /reset always get the chat going again.
     deps.log.error({ session: sessionKey, task: task?.id, err: loaded.error }, "stack unreadable: quarantined its frames and ended the task");
+    closeWithoutStack(deps, orchestrator, journal, "cancelled by the user");
     for (const approval of deps.store.pendingApprovals(sessionKey)) deps.store.decideApproval(approval.id, "denied", "cancelled");
     deps.stacks.evict(sessionKey);
     return {
@@ -59,6 +60,21 @@ function unwind(deps: RuntimeDeps, journal: Journal, request: RequestRecord): { 
   };
 }
 
+/**
+ * What unwinding does for frames it cannot read: main's calls still waiting are answered (or main would run
+ * them again on the next message) and every agent session still open is closed, as far as the log can be read.
+ */
+function closeWithoutStack(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, reason: string): void {
+  try {
+    const main = orchestrator.idleMainFrame(journal.sessionKey);
+    closeUnresolved(main, journal, reason);
+    closeOpenSessions(deps.store, journal, new Set([main.agentSessionId]), reason);
+  } catch (error) {
+    if (!(error instanceof CorruptStateError)) throw error;
+    // The log itself is damaged: /reset starts a history that does not read it.
+  }
+}
+
 function loadStack(deps: RuntimeDeps, sessionKey: string) {
   try {
     return { ok: true as const, stack: deps.stacks.getOrLoad(sessionKey) };
@@ -73,7 +89,7 @@ export function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, reques
   const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
   const loaded = loadStack(deps, key);
   const active = !loaded.ok || !loaded.stack.isEmpty;
-  const { stopped, commit } = unwind(deps, journal, request);
+  const { stopped, commit } = unwind(deps, orchestrator, journal, request);
   const text = !active
     ? "Nothing to cancel: no task is running."
     : stopped.length
@@ -118,7 +134,7 @@ export function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, requ
   const key = request.sessionKey;
   deps.store.session(key, () => deps.ids.next("as"));
   const journal = new Journal(deps.store, key, request.id, deps.store.activeTask(key)?.id ?? null);
-  const { stopped, commit } = unwind(deps, journal, request);
+  const { stopped, commit } = unwind(deps, orchestrator, journal, request);
   const fresh = deps.ids.next("as");
   journal.append(null, "session_reset", { main_agent_session_id: fresh });
   const text =

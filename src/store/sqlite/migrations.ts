@@ -202,14 +202,15 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-export function migrate(db: Database.Database): void {
+/** Brings the schema up to `target` (the newest by default; tests stop earlier to build old databases). */
+export function migrate(db: Database.Database, target = SCHEMA_VERSION): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
     throw new Error(
       `the database is at schema version ${current}, newer than this Switchboard (${SCHEMA_VERSION}); upgrade Switchboard or use another DATA_DIR`,
     );
   }
-  for (let version = current; version < SCHEMA_VERSION; version++) {
+  for (let version = current; version < target; version++) {
     db.transaction(() => {
       const step = MIGRATIONS[version]!;
       if (typeof step === "string") db.exec(step);
