@@ -1,6 +1,8 @@
 import { createApp, startOrExit } from "../../src/app.js";
 import { loadConfigOrExit } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
+import { installProcessGuard } from "../../src/process-guard.js";
+import { secretsOf } from "../../src/secrets.js";
 import { startConsole } from "./console.js";
 
 // `npm run chat [-- --jsonl] [--session NAME] [--user NAME]`: the terminal chat on its own.
@@ -12,7 +14,9 @@ function arg(name: string): string | undefined {
 
 // Errors only by default: the chat itself tells the user what went wrong.
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-const app = startOrExit(() => createApp(config, createLogger(config.LOG_LEVEL)));
+const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
+installProcessGuard(log);
+const app = startOrExit(() => createApp(config, log));
 const chat = startConsole(app.gateway, {
   jsonl: process.argv.includes("--jsonl"),
   exitOnEnd: true,

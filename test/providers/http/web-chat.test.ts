@@ -10,6 +10,8 @@ import { skillFile, startHarness, type Harness } from "../../helpers/harness.js"
 import { transferTool } from "../../helpers/tools.js";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
+// CI installs Chromium (.ci/run): there a missing browser is a failure, not a skip.
+if (!CHROMIUM && process.env.CI) throw new Error("CI must run the web chat browser test: install chromium or set CHROMIUM_PATH");
 if (!CHROMIUM) console.warn("web chat browser test skipped: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)");
 
 let h: Harness;
