@@ -5,11 +5,14 @@ import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp, startOrExit } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
 import { createLogger } from "./log.js";
+import { installProcessGuard } from "./process-guard.js";
+import { secretsOf } from "./secrets.js";
 
 // `npm start`: the gateway as a service. Every provider whose credentials are set starts; the terminal
 // chat joins when stdin is a TTY and is the fallback when nothing else is configured.
 const config = loadConfigOrExit();
-const log = createLogger(config.LOG_LEVEL);
+const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
+installProcessGuard(log);
 const app = startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
@@ -17,14 +20,14 @@ const providers: string[] = [];
 // Signals are handled from the start, so a stop during startup is graceful too.
 let keepAlive: NodeJS.Timeout | null = null;
 let stopping = false;
-async function shutdown(signal: string): Promise<void> {
+async function shutdown(signal: string, code = 0): Promise<void> {
   if (stopping) return;
   stopping = true;
-  log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
+  if (code === 0) log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
   for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
   await app.close();
   if (keepAlive) clearInterval(keepAlive);
-  process.exit(0);
+  process.exit(code);
 }
 process.on("SIGINT", () => void shutdown("SIGINT"));
 process.on("SIGTERM", () => void shutdown("SIGTERM"));
@@ -74,20 +77,29 @@ if (config.SLACK_BOT_TOKEN) {
   await startProvider("slack", slack, "check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
 }
 
-// The HTTP API (and its web chat at /) runs whenever the gateway runs.
+// The HTTP API (and its web chat at /) runs whenever the gateway runs. It cannot be skipped like a chat
+// provider: a port that is taken usually means another gateway already runs here, so say so and stop.
 const http = new HttpProvider(app.gateway, {
   host: config.HTTP_HOST,
   port: config.HTTP_PORT,
   auth: {
     tokens: config.HTTP_API_TOKENS,
-    jwt: config.HTTP_JWT_JWKS_URL
-      ? { jwksUrl: config.HTTP_JWT_JWKS_URL, audience: config.HTTP_JWT_AUDIENCE, issuer: config.HTTP_JWT_ISSUER, userClaims: config.HTTP_JWT_USER_CLAIM }
-      : undefined,
+    jwt:
+      config.HTTP_JWT_JWKS_URL && config.HTTP_JWT_AUDIENCE && config.HTTP_JWT_ISSUER
+        ? { jwksUrl: config.HTTP_JWT_JWKS_URL, audience: config.HTTP_JWT_AUDIENCE, issuer: config.HTTP_JWT_ISSUER, userClaims: config.HTTP_JWT_USER_CLAIM }
+        : undefined,
   },
   log: log.child({ provider: "http" }),
 });
-await startProvider("http", http, "check HTTP_HOST and HTTP_PORT (is the port free?)");
-if (Object.keys(config.HTTP_API_TOKENS).length === 0 && !config.HTTP_JWT_JWKS_URL) {
+try {
+  await http.start();
+  stoppers.push(() => http.stop());
+  providers.push("http");
+} catch (error) {
+  process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+  await shutdown("startup failure", 1);
+}
+if (config.HTTP_API_TOKENS.size === 0 && !config.HTTP_JWT_JWKS_URL) {
   log.info("the HTTP API has no tokens (HTTP_API_TOKENS) or JWT settings: every API call gets 401");
 }
 const chatPlatforms = providers.filter((p) => p !== "http");
@@ -100,8 +112,14 @@ if (chatPlatforms.length === 0 || process.stdin.isTTY) {
   });
   providers.push("console");
 }
-app.gateway.recover();
-await app.catalog.watch();
+try {
+  app.gateway.recover();
+  await app.catalog.watch();
+} catch (error) {
+  // The process guard keeps a running service alive; a start that cannot finish must still fail loudly.
+  log.error({ err: error }, "switchboard could not finish starting");
+  await shutdown("startup failure", 1);
+}
 log.info({ providers }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
 keepAlive = setInterval(() => {}, 1 << 30);
