@@ -3,8 +3,10 @@ import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import type { Logger } from "pino";
 import { decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
+import { userId } from "../../src/gateway/identity.js";
 import { isAllowed, parseSlackKey, slackSessionKey, stripMention } from "./inbound.js";
 import { postReply } from "./outbound.js";
+import { guardedReceiver } from "./receiver.js";
 
 export interface SlackOptions {
   botToken: string;
@@ -14,9 +16,12 @@ export interface SlackOptions {
   port: number;
   apiUrl?: string | undefined;
   maxRetries: number;
+  /** Plain Slack user ids (`U…`), as admins copy them from Slack; compared with the raw id, not the gateway's `slack:<team>:<user>`. */
   allowedUsers: string[];
   allowedChannels: string[];
   log: Logger;
+  /** The clock request timestamps are checked against (ms since the epoch); tests inject one. Default Date.now. */
+  now?: (() => number) | undefined;
 }
 
 const NOT_ALLOWED_USER = "Sorry, this bot is private and you are not on its list of users.";
@@ -44,12 +49,14 @@ export class SlackProvider {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
       retryConfig: { retries: options.maxRetries, factor: 2, maxRetryTime: 60_000 },
     };
+    const logger = boltLogger(options.log);
     this.app = new App({
       token: options.botToken,
-      ...(options.appToken ? { appToken: options.appToken, socketMode: true } : { signingSecret: options.signingSecret ?? "" }),
-      port: options.port,
+      ...(options.appToken
+        ? { appToken: options.appToken, socketMode: true, port: options.port }
+        : { receiver: guardedReceiver({ signingSecret: options.signingSecret ?? "", port: options.port, logger, log: options.log, now: options.now }) }),
       clientOptions,
-      logger: boltLogger(options.log),
+      logger,
       deferInitialization: true,
     });
     this.install();
@@ -87,18 +94,29 @@ export class SlackProvider {
     });
     app.command("/switchboard", async ({ command, ack, respond }) => {
       await ack();
+      // The same gate as messages: a refused user or channel is told privately, and nothing reaches the
+      // gateway (whose reply would be posted in the channel for everyone).
+      if (!isAllowed(this.options.allowedUsers, command.user_id)) {
+        await respond({ response_type: "ephemeral", text: NOT_ALLOWED_USER });
+        return;
+      }
+      if (!isAllowed(this.options.allowedChannels, command.channel_id)) {
+        await respond({ response_type: "ephemeral", text: NOT_ALLOWED_CHANNEL });
+        return;
+      }
       const sub = command.text.trim().toLowerCase().split(/\s+/)[0] ?? "";
       if (!["cancel", "status", "reset"].includes(sub)) {
         await respond({ response_type: "ephemeral", text: "Usage: /switchboard cancel | status | reset" });
         return;
       }
       const team = command.team_id;
+      const user = userId("slack", team, command.user_id);
       const place = slackSessionKey(team, command.channel_id);
-      const key = this.gateway.sessionOfActiveTask(place, command.user_id) ?? place;
+      const key = this.gateway.sessionOfActiveTask(place, user) ?? place;
       const result = this.gateway.submit({
         sessionKey: key,
         messageId: `slash:${command.trigger_id}`,
-        userId: command.user_id,
+        userId: user,
         text: `/${sub}`,
       });
       if (result.status === "refused") await respond({ response_type: "ephemeral", text: result.text });
@@ -107,7 +125,10 @@ export class SlackProvider {
       await ack();
       const id = "value" in action && typeof action.value === "string" ? action.value : "";
       const decision = "action_id" in action && action.action_id === "switchboard_approve" ? "approve" : "deny";
-      const result = this.gateway.decide(id, body.user.id, decision);
+      // The clicking user's own team, as their messages carry it: one Slack user id means one person per team only.
+      const clicker = body as { user: { id: string; team_id?: string }; team?: { id?: string } | null };
+      const team = clicker.user.team_id ?? clicker.team?.id ?? this.teamId;
+      const result = this.gateway.decide(id, userId("slack", team, body.user.id), decision);
       if (result.status === "approved" || result.status === "denied") {
         const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
         const message = (body as { message?: { text?: string } }).message;
@@ -130,7 +151,7 @@ export class SlackProvider {
     const client = this.app.client;
     if (!isAllowed(this.options.allowedUsers, m.user) || !isAllowed(this.options.allowedChannels, m.channel)) {
       const user = isAllowed(this.options.allowedUsers, m.user);
-      const once = user ? `channel:${m.channel}` : `user:${m.user}`;
+      const once = user ? `channel:${m.team}:${m.channel}` : `user:${m.team}:${m.user}`;
       if (m.addressed && !this.refused.has(once)) {
         this.refused.add(once);
         await client.chat.postEphemeral({
@@ -149,7 +170,7 @@ export class SlackProvider {
     const result = this.gateway.submit({
       sessionKey: key,
       messageId: `${m.channel}:${m.ts}`,
-      userId: m.user,
+      userId: userId("slack", m.team, m.user),
       text: stripMention(m.text, this.botUserId),
       addressed: m.addressed,
     });

@@ -6,6 +6,16 @@ import { closeUnresolved, pushChild, returnToParent } from "./transitions.js";
 import type { ToolOutput } from "./tools/tool.js";
 
 /**
+ * The abort reason of a caller that stopped waiting (call_agent's deadline passed). The callee may run on
+ * until it notices, long after its caller's request is over; it then closes itself in the log.
+ */
+export class CallerGaveUp extends Error {
+  override name = "CallerGaveUp";
+}
+
+const GAVE_UP_NOTE = "the caller had already given up waiting; nobody received this result";
+
+/**
  * The bypass path: runs a child (and anything it spawns) to the end without the user. A text reply
  * ends a batch frame the way complete() does. Its frames are logged but never put on the durable stack.
  */
@@ -19,6 +29,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     if (deps.signal.aborted) {
       // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
+      if (deps.signal.reason instanceof CallerGaveUp) return closeAbandoned(stack, deps, reason);
       do closeUnresolved(stack.top!, deps.journal, `not run: ${reason}`);
       while (returnToParent(stack, deps.journal, reason, true));
       return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
@@ -61,6 +72,41 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
       }
     }
   }
+}
+
+/**
+ * Closes a run whose caller has moved on. Nobody else flushes these rows any more (the caller's request
+ * may be long done), so this commits them itself; and a /cancel in the meantime may already have closed
+ * the run's session, which must not end twice.
+ */
+function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): ToolOutput {
+  const bottom = stack.all()[0]!;
+  const stopped = { content: `${bottom.agentName} was stopped: ${reason}`, isError: true };
+  const closed = deps.store
+    .sessionLog(deps.journal.sessionKey)
+    .some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
+  if (!closed) {
+    for (;;) {
+      const top = stack.top!;
+      closeUnresolved(top, deps.journal, `not run: ${reason}`);
+      if (top !== bottom) {
+        returnToParent(stack, deps.journal, reason, true);
+        continue;
+      }
+      stack.pop();
+      deps.journal.append(top, "agent_session_complete", {
+        agent_session_id: top.agentSessionId,
+        agent_name: top.agentName,
+        result: reason,
+        is_error: true,
+        note: GAVE_UP_NOTE,
+      });
+      break;
+    }
+  }
+  deps.journal.flush();
+  deps.log.info({ frame: bottom.frameId, agent: bottom.agentName, reason }, "batch run stopped after its caller gave up");
+  return stopped;
 }
 
 /** Inside a batch run nobody can answer questions: anything spawned there runs in batch mode too, and is told so. */

@@ -1,7 +1,9 @@
 import { z } from "zod";
 import { available } from "../../catalog/definition.js";
 import { compileOutputSchema } from "../../catalog/json-schema.js";
-import { TargetBusyError } from "../call-limiter.js";
+import { CallerGaveUp } from "../batch.js";
+import { TargetBusyError, type Lease } from "../call-limiter.js";
+import type { StackFrame } from "../frame.js";
 import { checkCallRules, shortName } from "./call-rules.js";
 import { buildChildFrame } from "./spawn.js";
 import { fail, type Tool, type ToolOutput } from "./tool.js";
@@ -22,8 +24,8 @@ const input = z.object({
 /**
  * A non-interactive call: the target agent runs in batch mode (it cannot talk to the user) and its final
  * text or report_back value is the result. Safe by construction: depth and cycle limits, a per-target
- * concurrency cap with a bounded queue, a timeout that aborts the callee, size caps both ways. Every
- * failure is a tool error the caller can act on.
+ * concurrency cap with a bounded queue, a timeout that answers the caller on time whether or not the
+ * callee notices its abort, size caps both ways. Every failure is a tool error the caller can act on.
  */
 export function callAgentTool(toolNames: () => string[]): Tool {
   return {
@@ -66,29 +68,77 @@ export function callAgentTool(toolNames: () => string[]): Tool {
         if (!compiled.ok) return fail(`call_agent refused: ${compiled.error}. Nothing was called.`);
       }
       const timeoutMs = clampTimeout(parsed.data.timeout_ms ?? ctx.settings.callTimeoutMs);
-      const timedOut = `call to ${shortName(def.name)} timed out after ${formatDuration(timeoutMs)}`;
+      const target = shortName(def.name);
+      const timedOut = `call to ${target} timed out after ${formatDuration(timeoutMs)}`;
+      // One deadline for the whole call, the wait for a slot included.
       const deadline = new AbortController();
-      const timer = ctx.timers.setTimeout(() => deadline.abort(new Error(timedOut)), timeoutMs);
+      const timer = ctx.timers.setTimeout(() => deadline.abort(new CallerGaveUp(timedOut)), timeoutMs);
       const signal = AbortSignal.any([ctx.signal, deadline.signal]);
-      let release: (() => void) | null = null;
+      let lease: Lease;
       try {
-        release = await ctx.limiter.acquire(def.name, signal);
+        lease = await ctx.limiter.acquire(def.name, signal, ctx.limiter.leaseOf(ctx.signal));
+      } catch (error) {
+        ctx.timers.clearTimeout(timer);
+        if (error instanceof TargetBusyError) return fail(error.message);
+        if (deadline.signal.aborted) {
+          const running = ctx.limiter.inFlight(def.name);
+          return fail(`${timedOut} waiting for a free slot (${running} call${running === 1 ? "" : "s"} to ${target} still running). Try again later.`);
+        }
+        throw error;
+      }
+      ctx.limiter.runsUnder(signal, lease);
+      let child: StackFrame;
+      try {
         const previous = def.carryover ? ctx.previousRun(`agent:${def.name}`) : null;
         const task = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${message}` : message;
-        const child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
-        const output = await ctx.runBatch(child, signal);
-        if (deadline.signal.aborted) return fail(timedOut);
-        return output.isError ? output : { content: capResult(output.content) };
+        child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
       } catch (error) {
-        if (error instanceof TargetBusyError) return fail(error.message);
-        if (deadline.signal.aborted) return fail(timedOut);
-        throw error;
-      } finally {
         ctx.timers.clearTimeout(timer);
-        release?.();
+        lease();
+        throw error;
       }
+      // The slot is held until the callee has really stopped, even when the caller stops waiting first:
+      // otherwise a callee that ignores its abort signal would let more calls in than the cap allows.
+      const run = settle(ctx.runBatch(child, signal)).finally(() => lease());
+      const stop = whenAborted(signal);
+      const outcome = await Promise.race([run, stop.promise]);
+      stop.dispose();
+      ctx.timers.clearTimeout(timer);
+      if (outcome === ABORTED || deadline.signal.aborted) {
+        // Answer now; the callee closes itself in the log whenever it does stop.
+        void run.then((late) => {
+          if ("error" in late) ctx.log.warn({ err: late.error, agent: def.name }, "an abandoned call_agent callee failed");
+        });
+        if (deadline.signal.aborted) return fail(timedOut);
+        const why = ctx.signal.reason instanceof Error ? ctx.signal.reason.message : "cancelled";
+        return fail(`call to ${target} was stopped: ${why}`);
+      }
+      if ("error" in outcome) throw outcome.error;
+      const output = outcome.output;
+      return output.isError ? output : { content: capResult(output.content) };
     },
   };
+}
+
+const ABORTED = Symbol("aborted");
+
+/** A promise that never rejects: the value, or the error it failed with. */
+function settle<T>(promise: Promise<T>): Promise<{ output: T } | { error: unknown }> {
+  return promise.then(
+    (output) => ({ output }),
+    (error: unknown) => ({ error }),
+  );
+}
+
+/** Resolves when `signal` aborts; `dispose` stops listening once the race is decided. */
+function whenAborted(signal: AbortSignal): { promise: Promise<typeof ABORTED>; dispose(): void } {
+  let listener = () => {};
+  const promise = new Promise<typeof ABORTED>((resolve) => {
+    listener = () => resolve(ABORTED);
+    if (signal.aborted) resolve(ABORTED);
+    else signal.addEventListener("abort", listener, { once: true });
+  });
+  return { promise, dispose: () => signal.removeEventListener("abort", listener) };
 }
 
 export function clampTimeout(ms: number): number {
