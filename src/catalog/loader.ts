@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, dirname, join, relative, resolve } from "node:path";
 import type { Catalog, Definition, DefinitionKind, Problem } from "./definition.js";
 import { splitFrontmatter } from "./frontmatter.js";
@@ -82,7 +82,13 @@ function add(into: Map<string, Definition>, def: Definition | null, problems: Pr
 
 function readDefinition(kind: DefinitionKind, file: string, options: LoadOptions, problems: Problem[]): Definition | null {
   const source = display(file);
-  const size = lstatSync(file).size;
+  // Followed through links: a SKILL.md that is a FIFO, a device or a link to one would block or never end.
+  const stat = statSync(file);
+  if (!stat.isFile()) {
+    problems.push(error(file, "is not a regular file (a FIFO, device or socket); a definition must be a plain Markdown file"));
+    return null;
+  }
+  const size = stat.size;
   if (size > MAX_DEFINITION_BYTES) {
     problems.push(error(file, `the file is ${Math.ceil(size / 1024)} KB; the limit is 256 KB (move long material into references/)`));
     return null;
