@@ -1,0 +1,118 @@
+import type Database from "better-sqlite3";
+
+/** Every statement the SQLite store runs, prepared once per connection. */
+export function prepareStatements(db: Database.Database) {
+  return {
+    insertLog: db.prepare(
+      `INSERT INTO context_log (session_key, task_id, request_id, frame_id, agent_session_id, type, payload, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    maxPosition: db.prepare(`SELECT COALESCE(MAX(position), -1) AS p FROM frames WHERE session_key = ?`),
+    insertFrame: db.prepare(`INSERT INTO frames (frame_id, session_key, position, data) VALUES (?, ?, ?, ?)`),
+    updateFrame: db.prepare(`UPDATE frames SET data = ? WHERE frame_id = ?`),
+    deleteFrame: db.prepare(`DELETE FROM frames WHERE frame_id = ?`),
+    insertTask: db.prepare(
+      `INSERT INTO tasks (id, session_key, owner_id, status, request_id, created_at, updated_at)
+       VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+    ),
+    updateTask: db.prepare(
+      `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error),
+       structured_output = COALESCE(?, structured_output), updated_at = ? WHERE id = ?`,
+    ),
+    updateRequest: db.prepare(
+      `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
+    ),
+    addUsage: db.prepare(
+      `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE id = ?`,
+    ),
+    addSessionUsage: db.prepare(
+      `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
+       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+       tokens_since_reset = tokens_since_reset + ? WHERE key = ?`,
+    ),
+    sessionUsage: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
+    taskUsage: db.prepare(
+      `SELECT COALESCE(SUM(input_tokens), 0) AS i, COALESCE(SUM(output_tokens), 0) AS o,
+       COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w FROM requests WHERE task_id = ?`,
+    ),
+    insertOutbound: db.prepare(
+      `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ),
+    insertApproval: db.prepare(
+      `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id, status, requested_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (tool_use_id, tool_name, input_hash) DO NOTHING`,
+    ),
+    approvalById: db.prepare(`SELECT * FROM approvals WHERE id = ?`),
+    approvalByCall: db.prepare(`SELECT * FROM approvals WHERE tool_use_id = ? AND tool_name = ? AND input_hash = ?`),
+    quarantineApproval: db.prepare(`UPDATE approvals SET status = 'quarantined', input_hash = 'quarantined:' || id WHERE id = ?`),
+    insertQuarantine: db.prepare(
+      `INSERT OR IGNORE INTO quarantine (kind, row_id, session_key, reason, created_at) VALUES (?, ?, ?, ?, ?)`,
+    ),
+    quarantined: db.prepare(`SELECT * FROM quarantine ORDER BY created_at DESC, rowid DESC`),
+    frameRows: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ?`),
+    deleteFrames: db.prepare(`DELETE FROM frames WHERE session_key = ?`),
+    claimSession: db.prepare(`UPDATE sessions SET owner_id = ? WHERE key = ? AND owner_id IS NULL`),
+    idempotency: db.prepare(`SELECT * FROM idempotency_keys WHERE user_id = ? AND key = ?`),
+    insertIdempotency: db.prepare(
+      `INSERT INTO idempotency_keys (user_id, key, request_id, session_key, fingerprint, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
+    ),
+    saveIdempotent: db.prepare(`UPDATE idempotency_keys SET response = ? WHERE user_id = ? AND key = ?`),
+    outboundFor: db.prepare(`SELECT * FROM outbox WHERE request_id = ? ORDER BY seq`),
+    pendingApprovals: db.prepare(`SELECT * FROM approvals WHERE session_key = ? AND status = 'pending' ORDER BY requested_at, id`),
+    decideApproval: db.prepare(
+      `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
+    ),
+    dueApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at`),
+    setMainSession: db.prepare(
+      `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, updated_at = ? WHERE key = ?`,
+    ),
+    getSession: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
+    insertSession: db.prepare(
+      `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
+    ),
+    insertRequest: db.prepare(
+      `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING`,
+    ),
+    requestById: db.prepare(`SELECT * FROM requests WHERE id = ?`),
+    requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
+    requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
+    unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
+    taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
+    tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
+    activeTask: db.prepare(
+      `SELECT * FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
+       ORDER BY created_at DESC, rowid DESC LIMIT 1`,
+    ),
+    activeTaskOf: db.prepare(
+      `SELECT * FROM tasks WHERE owner_id = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
+       AND (session_key = ? OR substr(session_key, 1, length(?) + 1) = ? || ':')
+       ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
+    ),
+    frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
+    history: db.prepare(
+      `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`,
+    ),
+    sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
+    openAgentSessions: db.prepare(
+      `SELECT s.agent_session_id AS id, json_extract(s.payload, '$.agent_name') AS name FROM context_log s
+       WHERE s.session_key = ? AND s.type = 'agent_session' AND NOT EXISTS (
+         SELECT 1 FROM context_log c WHERE c.session_key = s.session_key AND c.type = 'agent_session_complete'
+         AND c.agent_session_id = s.agent_session_id)
+       ORDER BY s.seq`,
+    ),
+    pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
+    pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
+    markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
+    markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
+    runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),
+    chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
+    recordChunk: db.prepare(
+      `INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`,
+    ),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
