@@ -5,11 +5,12 @@ import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
 import type { Model } from "./llm/model.js";
+import { createEgress } from "./net/egress.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
 import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
-import { httpRequestTool } from "./runtime/tools/http-request.js";
+import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { Store } from "./store/store.js";
@@ -31,11 +32,18 @@ export interface App {
 export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
   let store: SqliteStore;
   try {
-    store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"));
+    store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"), Date.now, {
+      // Logged once per row: the row is marked, so the next read skips it silently.
+      onQuarantine: (q) =>
+        log.error(
+          { session: q.sessionKey, kind: q.kind, row: q.rowId },
+          `stored ${q.kind} ${q.rowId} could not be read (${q.reason.split(":")[0]}); it was set aside in the quarantine table and only its session is affected. If that chat misbehaves, send /reset there.`,
+        ),
+    });
   } catch (error) {
     throw new StartupError(`Cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const tools = new ToolRegistry(config.HTTP_REQUEST_TOOL ? [httpRequestTool] : []);
+  const tools = new ToolRegistry(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }))] : []);
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { log, knownTools: tools.names() });
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 

@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
+import { parseAllowlist } from "./net/allowlist.js";
 
 const optionalText = z
   .string()
@@ -71,14 +72,16 @@ const schema = z.object({
   HTTP_HOST: optionalText.transform((v) => v ?? "127.0.0.1"),
   HTTP_PORT: wholeNumber(8787, 0, 65_535),
   HTTP_API_TOKENS: optionalText.transform((v, ctx) => {
-    const tokens: Record<string, string> = {};
-    for (const pair of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    // A Map: a token is never looked up on an object, where `constructor` or `__proto__` would "match".
+    const tokens = new Map<string, string>();
+    for (const [index, pair] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
       const at = pair.lastIndexOf(":");
       if (at <= 0 || at === pair.length - 1) {
-        ctx.addIssue({ code: "custom", message: `"${pair.slice(0, 6)}…" must be token:user` });
+        // By position only: any part of the entry may be the secret token.
+        ctx.addIssue({ code: "custom", message: `entry ${index + 1} must be token:user (comma-separated pairs; the user follows the last ":")` });
         return z.NEVER;
       }
-      tokens[pair.slice(0, at)] = pair.slice(at + 1);
+      tokens.set(pair.slice(0, at), pair.slice(at + 1));
     }
     return tokens;
   }),
@@ -87,6 +90,16 @@ const schema = z.object({
   HTTP_JWT_ISSUER: optionalText,
   HTTP_JWT_USER_CLAIM: optionalText.transform((v) => (v ?? "oid,sub").split(",").map((c) => c.trim()).filter(Boolean)),
   HTTP_REQUEST_TOOL: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  HTTP_REQUEST_ALLOW: optionalText.transform((v, ctx) => {
+    const parsed = parseAllowlist(v);
+    if ("error" in parsed) {
+      ctx.addIssue({ code: "custom", message: `${parsed.error}; entries are separated by commas` });
+      return z.NEVER;
+    }
+    return parsed.allow;
+  }),
+  HTTP_REQUEST_MAX_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
+  HTTP_REQUEST_TIMEOUT_MS: wholeNumber(15_000, 100, 600_000),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),
@@ -128,6 +141,16 @@ const checked = schema.superRefine((c, ctx) => {
       path: ["SLACK_APP_TOKEN"],
       message: "SLACK_BOT_TOKEN is set: also set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
     });
+  }
+  // Without both, any token the key set ever signed (for any other app of the same identity provider) would pass.
+  for (const name of ["HTTP_JWT_AUDIENCE", "HTTP_JWT_ISSUER"] as const) {
+    if (c.HTTP_JWT_JWKS_URL && !c[name]) {
+      ctx.addIssue({
+        code: "custom",
+        path: [name],
+        message: `HTTP_JWT_JWKS_URL is set: also set ${name} (JWTs are accepted only with the audience and issuer meant for this gateway)`,
+      });
+    }
   }
 });
 

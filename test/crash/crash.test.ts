@@ -76,6 +76,8 @@ describe("crash suite", () => {
       SKILLS_DIR: defs.skills,
       AGENTS_DIR: defs.agents,
       LOG_LEVEL: "error",
+      // The ledger stands for an intranet service: the egress guard refuses loopback unless an admin allows it.
+      HTTP_REQUEST_ALLOW: "127.0.0.1",
     };
     const shown: Array<Record<string, unknown>> = [];
     const stacksAtKill: string[] = [];
