@@ -4,39 +4,16 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Tool } from "../../src/runtime/tools/tool.js";
 import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { agentFile, startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
 import { toolResults } from "../helpers/requests.js";
+import { bankTools } from "../helpers/tools.js";
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
   h = undefined!;
 });
-
-
-function tools() {
-  const runs: string[] = [];
-  const transfer: Tool = {
-    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
-    idempotent: false,
-    requiresApproval: true,
-    run: async (input) => {
-      runs.push(String(input.amount));
-      return { content: `sent ${String(input.amount)}` };
-    },
-  };
-  const balance: Tool = {
-    spec: { name: "balance", description: "Reads the balance.", input_schema: { type: "object" } },
-    idempotent: true,
-    run: async () => {
-      runs.push("balance");
-      return { content: "100 EUR" };
-    },
-  };
-  return { runs, list: [transfer, balance] };
-}
 
 async function askForTransfer(harness: Harness) {
   harness.fake.script(reply(toolUse("balance", {}, "toolu_b"), toolUse("transfer", { amount: 50 }, "toolu_t")));
@@ -47,7 +24,7 @@ async function askForTransfer(harness: Harness) {
 
 describe("approvals", () => {
   it("runs the calls that need no approval, pauses the task, and asks the owner", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { prompt } = await askForTransfer(h);
     expect(t.runs).toEqual(["balance"]);
@@ -57,7 +34,7 @@ describe("approvals", () => {
   });
 
   it("approve: the tool runs once and the model continues with its result", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script((req) => {
@@ -70,12 +47,12 @@ describe("approvals", () => {
     expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent 50 EUR to Bob.");
-    expect(t.runs).toEqual(["balance", "50"]);
+    expect(t.runs).toEqual(["balance", "transfer 50"]);
     expect(h.fake.rejected()).toEqual([]);
   });
 
   it("deny: the model gets an error tool_result and carries on", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script((req) => {
@@ -87,7 +64,7 @@ describe("approvals", () => {
   });
 
   it("a double click and two racing approvers run the tool at most once", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script(text("done"));
@@ -100,11 +77,11 @@ describe("approvals", () => {
       { status: "already_decided", decided: "approved" },
       { status: "already_decided", decided: "approved" },
     ]);
-    expect(t.runs.filter((r) => r === "50")).toHaveLength(1);
+    expect(t.runs.filter((r) => r === "transfer 50")).toHaveLength(1);
   });
 
   it("only the task's owner can decide", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     expect(h.gateway.decide(id, "mallory", "approve")).toEqual({ status: "not_owner" });
@@ -116,7 +93,7 @@ describe("approvals", () => {
   });
 
   it("answers new messages with a reminder while the approval is pending, without calling the model", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     expect(await h.say("hello?")).toEqual([`switchboard: I'm waiting for your approval of transfer (${id}). Approve or deny it first, or send /cancel.`]);
@@ -124,7 +101,7 @@ describe("approvals", () => {
   });
 
   it("no decision before APPROVAL_TIMEOUT counts as a denial, and the user is told", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, approvalTimeoutMs: 60_000 });
     const { id } = await askForTransfer(h);
     expect(h.gateway.expireApprovals(Date.now())).toBe(0);
@@ -143,7 +120,7 @@ describe("approvals", () => {
   });
 
   it("a decision and the resume it needs are written together: if one fails, neither happens", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     const store = h.store as unknown as { insertRequest: (...args: unknown[]) => unknown };
@@ -157,12 +134,12 @@ describe("approvals", () => {
     h.fake.script(text("Sent."));
     expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
-    expect(t.runs).toEqual(["balance", "50"]);
+    expect(t.runs).toEqual(["balance", "transfer 50"]);
   });
 
   it("a call waiting for approval beside complete in the same message is closed with the frame", async () => {
     // Found by the simulation: the waiting call was left without a result when the child completed.
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.") });
     h.fake.script(
       reply(toolUse("use_agent", { name: "banker", message: "pay" }, "toolu_spawn")),
@@ -176,7 +153,7 @@ describe("approvals", () => {
   });
 
   it("a batch run cannot wait for approval: the call is closed and the caller gets an error", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "mode: batch\n") });
     h.fake.script(
       reply(toolUse("call_agent", { agent: "banker", message: "pay" }, "toolu_call")),
@@ -193,7 +170,7 @@ describe("approvals", () => {
   });
 
   it("/cancel closes pending approvals, so a late click does nothing", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     await h.send("/cancel");
@@ -203,7 +180,7 @@ describe("approvals", () => {
   });
 
   it("fails closed: a definition that asks approval for a tool, or cannot be read any more, gates its calls", async () => {
-    const t = tools();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "requires_approval: [balance]\n") });
     h.fake.script(reply(toolUse("use_agent", { name: "banker", message: "check" })), reply(toolUse("balance", {}, "toolu_bb")));
     const shown = await h.send("check my balance");
@@ -223,7 +200,7 @@ describe("approvals across a restart", () => {
   it("a decision made after a restart still works, once", async () => {
     fake = await startFakeAnthropic();
     dir = mkdtempSync(join(tmpdir(), "switchboard-approvals-"));
-    const t = tools();
+    const t = bankTools();
     const options: HarnessOptions = { tools: t.list, fake, dbFile: join(dir, "db.sqlite") };
     const first = await startHarness(options);
     const { id } = await askForTransfer(first);
@@ -234,6 +211,6 @@ describe("approvals across a restart", () => {
     expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent after the restart.");
-    expect(t.runs).toEqual(["balance", "50"]);
+    expect(t.runs).toEqual(["balance", "transfer 50"]);
   });
 });

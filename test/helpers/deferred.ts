@@ -4,3 +4,20 @@ export function deferred<T>() {
   const promise = new Promise<T>((r) => (resolve = r));
   return { promise, resolve };
 }
+
+/**
+ * A scripted step that holds its answer: `entered` resolves when the step is reached (the model was called),
+ * `release` gives the answer.
+ */
+export function heldStep<T>() {
+  const entered = deferred<void>();
+  const answer = deferred<T>();
+  return {
+    step: () => {
+      entered.resolve();
+      return answer.promise;
+    },
+    entered: entered.promise,
+    release: answer.resolve,
+  };
+}

@@ -49,6 +49,11 @@ export function agentFile(name: string, body: string, extra = ""): Record<string
   return { [`agents/${name}.md`]: `---\nname: ${name}\ndescription: The ${name} agent for tests.\n${extra}---\n${body}\n` };
 }
 
+/** One agent per name, each told only who it is: the cast of a test where agents call each other. */
+export function agentFiles(...names: string[]): Record<string, string> {
+  return Object.assign({}, ...names.map((n) => agentFile(n, `You are ${n}.`)));
+}
+
 export interface HarnessOptions {
   files?: Record<string, string>;
   maxIterations?: number;

@@ -12,3 +12,29 @@ export function transferTool(runs: string[]): Tool {
     },
   };
 }
+
+/**
+ * A bank's tools: `transfer` needs its owner's approval, `balance` does not. Every run is recorded in `runs`,
+ * as "transfer <amount>" or "balance".
+ */
+export function bankTools(): { runs: string[]; list: Tool[] } {
+  const runs: string[] = [];
+  const transfer: Tool = {
+    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
+    idempotent: false,
+    requiresApproval: true,
+    run: async (input) => {
+      runs.push(`transfer ${String(input.amount)}`);
+      return { content: `sent ${String(input.amount)}` };
+    },
+  };
+  const balance: Tool = {
+    spec: { name: "balance", description: "Reads the balance.", input_schema: { type: "object" } },
+    idempotent: true,
+    run: async () => {
+      runs.push("balance");
+      return { content: "100 EUR" };
+    },
+  };
+  return { runs, list: [transfer, balance] };
+}

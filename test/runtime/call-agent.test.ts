@@ -3,24 +3,16 @@ import { afterEach, describe, expect, it } from "vitest";
 import { CallLimiter, TargetBusyError } from "../../src/runtime/call-limiter.js";
 import type { Timers } from "../../src/runtime/deps.js";
 import { capResult, clampTimeout } from "../../src/runtime/tools/call-agent.js";
-import { lastUserText, reply, systemText, text, toolUse, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { lastUserText, reply, systemText, text, toolUse, type FakeReply } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
-import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
-import { resultTexts } from "../helpers/requests.js";
+import { agentFiles, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { resultTexts, speaker } from "../helpers/requests.js";
 
 let h: Harness;
 afterEach(async () => {
   await h?.close();
   h = undefined!;
 });
-
-
-/** Which agent a request is from, by its system prompt. */
-function speaker(req: MessagesRequest): string {
-  return /You are the agent "([^"]+)"/.exec(systemText(req))?.[1] ?? "main";
-}
-
-const agents = (...names: string[]) => Object.assign({}, ...names.map((n) => agentFile(n, `You are ${n}.`)));
 
 /** Timers fired by hand. */
 function manualTimers() {
@@ -38,7 +30,7 @@ function manualTimers() {
 
 describe("call_agent", () => {
   it("runs the target in batch mode and returns its final text as the tool result", async () => {
-    h = await startHarness({ files: agents("researcher") });
+    h = await startHarness({ files: agentFiles("researcher") });
     h.fake.script(
       reply(toolUse("call_agent", { agent: "researcher", message: "best month for Lisbon?" }, "toolu_call")),
       (req) => {
@@ -56,7 +48,7 @@ describe("call_agent", () => {
   });
 
   it("returns the report_back value when given an output_schema", async () => {
-    h = await startHarness({ files: agents("researcher") });
+    h = await startHarness({ files: agentFiles("researcher") });
     const schema = { type: "object", properties: { month: { type: "string" } }, required: ["month"] };
     h.fake.script(
       reply(toolUse("call_agent", { agent: "researcher", message: "best month?", output_schema: schema })),
@@ -70,7 +62,7 @@ describe("call_agent", () => {
   });
 
   it("refuses a call deeper than the depth limit, naming the chain", async () => {
-    h = await startHarness({ files: agents("a", "b", "c", "d", "e", "f") });
+    h = await startHarness({ files: agentFiles("a", "b", "c", "d", "e", "f") });
     const nextOf: Record<string, string> = { main: "a", a: "b", b: "c", c: "d", d: "e", e: "f" };
     const seen: string[] = [];
     h.fake.fallback((req) => {
@@ -88,7 +80,7 @@ describe("call_agent", () => {
   });
 
   it("refuses a cycle: a → b → a", async () => {
-    h = await startHarness({ files: agents("a", "b") });
+    h = await startHarness({ files: agentFiles("a", "b") });
     h.fake.script(
       reply(toolUse("call_agent", { agent: "a", message: "x" })),
       reply(toolUse("call_agent", { agent: "b", message: "y" })),
@@ -104,7 +96,7 @@ describe("call_agent", () => {
   });
 
   it("the interactive hand-overs share the depth rule", async () => {
-    h = await startHarness({ files: agents("a", "b"), callDepthMax: 1 });
+    h = await startHarness({ files: agentFiles("a", "b"), callDepthMax: 1 });
     h.fake.script(
       reply(toolUse("use_agent", { name: "a", message: "x" })),
       reply(toolUse("use_agent", { name: "b", message: "y" })),
@@ -117,7 +109,7 @@ describe("call_agent", () => {
   });
 
   it("names the available agents when the target does not exist, and refuses oversized messages", async () => {
-    h = await startHarness({ files: agents("researcher") });
+    h = await startHarness({ files: agentFiles("researcher") });
     h.fake.script(
       reply(toolUse("call_agent", { agent: "nobody", message: "x" }), toolUse("call_agent", { agent: "researcher", message: "é".repeat(60 * 1024) })),
       (req) => {
@@ -133,7 +125,7 @@ describe("call_agent", () => {
 
   it("times out: the callee's model call is cancelled, its frame closed in the log, the caller told", async () => {
     const clock = manualTimers();
-    h = await startHarness({ files: agents("slow"), timers: clock.timers });
+    h = await startHarness({ files: agentFiles("slow"), timers: clock.timers });
     const calleeCalled = deferred<void>();
     h.fake.script(
       reply(toolUse("call_agent", { agent: "slow", message: "think", timeout_ms: 0 })),
@@ -160,7 +152,7 @@ describe("call_agent", () => {
 
   it("a timeout closes nested batch frames and answers the tool uses they will never run", async () => {
     const clock = manualTimers();
-    h = await startHarness({ files: agents("outer", "inner"), timers: clock.timers });
+    h = await startHarness({ files: agentFiles("outer", "inner"), timers: clock.timers });
     const innerCalled = deferred<void>();
     h.fake.script(
       reply(toolUse("call_agent", { agent: "outer", message: "go" })),
@@ -183,7 +175,7 @@ describe("call_agent", () => {
   });
 
   it("caps calls in flight per target: others wait in a bounded queue, then get 'target busy'", async () => {
-    h = await startHarness({ files: agents("busy"), limiter: new CallLimiter(1, 1) });
+    h = await startHarness({ files: agentFiles("busy"), limiter: new CallLimiter(1, 1) });
     const release = deferred<FakeReply>();
     const firstIn = deferred<void>();
     h.fake.fallback((req) => {
@@ -243,7 +235,7 @@ describe("limits as units", () => {
 
 describe("skills", () => {
   it("can use call_agent unless their whitelist excludes it", async () => {
-    h = await startHarness({ files: { ...skillFile("s", "S."), ...skillFile("narrow", "N.", "allowed-tools: use_agent\n"), ...agents("r") } });
+    h = await startHarness({ files: { ...skillFile("s", "S."), ...skillFile("narrow", "N.", "allowed-tools: use_agent\n"), ...agentFiles("r") } });
     h.fake.script(
       reply(toolUse("use_skill", { name: "s", message: "x" })),
       (req) => {

@@ -4,10 +4,10 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { CallLimiter, TargetBusyError } from "../../src/runtime/call-limiter.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
-import { lastUserText, reply, systemText, text, toolUse, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
+import { lastUserText, reply, text, toolUse, type FakeReply } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
-import { agentFile, startHarness, type Harness } from "../helpers/harness.js";
-import { resultTexts } from "../helpers/requests.js";
+import { agentFiles, startHarness, type Harness } from "../helpers/harness.js";
+import { resultTexts, speaker } from "../helpers/requests.js";
 import { VirtualTime } from "../sim/virtual-time.js";
 
 let h: Harness;
@@ -18,13 +18,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined!;
 });
-
-/** Which agent a request is from, by its system prompt. */
-function speaker(req: MessagesRequest): string {
-  return /You are the agent "([^"]+)"/.exec(systemText(req))?.[1] ?? "main";
-}
-
-const agents = (...names: string[]) => Object.assign({}, ...names.map((n) => agentFile(n, `You are ${n}.`)));
 
 /** A tool that ignores its abort signal and returns only when the test says so. */
 function stuckTool() {
@@ -51,7 +44,7 @@ describe("a callee that ignores its abort signal", () => {
       const limiter = new CallLimiter(1, 0);
       const stuck = stuckTool();
       releaseStuck = stuck.release;
-      h = await startHarness({ files: agents("slow"), tools: [stuck.tool], timers: time, limiter });
+      h = await startHarness({ files: agentFiles("slow"), tools: [stuck.tool], timers: time, limiter });
       h.fake.fallback((req) => {
         if (speaker(req) === "slow") return reply(toolUse("stuck", {}));
         const [result] = resultTexts(req);
@@ -102,7 +95,7 @@ describe("a callee that ignores its abort signal", () => {
         return slot;
       }
     })(1, 1);
-    h = await startHarness({ files: agents("busy"), timers: time, limiter });
+    h = await startHarness({ files: agentFiles("busy"), timers: time, limiter });
     const firstIn = deferred<void>();
     const release = deferred<FakeReply>();
     h.fake.fallback((req) => {
@@ -130,7 +123,7 @@ describe("a callee that ignores its abort signal", () => {
 describe("two chats whose agents call each other's busy targets", () => {
   it("refuses the wait that would deadlock at once, with a clear message, and the other call completes", { timeout: 5_000 }, async () => {
     const time = new VirtualTime(); // never advanced: nothing here may need a timeout to end
-    h = await startHarness({ files: agents("x", "y"), timers: time, limiter: new CallLimiter(1, 5) });
+    h = await startHarness({ files: agentFiles("x", "y"), timers: time, limiter: new CallLimiter(1, 5) });
     const xIn = deferred<void>();
     const yIn = deferred<void>();
     const go = deferred<void>();

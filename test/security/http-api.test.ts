@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { HttpProvider } from "../../providers/http/server.js";
 import { randomIds } from "../../src/runtime/deps.js";
 import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic, type FakeReply } from "../fakes/anthropic/server.js";
-import { deferred } from "../helpers/deferred.js";
+import { deferred, heldStep } from "../helpers/deferred.js";
 import type { Harness, HarnessOptions } from "../helpers/harness.js";
 import { message, post, startApi, type ApiExtra } from "../helpers/http-api.js";
 import { transferTool } from "../helpers/tools.js";
@@ -93,19 +93,15 @@ describe("identities carry their source", () => {
 describe("session ownership", () => {
   it("a second user posting to a brand-new session during its first model call is refused, and sees nothing", async () => {
     const { h, base } = await boot();
-    const release = deferred<FakeReply>();
-    const inModel = deferred<void>();
-    h.fake.script(() => {
-      inModel.resolve();
-      return release.promise;
-    });
+    const held = heldStep<FakeReply>();
+    h.fake.script(held.step);
     const sessionId = "6f1c0a5e-2b9d-4c1e-9a59-0d5d0c7e6a11";
     const first = post(base, "/v1/messages", message("my secret plan", { session_id: sessionId }));
-    await inModel.promise;
+    await held.entered;
     const squat = await post(base, "/v1/messages", message("show me", { session_id: sessionId }), "tok-bob");
     expect(squat.status).toBe(403);
     expect(JSON.stringify(await squat.json())).not.toContain("secret");
-    release.resolve(text("noted"));
+    held.release(text("noted"));
     expect((await json(await first)).text).toBe("noted");
     expect(h.store.requests(`http:${sessionId}`).map((r) => r.userId)).toEqual(["http:alice"]);
     expect(h.fake.calls).toHaveLength(1);
@@ -141,15 +137,11 @@ describe("Idempotency-Key", () => {
 
   it("concurrent retries wait for the first and get its answer", async () => {
     const { h, base } = await boot();
-    const release = deferred<FakeReply>();
-    const inModel = deferred<void>();
-    h.fake.script(() => {
-      inModel.resolve();
-      return release.promise;
-    });
+    const held = heldStep<FakeReply>();
+    h.fake.script(held.step);
     const tries = [1, 2, 3].map(() => post(base, "/v1/messages", message("hi"), "tok-alice", key("k-2")));
-    await inModel.promise;
-    release.resolve(text("answer"));
+    await held.entered;
+    held.release(text("answer"));
     const answers = await Promise.all(tries.map(async (t) => json(await t)));
     expect(answers.map((a) => a.text)).toEqual(["answer", "answer", "answer"]);
     expect(new Set(answers.map((a) => a.session_id)).size).toBe(1);

@@ -9,11 +9,11 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createApp, type App } from "../../src/app.js";
 import { loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
-import type { Tool } from "../../src/runtime/tools/tool.js";
 import { migrate } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { bankTools } from "../helpers/tools.js";
 
 let h: Harness | undefined;
 let app: App | undefined;
@@ -27,28 +27,6 @@ afterEach(async () => {
   h = app = fake = undefined;
   dir = "";
 });
-
-function bank() {
-  const runs: string[] = [];
-  const transfer: Tool = {
-    spec: { name: "transfer", description: "Moves money.", input_schema: { type: "object" } },
-    idempotent: false,
-    requiresApproval: true,
-    run: async (input) => {
-      runs.push(`transfer ${String(input.amount)}`);
-      return { content: `sent ${String(input.amount)}` };
-    },
-  };
-  const balance: Tool = {
-    spec: { name: "balance", description: "Reads the balance.", input_schema: { type: "object" } },
-    idempotent: true,
-    run: async () => {
-      runs.push("balance");
-      return { content: "100 EUR" };
-    },
-  };
-  return { runs, list: [transfer, balance] };
-}
 
 function captureLog() {
   const lines: Array<Record<string, unknown>> = [];
@@ -145,7 +123,7 @@ describe("corrupt rows affect only their own session", () => {
 
 describe("approvals are bound to the call, and inherited", () => {
   it("an approval given for one input does not cover the same tool_use id with another input", async () => {
-    const t = bank();
+    const t = bankTools();
     h = await startHarness({ tools: t.list });
     h.fake.script(reply(toolUse("transfer", { amount: 1 }, "toolu_same")));
     const [prompt] = (await h.send("pay 1", { session: "a" })).filter((m) => m.approvalId);
@@ -162,7 +140,7 @@ describe("approvals are bound to the call, and inherited", () => {
   });
 
   it("a guarded agent cannot shed its guard by handing the call to a skill", async () => {
-    const t = bank();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...skillFile("helper", "Help.", "allowed-tools: balance\n") } });
     h.fake.script(
       reply(toolUse("use_agent", { name: "banker", message: "check" })),
@@ -175,7 +153,7 @@ describe("approvals are bound to the call, and inherited", () => {
   });
 
   it("nor by calling another agent in batch mode", async () => {
-    const t = bank();
+    const t = bankTools();
     h = await startHarness({ tools: t.list, files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...agentFile("reader", "Read.", "mode: batch\n") } });
     h.fake.script(
       reply(toolUse("use_agent", { name: "banker", message: "check" })),

@@ -1,50 +1,33 @@
 // Telegram webhook mode under hostile or broken conditions: the real TelegramProvider (grammY) serving real HTTP,
 // talking to the Bot API fake through a gate that can hold a method's calls (a Bot API that hangs), the real
 // gateway and runtime behind it. The webhook must validate, store and answer at once, and never throw.
-import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, request, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/log.js";
-import { TelegramProvider, type TelegramOptions } from "../../providers/telegram/telegram.js";
-import { lastUserText, startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic/server.js";
-import { startFakeTelegram, type FakeTelegram, type SentMessage } from "../fakes/telegram/server.js";
-import { startHarness, type Harness } from "../helpers/harness.js";
+import type { TelegramOptions } from "../../providers/telegram/telegram.js";
+import { lastUserText, text } from "../fakes/anthropic/server.js";
+import { ALICE, BOB, useTelegramWorld } from "../helpers/telegram-world.js";
 
-const ALICE = 1001;
-const BOB = 1002;
 const SECRET = "webhook-secret-0123456789";
 const PATH = "/tg/hook";
 const NOT_ALLOWED = "Sorry, this bot is private and you are not on its list of users.";
 
-let model: FakeAnthropic;
-let tg: FakeTelegram;
+const world = useTelegramWorld();
 let gate: Gate;
-let dir: string;
 let logs: string[];
-let running: Array<{ h: Harness; bot: TelegramProvider }> = [];
 
 beforeEach(async () => {
-  model = await startFakeAnthropic();
-  tg = await startFakeTelegram();
-  gate = await startGate(tg.url);
-  dir = mkdtempSync(join(tmpdir(), "switchboard-tg-webhook-"));
+  gate = await startGate(world.tg.url);
   logs = [];
-  running = [];
 });
+// vitest runs after-hooks in reverse order, so this comes before the world's teardown: held calls go through and
+// the bots stop while the gate still forwards, and only then does the gate close.
 afterEach(async () => {
   gate.release();
-  for (const { h, bot } of running) {
-    await bot.stop();
-    await h.close();
-  }
+  await world.stopProviders();
   await gate.close();
-  await tg.close();
-  await model.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 /**
@@ -114,25 +97,18 @@ async function startGate(target: string): Promise<Gate> {
 }
 
 async function boot(options: Partial<TelegramOptions> = {}) {
-  const h = await startHarness({ fake: model, dbFile: join(dir, "switchboard.db") });
-  const bot = new TelegramProvider(h.gateway, {
-    token: tg.token,
+  const { h, bot } = await world.boot({
     apiRoot: gate.url,
-    allowedUsers: [],
-    throttle: false,
-    maxRetries: 0,
     log: createLogger("debug", { write: (line: string) => void logs.push(line) }),
     webhook: { url: `https://bot.example.com${PATH}`, secret: SECRET, port: 0 },
     ...options,
   });
-  await bot.start();
-  running.push({ h, bot });
   return { h, bot, port: bot.webhookPort()! };
 }
 
 let nextUpdateId = 100;
 function message(fromId: number, fields: Record<string, unknown>) {
-  tg.addChat({ id: fromId, type: "private" });
+  world.tg.addChat({ id: fromId, type: "private" });
   const id = nextUpdateId++;
   return {
     update_id: id,
@@ -150,11 +126,6 @@ function post(port: number, body: string | object, headers: Record<string, strin
   });
 }
 
-async function nth(chatId: number, n: number): Promise<SentMessage> {
-  await tg.waitFor("sendMessage", () => tg.sent(chatId).length >= n);
-  return tg.sent(chatId)[n - 1]!;
-}
-
 const rejections = () =>
   logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "telegram webhook request rejected");
 
@@ -169,9 +140,9 @@ describe("telegram webhook: bad requests", () => {
     expect((await post(port, { update_id: "7" })).status).toBe(400);
     expect(rejections().map((r) => r.status)).toEqual([400, 400, 400, 400]);
 
-    model.script(text("still here"));
+    world.model.script(text("still here"));
     expect((await post(port, message(ALICE, { text: "hi" }))).status).toBe(200);
-    expect((await nth(ALICE, 1)).text).toBe("still here");
+    expect((await world.nth(ALICE, 1)).text).toBe("still here");
   });
 
   it("answers a missing or wrong secret with 401 and never logs what was sent", async () => {
@@ -237,9 +208,9 @@ describe("telegram webhook: bad requests", () => {
     expect(rejections().map((r) => r.status)).toEqual([413, 413, 415]);
     expect(h.store.requests(`telegram:${ALICE}`)).toEqual([]);
 
-    model.script(text("fine after all that"));
+    world.model.script(text("fine after all that"));
     expect((await post(port, message(ALICE, { text: "hi" }))).status).toBe(200);
-    expect((await nth(ALICE, 1)).text).toBe("fine after all that");
+    expect((await world.nth(ALICE, 1)).text).toBe("fine after all that");
   });
 });
 
@@ -257,9 +228,9 @@ describe("telegram webhook: a failing handler", () => {
     const failed = logs.map((l) => JSON.parse(l) as { msg: string; update?: number; err?: { message: string } }).find((l) => l.msg === "telegram update failed");
     expect(failed).toMatchObject({ update: broken.update_id, err: { message: "the store is failing" } });
 
-    model.script(text("second one works"));
+    world.model.script(text("second one works"));
     expect((await post(port, message(ALICE, { text: "second" }))).status).toBe(200);
-    expect((await nth(ALICE, 1)).text).toBe("second one works");
+    expect((await world.nth(ALICE, 1)).text).toBe("second one works");
   });
 });
 
@@ -269,16 +240,16 @@ describe("telegram webhook: a Bot API that does not answer", () => {
     gate.hold("sendMessage");
     // A sticker: the "text only" notice needs sendMessage, which hangs.
     expect((await post(port, message(ALICE, { sticker: { file_id: "f", file_unique_id: "u", type: "regular", width: 1, height: 1, is_animated: false, is_video: false } }))).status).toBe(200);
-    model.script((req) => text(`answered: ${lastUserText(req)}`));
+    world.model.script((req) => text(`answered: ${lastUserText(req)}`));
     expect((await post(port, message(ALICE, { text: "are you there?" }))).status).toBe(200);
     // Stored before the 200, not merely on its way.
     expect(h.store.requests(`telegram:${ALICE}`).map((r) => r.text)).toEqual(["are you there?"]);
     await gate.holding("sendMessage", ALICE);
-    expect(tg.sent(ALICE)).toEqual([]);
+    expect(world.tg.sent(ALICE)).toEqual([]);
 
     gate.release();
-    expect((await nth(ALICE, 1)).text).toMatch(/^I can only read text messages/);
-    expect((await nth(ALICE, 2)).text).toBe("answered: are you there?");
+    expect((await world.nth(ALICE, 1)).text).toMatch(/^I can only read text messages/);
+    expect((await world.nth(ALICE, 2)).text).toBe("answered: are you there?");
   });
 
   it("answers a stranger's message with 200 at once; the refusal is committed to the outbox and sent later", async () => {
@@ -294,11 +265,11 @@ describe("telegram webhook: a Bot API that does not answer", () => {
       outbox.close();
     }
     await gate.holding("sendMessage", BOB);
-    expect(tg.sent(BOB)).toEqual([]);
+    expect(world.tg.sent(BOB)).toEqual([]);
 
     gate.release();
-    expect((await nth(BOB, 1)).text).toBe(NOT_ALLOWED);
+    expect((await world.nth(BOB, 1)).text).toBe(NOT_ALLOWED);
     expect(h.store.requests(`telegram:${BOB}`)).toEqual([]);
-    expect(model.calls).toHaveLength(0);
+    expect(world.model.calls).toHaveLength(0);
   });
 });

@@ -1,42 +1,18 @@
 // The Telegram provider end to end: real grammY (runner, auto-retry) against the fake Bot API, the real
 // gateway and runtime, the real Anthropic SDK against the strict fake Messages API.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { silentLogger } from "../../../src/log.js";
-import { TelegramProvider, type TelegramOptions } from "../../../providers/telegram/telegram.js";
-import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../../fakes/anthropic/server.js";
-import { startFakeTelegram, type FakeTelegram, type SentMessage } from "../../fakes/telegram/server.js";
+import { describe, expect, it } from "vitest";
+import type { TelegramOptions } from "../../../providers/telegram/telegram.js";
+import type { Tool } from "../../../src/runtime/tools/tool.js";
+import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server.js";
+import type { SentMessage } from "../../fakes/telegram/server.js";
 import { deferred } from "../../helpers/deferred.js";
-import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+import { agentFile, skillFile } from "../../helpers/harness.js";
+import { ALICE, BOB, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { transferTool } from "../../helpers/tools.js";
 
-const FILES = { ...skillFile("interview", "Ask."), ...agentFile("researcher", "Research.") };
-const ALICE = 1001;
-const BOB = 1002;
 const GROUP = -1001234;
 
-let model: FakeAnthropic;
-let tg: FakeTelegram;
-let dir: string;
-let running: Array<{ h: Harness; bot: TelegramProvider }> = [];
-
-beforeEach(async () => {
-  model = await startFakeAnthropic();
-  tg = await startFakeTelegram();
-  dir = mkdtempSync(join(tmpdir(), "switchboard-tg-"));
-  running = [];
-});
-afterEach(async () => {
-  for (const { h, bot } of running) {
-    await bot.stop();
-    await h.close();
-  }
-  await tg.close();
-  await model.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const world = useTelegramWorld({ ...skillFile("interview", "Ask."), ...agentFile("researcher", "Research.") });
 
 /** Timers the test fires by hand, so the typing indicator is checked without waiting. */
 function manualTimers() {
@@ -55,74 +31,58 @@ function manualTimers() {
   };
 }
 
+/** The shared boot with grammY's retries on, recovering at start as main.ts does. */
 async function boot(options: Partial<TelegramOptions> = {}) {
-  const h = await startHarness({ files: FILES, fake: model, dbFile: join(dir, "switchboard.db") });
-  const bot = new TelegramProvider(h.gateway, {
-    token: tg.token,
-    apiRoot: tg.url,
-    allowedUsers: [],
-    throttle: false,
-    maxRetries: 2,
-    log: silentLogger(),
-    ...options,
-  });
-  await bot.start();
-  h.gateway.recover();
-  running.push({ h, bot });
-  return { h, bot };
-}
-
-/** Waits for the n-th message the bot sent to a chat (1-based). */
-async function nth(chatId: number, n: number): Promise<SentMessage> {
-  await tg.waitFor("sendMessage", () => tg.sent(chatId).length >= n);
-  return tg.sent(chatId)[n - 1]!;
+  const started = await world.boot({ maxRetries: 2, ...options });
+  started.h.gateway.recover();
+  return started;
 }
 
 describe("private chat", () => {
   it("holds a whole takeover conversation, with the speaking subagent shown, to completion", async () => {
     await boot();
-    expect(tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "context", "cancel", "reset"]);
+    expect(world.tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "context", "cancel", "reset"]);
 
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/start" });
-    expect((await nth(ALICE, 1)).text).toContain("• interview: The interview skill for tests.");
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/start" });
+    expect((await world.nth(ALICE, 1)).text).toContain("• interview: The interview skill for tests.");
 
-    model.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where **to**?"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "plan a trip" });
-    const question = await nth(ALICE, 2);
+    world.model.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where **to**?"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "plan a trip" });
+    const question = await world.nth(ALICE, 2);
     expect(question.text).toBe("🧩 interview\nWhere to?");
     expect(question.entities).toEqual([
       { type: "bold", offset: 0, length: 12 },
       { type: "bold", offset: 19, length: 2 },
     ]);
 
-    model.script(reply(toolUse("complete", { result: "Lisbon" })), text("Your trip: Lisbon."));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "Lisbon" });
-    expect((await nth(ALICE, 3)).text).toBe("Your trip: Lisbon.");
-    expect(lastUserText(model.accepted()[1]!)).toBe("plan a trip");
-    expect(model.rejected()).toEqual([]);
+    world.model.script(reply(toolUse("complete", { result: "Lisbon" })), text("Your trip: Lisbon."));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "Lisbon" });
+    expect((await world.nth(ALICE, 3)).text).toBe("Your trip: Lisbon.");
+    expect(lastUserText(world.model.accepted()[1]!)).toBe("plan a trip");
+    expect(world.model.rejected()).toEqual([]);
   });
 
   it("/cancel during a subagent stops it and says which one", async () => {
     await boot();
-    model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Q?"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "go" });
-    await nth(ALICE, 1);
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/cancel" });
-    expect((await nth(ALICE, 2)).text).toBe("Cancelled. Stopped: skill:interview.");
+    world.model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Q?"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "go" });
+    await world.nth(ALICE, 1);
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/cancel" });
+    expect((await world.nth(ALICE, 2)).text).toBe("Cancelled. Stopped: skill:interview.");
   });
 
   it("answers media without a caption with what is supported, takes captions as text, refuses huge messages and edits", async () => {
     await boot();
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, sticker: true });
-    expect((await nth(ALICE, 1)).text).toMatch(/^I can only read text messages/);
-    model.script((req) => text(`caption seen: ${lastUserText(req)}`));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, photo: true, caption: "what is this?" });
-    expect((await nth(ALICE, 2)).text).toBe("caption seen: what is this?");
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "x".repeat(17 * 1024) });
-    expect((await nth(ALICE, 3)).text).toMatch(/too long for me \(17 KB; the limit is 16 KB\)/);
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "typo", edited: true });
-    expect((await nth(ALICE, 4)).text).toMatch(/edits/);
-    expect(model.calls).toHaveLength(1);
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, sticker: true });
+    expect((await world.nth(ALICE, 1)).text).toMatch(/^I can only read text messages/);
+    world.model.script((req) => text(`caption seen: ${lastUserText(req)}`));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, photo: true, caption: "what is this?" });
+    expect((await world.nth(ALICE, 2)).text).toBe("caption seen: what is this?");
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "x".repeat(17 * 1024) });
+    expect((await world.nth(ALICE, 3)).text).toMatch(/too long for me \(17 KB; the limit is 16 KB\)/);
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "typo", edited: true });
+    expect((await world.nth(ALICE, 4)).text).toMatch(/edits/);
+    expect(world.model.calls).toHaveLength(1);
   });
 });
 
@@ -130,62 +90,63 @@ describe("groups", () => {
   it("answers mentions and replies to the bot, ignores other chatter, and refuses a non-owner politely", async () => {
     await boot();
     const group = { chatId: GROUP, chatType: "supergroup" as const };
-    tg.userMessage({ ...group, fromId: BOB, text: "anyone for lunch?" });
-    model.script((req) => text(`hello, you said: ${lastUserText(req)}`));
-    tg.userMessage({ ...group, fromId: ALICE, text: `@${tg.botUsername} hi` });
-    expect((await nth(GROUP, 1)).text).toBe("hello, you said: hi");
-    expect(model.accepted().map(lastUserText)).toEqual(["hi"]);
+    world.tg.userMessage({ ...group, fromId: BOB, text: "anyone for lunch?" });
+    world.model.script((req) => text(`hello, you said: ${lastUserText(req)}`));
+    world.tg.userMessage({ ...group, fromId: ALICE, text: `@${world.tg.botUsername} hi` });
+    expect((await world.nth(GROUP, 1)).text).toBe("hello, you said: hi");
+    expect(world.model.accepted().map(lastUserText)).toEqual(["hi"]);
 
-    model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Alice, where to?"));
-    tg.userMessage({ ...group, fromId: ALICE, text: "plan a trip", replyToFromBot: true });
-    await nth(GROUP, 2);
-    // Bob mentions the bot while Alice's task runs: refused, not sent to the model.
-    tg.userMessage({ ...group, fromId: BOB, text: `@${tg.botUsername} me next` });
-    expect((await nth(GROUP, 3)).text).toMatch(/^Sorry, I'm in the middle of a task for someone else/);
-    tg.userMessage({ ...group, fromId: BOB, text: "/cancel" });
-    expect((await nth(GROUP, 4)).text).toMatch(/^Sorry, I'm in the middle/);
+    world.model.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Alice, where to?"));
+    world.tg.userMessage({ ...group, fromId: ALICE, text: "plan a trip", replyToFromBot: true });
+    await world.nth(GROUP, 2);
+    // Bob mentions the bot while Alice's task runs: refused, not sent to the world.model.
+    world.tg.userMessage({ ...group, fromId: BOB, text: `@${world.tg.botUsername} me next` });
+    expect((await world.nth(GROUP, 3)).text).toMatch(/^Sorry, I'm in the middle of a task for someone else/);
+    world.tg.userMessage({ ...group, fromId: BOB, text: "/cancel" });
+    expect((await world.nth(GROUP, 4)).text).toMatch(/^Sorry, I'm in the middle/);
     // Alice answers without mentioning the bot: she owns the task, so it reaches the skill.
-    model.script(text("Noted: Rome."));
-    tg.userMessage({ ...group, fromId: ALICE, text: "Rome" });
-    expect((await nth(GROUP, 5)).text).toBe("🧩 interview\nNoted: Rome.");
-    expect(model.accepted().map(lastUserText).filter((t) => t.includes("me next") || t.includes("lunch"))).toEqual([]);
+    world.model.script(text("Noted: Rome."));
+    world.tg.userMessage({ ...group, fromId: ALICE, text: "Rome" });
+    expect((await world.nth(GROUP, 5)).text).toBe("🧩 interview\nNoted: Rome.");
+    expect(world.model.accepted().map(lastUserText).filter((t) => t.includes("me next") || t.includes("lunch"))).toEqual([]);
   });
 
   it("treats forum topics as separate conversations and replies in the same topic", async () => {
     await boot();
-    model.fallback((req) => text(`topic reply to ${lastUserText(req)}`));
+    world.model.fallback((req) => text(`topic reply to ${lastUserText(req)}`));
     const forum = { chatId: GROUP, chatType: "supergroup" as const, isForum: true };
-    tg.userMessage({ ...forum, threadId: 7, fromId: ALICE, text: `@${tg.botUsername} one` });
-    tg.userMessage({ ...forum, threadId: 9, fromId: BOB, text: `@${tg.botUsername} two` });
-    await nth(GROUP, 2);
-    const byThread = Object.fromEntries(tg.sent(GROUP).map((m) => [m.message_thread_id, m.text]));
+    world.tg.userMessage({ ...forum, threadId: 7, fromId: ALICE, text: `@${world.tg.botUsername} one` });
+    world.tg.userMessage({ ...forum, threadId: 9, fromId: BOB, text: `@${world.tg.botUsername} two` });
+    await world.nth(GROUP, 2);
+    const byThread = Object.fromEntries(world.tg.sent(GROUP).map((m) => [m.message_thread_id, m.text]));
     expect(byThread).toEqual({ 7: "topic reply to one", 9: "topic reply to two" });
     // Two sessions: each model call saw only its own topic's message.
-    expect(model.accepted().map((r) => r.messages.length)).toEqual([1, 1]);
+    expect(world.model.accepted().map((r) => r.messages.length)).toEqual([1, 1]);
   });
 });
 
 describe("access", () => {
   it("with TELEGRAM_ALLOWED_USERS set, others get one refusal and nothing reaches the model", async () => {
     await boot({ allowedUsers: [String(ALICE), "@carol"] });
-    tg.userMessage({ chatId: BOB, fromId: BOB, text: "hi" });
-    tg.userMessage({ chatId: BOB, fromId: BOB, text: "hello??" });
-    model.script(text("Hi Carol."));
-    tg.userMessage({ chatId: 1003, fromId: 1003, username: "Carol", text: "hi" });
-    await nth(1003, 1);
-    expect(tg.sent(BOB).map((m) => m.text)).toEqual(["Sorry, this bot is private and you are not on its list of users."]);
-    expect(model.calls).toHaveLength(1);
+    world.tg.userMessage({ chatId: BOB, fromId: BOB, text: "hi" });
+    world.tg.userMessage({ chatId: BOB, fromId: BOB, text: "hello??" });
+    world.model.script(text("Hi Carol."));
+    world.tg.userMessage({ chatId: 1003, fromId: 1003, username: "Carol", text: "hi" });
+    await world.nth(1003, 1);
+    expect(world.tg.sent(BOB).map((m) => m.text)).toEqual(["Sorry, this bot is private and you are not on its list of users."]);
+    expect(world.model.calls).toHaveLength(1);
   });
 });
 
 describe("output", () => {
   it("splits a 10,000-character answer below 4096 characters with its formatting intact", async () => {
-    await boot();
+    const { h } = await boot();
     const answer = Array.from({ length: 25 }, (_, i) => `**Section ${i}.** ${"word ".repeat(75)}`).join("\n\n");
-    model.script(text(answer));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long please" });
-    await h1Idle();
-    const parts = tg.sent(ALICE);
+    world.model.script(text(answer));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long please" });
+    await world.tg.waitFor("sendMessage");
+    await h.gateway.idle();
+    const parts = world.tg.sent(ALICE);
     expect(parts.length).toBe(3);
     for (const part of parts) {
       expect(part.text.length).toBeLessThanOrEqual(4096);
@@ -196,29 +157,29 @@ describe("output", () => {
 
   it("resends as plain text when Telegram rejects the formatting", async () => {
     await boot();
-    tg.failWhen("sendMessage", (p) =>
+    world.tg.failWhen("sendMessage", (p) =>
       p.entities ? { error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" } : null,
     );
-    model.script(text("**bold** claim"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
-    const sent = await nth(ALICE, 1);
+    world.model.script(text("**bold** claim"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    const sent = await world.nth(ALICE, 1);
     expect(sent).toMatchObject({ text: "bold claim", entities: [] });
   });
 
   it("works with the rate-limit throttler on, as in production", async () => {
     await boot({ throttle: true });
-    model.script(text("paced"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
-    expect((await nth(ALICE, 1)).text).toBe("paced");
+    world.model.script(text("paced"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    expect((await world.nth(ALICE, 1)).text).toBe("paced");
   });
 
   it("honours 429 retry_after and delivers the reply", async () => {
     await boot();
-    tg.failNext("sendMessage", { error_code: 429, retry_after: 1 });
-    model.script(text("after the wait"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
-    expect((await nth(ALICE, 1)).text).toBe("after the wait");
-    const sends = tg.calls.filter((c) => c.method === "sendMessage").map((c) => c.response?.ok);
+    world.tg.failNext("sendMessage", { error_code: 429, retry_after: 1 });
+    world.model.script(text("after the wait"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    expect((await world.nth(ALICE, 1)).text).toBe("after the wait");
+    const sends = world.tg.calls.filter((c) => c.method === "sendMessage").map((c) => c.response?.ok);
     expect(sends).toEqual([false, true]);
   });
 
@@ -227,26 +188,26 @@ describe("output", () => {
     await boot({ timers: clock.timers });
     const answer = deferred<ReturnType<typeof text>>();
     const called = deferred<void>();
-    model.script(() => {
+    world.model.script(() => {
       called.resolve();
       return answer.promise;
     });
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "think hard" });
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "think hard" });
     await called.promise;
-    await tg.waitFor("sendChatAction");
+    await world.tg.waitFor("sendChatAction");
     clock.tick();
-    await tg.waitFor("sendChatAction", () => tg.actions(ALICE).length >= 2);
+    await world.tg.waitFor("sendChatAction", () => world.tg.actions(ALICE).length >= 2);
     answer.resolve(text("done thinking"));
-    await nth(ALICE, 1);
+    await world.nth(ALICE, 1);
     expect(clock.active()).toBe(0);
-    expect(tg.actions(ALICE).map((a) => a.action)).toEqual(["typing", "typing"]);
+    expect(world.tg.actions(ALICE).map((a) => a.action)).toEqual(["typing", "typing"]);
   });
 });
 
 describe("approvals", () => {
   const transfer = transferTool;
   function click(message: SentMessage, fromId: number, data: string, id: string) {
-    return tg.pushUpdate({
+    return world.tg.pushUpdate({
       callback_query: {
         id,
         from: { id: fromId, is_bot: false, first_name: `User${fromId}` },
@@ -260,92 +221,88 @@ describe("approvals", () => {
   it("asks with Approve/Deny buttons; the owner's click runs the tool once, a second click is told", async () => {
     const runs: string[] = [];
     const { h } = await bootWithTools([transfer(runs)]);
-    model.script(reply(toolUse("transfer", { amount: 5 })), text("Done, sent."));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
-    const prompt = await nth(ALICE, 1);
+    world.model.script(reply(toolUse("transfer", { amount: 5 })), text("Done, sent."));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
+    const prompt = await world.nth(ALICE, 1);
     const keyboard = (prompt.reply_markup as { inline_keyboard: Array<Array<{ text: string; callback_data: string }>> }).inline_keyboard[0]!;
     expect(keyboard.map((b) => b.text)).toEqual(["✅ Approve", "✖️ Deny"]);
     const [approve] = keyboard;
     expect(Buffer.byteLength(approve!.callback_data)).toBeLessThanOrEqual(64);
 
     click(prompt, BOB, approve!.callback_data, "cq-bob");
-    await tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-bob");
-    expect(tg.calls.find((c) => c.params.callback_query_id === "cq-bob")?.params).toMatchObject({
+    await world.tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-bob");
+    expect(world.tg.calls.find((c) => c.params.callback_query_id === "cq-bob")?.params).toMatchObject({
       text: "Only the person who started this task can approve or deny its tool calls.",
     });
     click(prompt, ALICE, approve!.callback_data, "cq-1");
     click(prompt, ALICE, approve!.callback_data, "cq-2");
-    await tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-2");
-    expect((await nth(ALICE, 2)).text).toBe("Done, sent.");
+    await world.tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-2");
+    expect((await world.nth(ALICE, 2)).text).toBe("Done, sent.");
     await h.gateway.idle();
     expect(runs).toEqual(["sent"]);
-    expect(tg.calls.find((c) => c.params.callback_query_id === "cq-2")?.params).toMatchObject({ text: "That was already decided (approved)." });
-    expect(tg.sent(ALICE)[0]!.text).toMatch(/— approved by /);
+    expect(world.tg.calls.find((c) => c.params.callback_query_id === "cq-2")?.params).toMatchObject({ text: "That was already decided (approved)." });
+    expect(world.tg.sent(ALICE)[0]!.text).toMatch(/— approved by /);
   });
 
   it("Deny reaches the model as an error and nothing runs", async () => {
     const runs: string[] = [];
     await bootWithTools([transfer(runs)]);
-    model.script(reply(toolUse("transfer", { amount: 5 })), (req) => {
+    world.model.script(reply(toolUse("transfer", { amount: 5 })), (req) => {
       expect(JSON.stringify(req.messages.at(-1))).toContain("the user denied this call");
       return text("Not sent.");
     });
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
-    const prompt = await nth(ALICE, 1);
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "send 5" });
+    const prompt = await world.nth(ALICE, 1);
     const deny = (prompt.reply_markup as { inline_keyboard: Array<Array<{ callback_data: string }>> }).inline_keyboard[0]![1]!;
     click(prompt, ALICE, deny.callback_data, "cq-deny");
-    expect((await nth(ALICE, 2)).text).toBe("Not sent.");
+    expect((await world.nth(ALICE, 2)).text).toBe("Not sent.");
     expect(runs).toEqual([]);
   });
 });
 
 describe("restarts", () => {
   it("an update redelivered after a restart is processed once and its reply is not sent again", async () => {
-    const first = await boot();
-    model.script(text("only once"));
-    const update = tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
-    await nth(ALICE, 1);
-    await first.bot.stop();
-    await first.h.close();
-    running = [];
+    await boot();
+    world.model.script(text("only once"));
+    const update = world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    await world.nth(ALICE, 1);
+    await world.stopProviders();
 
     const second = await boot();
-    tg.redeliver(update);
-    model.script(text("second message answered"));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "next" });
-    await nth(ALICE, 2);
+    world.tg.redeliver(update);
+    world.model.script(text("second message answered"));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "next" });
+    await world.nth(ALICE, 2);
     // The second bot really was handed the old update again…
-    const deliveries = tg.calls.filter((c) => {
+    const deliveries = world.tg.calls.filter((c) => {
       const result = c.method === "getUpdates" && c.response?.ok ? (c.response.result as Array<{ update_id: number }>) : [];
       return result.some((u) => u.update_id === update.update_id);
     });
     expect(deliveries.length).toBe(2);
     // …and neither asked the model nor answered twice.
-    expect(tg.sent(ALICE).map((m) => m.text)).toEqual(["only once", "second message answered"]);
-    expect(model.accepted().map(lastUserText)).toEqual(["hi", "next"]);
+    expect(world.tg.sent(ALICE).map((m) => m.text)).toEqual(["only once", "second message answered"]);
+    expect(world.model.accepted().map(lastUserText)).toEqual(["hi", "next"]);
     expect(second.h.store.unfinishedRequests()).toEqual([]);
   });
 
   it("a long reply cut off after its first chunk continues at the next chunk after a restart", async () => {
     const first = await boot({ maxRetries: 0 });
     const answer = Array.from({ length: 25 }, (_, i) => `Section ${i}. ${"word ".repeat(75)}`).join("\n\n");
-    model.script(text(answer));
+    world.model.script(text(answer));
     let sends = 0;
     // The user blocks the bot between the first and second chunk.
-    tg.failWhen("sendMessage", () => (++sends >= 2 ? { error_code: 403, description: "Forbidden: bot was blocked by the user" } : null));
-    tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long" });
-    await tg.waitFor("sendMessage", () => sends >= 2);
+    world.tg.failWhen("sendMessage", () => (++sends >= 2 ? { error_code: 403, description: "Forbidden: bot was blocked by the user" } : null));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long" });
+    await world.tg.waitFor("sendMessage", () => sends >= 2);
     await first.h.gateway.idle();
-    expect(tg.sent(ALICE)).toHaveLength(1);
-    await first.bot.stop();
-    await first.h.close();
-    running = [];
-    tg.failWhen("sendMessage", null);
+    expect(world.tg.sent(ALICE)).toHaveLength(1);
+    await world.stopProviders();
+    world.tg.failWhen("sendMessage", null);
 
     const second = await boot();
     await second.h.gateway.idle();
-    await nth(ALICE, 3);
-    const texts = tg.sent(ALICE).map((m) => m.text);
+    await world.nth(ALICE, 3);
+    const texts = world.tg.sent(ALICE).map((m) => m.text);
     expect(texts).toHaveLength(3);
     expect(new Set(texts).size).toBe(3);
     expect(texts[0]!.startsWith("Section 0.")).toBe(true);
@@ -355,7 +312,7 @@ describe("restarts", () => {
 describe("webhook mode", () => {
   it("registers the webhook with a secret and rejects calls without it", async () => {
     const { bot } = await boot({ webhook: { url: "https://bot.example.com/tg", secret: "s3cret", port: 0 } });
-    expect(tg.webhook()).toMatchObject({ url: "https://bot.example.com/tg", secret_token: "s3cret" });
+    expect(world.tg.webhook()).toMatchObject({ url: "https://bot.example.com/tg", secret_token: "s3cret" });
     const port = bot.webhookPort();
     const update = { update_id: 1, message: { message_id: 1, date: 0, chat: { id: ALICE, type: "private" }, from: { id: ALICE, is_bot: false, first_name: "A" }, text: "hi" } };
     const post = (secret: string) =>
@@ -365,23 +322,14 @@ describe("webhook mode", () => {
         body: JSON.stringify(update),
       });
     expect((await post("wrong")).status).toBe(401);
-    expect(model.calls).toHaveLength(0);
-    tg.addChat({ id: ALICE, type: "private" });
-    model.script(text("via webhook"));
+    expect(world.model.calls).toHaveLength(0);
+    world.tg.addChat({ id: ALICE, type: "private" });
+    world.model.script(text("via webhook"));
     expect((await post("s3cret")).status).toBe(200);
-    expect((await nth(ALICE, 1)).text).toBe("via webhook");
+    expect((await world.nth(ALICE, 1)).text).toBe("via webhook");
   });
 });
 
-async function bootWithTools(tools: import("../../../src/runtime/tools/tool.js").Tool[]) {
-  const h = await startHarness({ files: FILES, fake: model, dbFile: join(dir, "switchboard.db"), tools });
-  const bot = new TelegramProvider(h.gateway, { token: tg.token, apiRoot: tg.url, allowedUsers: [], throttle: false, maxRetries: 2, log: silentLogger() });
-  await bot.start();
-  running.push({ h, bot });
-  return { h, bot };
-}
-
-async function h1Idle(): Promise<void> {
-  await tg.waitFor("sendMessage");
-  await running[0]!.h.gateway.idle();
+function bootWithTools(tools: Tool[]) {
+  return world.boot({ maxRetries: 2 }, tools);
 }

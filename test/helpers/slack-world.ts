@@ -1,0 +1,71 @@
+// The Slack provider on the test harness: a real Bolt app (HTTP receiver, signature checks) on a free port,
+// talking to the fake Web API, with the real gateway and runtime and the strict fake Messages API.
+// Shared by the provider's own tests and the security suite.
+import { silentLogger } from "../../src/log.js";
+import type { Tool } from "../../src/runtime/tools/tool.js";
+import { SlackProvider, type SlackOptions } from "../../providers/slack/slack.js";
+import { interactivity, sendSigned } from "../fakes/slack/events.js";
+import { startFakeSlack, type FakeSlack, type Posted } from "../fakes/slack/server.js";
+import { skillFile } from "./harness.js";
+import { ProviderWorld } from "./provider-world.js";
+
+export const SECRET = "test-signing-secret";
+export const CHANNEL = "C0GENERAL";
+export const DM = "D0ALICE";
+export const ALICE = "U0ALICE";
+export const BOB = "U0BOB";
+
+class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
+  /** This test's fake Web API. */
+  get slack(): FakeSlack {
+    return this.platform;
+  }
+
+  /** Starts a bot on a new harness with an "interview" skill; returns it with the URL Slack posts events to. */
+  async boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
+    const h = await this.harness({ files: skillFile("interview", "Ask."), tools });
+    const bot = new SlackProvider(h.gateway, {
+      botToken: this.slack.botToken,
+      signingSecret: SECRET,
+      port: 0,
+      apiUrl: this.slack.apiUrl,
+      maxRetries: 0,
+      allowedUsers: [],
+      allowedChannels: [],
+      log: silentLogger(),
+      ...options,
+    });
+    await bot.start();
+    this.started(h, bot);
+    const url = `http://127.0.0.1:${bot.httpPort()}/slack/events`;
+    return { h, bot, url };
+  }
+
+  /**
+   * Clicks the button `actionId` of a message the bot posted, as the signed block_actions payload Slack sends
+   * for `user` in workspace `team` (default: the fake's own).
+   */
+  clickButton(url: string, message: Posted, actionId: string, user: { id: string; team_id?: string }, team = this.slack.teamId) {
+    const actions = (message.blocks as Array<{ type: string; elements?: Array<{ action_id: string; value: string }> }>).find((b) => b.type === "actions")!;
+    const button = actions.elements!.find((e) => e.action_id === actionId)!;
+    const payload = {
+      type: "block_actions",
+      team: { id: team },
+      user,
+      api_app_id: "A0TEST",
+      token: "t",
+      trigger_id: `tr-${team}-${user.id}`,
+      container: { type: "message", message_ts: message.ts, channel_id: message.channel, is_ephemeral: false },
+      channel: { id: message.channel },
+      message: { type: "message", text: message.text, ts: message.ts },
+      response_url: this.slack.responseUrl(),
+      actions: [{ action_id: button.action_id, block_id: "b", value: button.value, type: "button", action_ts: "1" }],
+    };
+    return sendSigned(url, interactivity(payload), "application/x-www-form-urlencoded", { secret: SECRET });
+  }
+}
+
+/** Registers the hooks; read `model` and `slack` inside a test (they are new for each one). */
+export function useSlackWorld(): SlackWorld {
+  return new SlackWorld(startFakeSlack, "switchboard-slack-");
+}
