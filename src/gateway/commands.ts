@@ -32,7 +32,11 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
 export function parseCommand(text: string, taskActive: boolean): ChatCommand | null {
   const trimmed = text.trim();
   const slash = /^\/([a-z]+)(?:@[A-Za-z0-9_]+)?(?:\s|$)/i.exec(trimmed);
-  if (slash) return COMMANDS[slash[1]!.toLowerCase()] ?? null;
+  // Own keys only: "/constructor" or "/__proto__" must not find Object.prototype's members.
+  if (slash) {
+    const name = slash[1]!.toLowerCase();
+    return Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : null;
+  }
   if (taskActive && STOP_WORDS.has(trimmed.toLowerCase().replace(/[.!]+$/, ""))) return "cancel";
   return null;
 }

@@ -27,7 +27,9 @@ Write only the summary. Do not address the user and do not invent anything.`;
 
 /** The model's context window: configuration first (per model, then `*`), then the Models API, then 200k. */
 export async function contextLimit(frame: StackFrame, deps: Pick<TurnDeps, "settings" | "model">): Promise<number> {
-  const configured = deps.settings.contextTokens[frame.model] ?? deps.settings.contextTokens["*"];
+  const limits = deps.settings.contextTokens;
+  // Own keys only: a definition naming its model "constructor" must not read Object.prototype.
+  const configured = Object.hasOwn(limits, frame.model) ? limits[frame.model] : limits["*"];
   if (configured) return configured;
   return (await deps.model.contextLimit(frame.model)) ?? FALLBACK_LIMIT_TOKENS;
 }

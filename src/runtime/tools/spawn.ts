@@ -87,7 +87,7 @@ function lookup(kind: DefinitionKind, catalog: ToolContext["catalog"], name: unk
 
 export function resolveModel(requested: string | null, parentModel: string): string {
   if (!requested || requested === "inherit") return parentModel;
-  return MODEL_ALIASES[requested] ?? requested;
+  return Object.hasOwn(MODEL_ALIASES, requested) ? MODEL_ALIASES[requested]! : requested;
 }
 
 export function buildChildFrame(
