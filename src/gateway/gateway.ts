@@ -5,6 +5,9 @@ import { cancelTask, describeContext, describeStack, resetSession } from "../run
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
 import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
+import { ApprovalDecisions } from "./approval-decisions.js";
+import { Outbox } from "./outbox.js";
+import { UnrecordedFailures } from "./unrecorded-failures.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
@@ -38,37 +41,77 @@ export class Gateway {
   private readonly sinks = new Map<string, ProviderSink>();
   private readonly queue: SerialQueue;
   private readonly control: SerialQueue;
-  private readonly deliveries: SerialQueue;
+  private readonly outbox: Outbox;
+  private readonly approvals: ApprovalDecisions;
   private readonly shutdown = new AbortController();
   private readonly turns = new Map<string, AbortController>();
-  private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
   private readonly finished = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
   private readonly internalErrors = new Set<string>();
-  /**
-   * Requests that failed, were reported to the user as failed, but whose end the store could not record
-   * (disk full). They are terminal all the same: never run again, and recorded as soon as the store can.
-   */
-  private readonly unrecordedFailures = new Map<string, { sessionKey: string; error: string }>();
-  private unrecordedTimer: NodeJS.Timeout | null = null;
+  /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
+  private readonly unrecorded: UnrecordedFailures;
 
   constructor(private readonly deps: GatewayDeps) {
     const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
     this.queue = new SerialQueue(onError);
     this.control = new SerialQueue(onError);
-    this.deliveries = new SerialQueue(onError);
+    this.outbox = new Outbox({
+      store: deps.store,
+      log: deps.log,
+      sinks: this.sinks,
+      ...(deps.retryBaseMs !== undefined ? { retryBaseMs: deps.retryBaseMs } : {}),
+      timers: deps.runtime.timers,
+      onMoved: (from, to) => this.moveSession(from, to),
+    });
+    this.unrecorded = new UnrecordedFailures(deps.store, deps.retryBaseMs ?? 2000);
+    this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, resume: (key, requestId) => this.queue.push(key, () => this.run(requestId)) });
   }
 
   register(sink: ProviderSink): void {
     this.sinks.set(sink.prefix, sink);
     // Replies committed before a restart but not yet shown go out now.
-    for (const key of new Set(this.deps.store.pendingOutbound().map((o) => o.sessionKey))) {
-      if (providerOf(key) === sink.prefix) this.deliver(key);
+    this.outbox.deliverAll(sink.prefix);
+    // Indicators a previous process showed and never took back ("typing", 👀) come off now.
+    if (sink.clearIndicator) {
+      for (const { sessionKey, data } of this.deps.store.indicators(sink.prefix)) {
+        sink
+          .clearIndicator(sessionKey, data)
+          .then(() => this.deps.store.deleteIndicator(sessionKey))
+          .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator"));
+      }
     }
+  }
+
+  /** A provider records an indicator it showed (a reaction, a status) so that a restart can take it back. */
+  rememberIndicator(sessionKey: string, data: string): void {
+    this.deps.store.saveIndicator(sessionKey, data);
+  }
+
+  forgetIndicator(sessionKey: string): void {
+    this.deps.store.deleteIndicator(sessionKey);
+  }
+
+  /**
+   * The chat behind a conversation moved (a Telegram group became a supergroup): its whole conversation, sub-keys
+   * included, moves to the new key after the turn in flight (if any) and what was pending is delivered there.
+   */
+  moveSession(from: string, to: string): void {
+    if (from === to) return;
+    this.queue.push(from, async () => {
+      const result = this.deps.store.moveSession(from, to);
+      if ("refused" in result) {
+        this.deps.log.warn({ session: from, to, reason: result.refused }, "could not move the conversation");
+        return;
+      }
+      if (result.moved === 0) return;
+      for (const key of [from, to]) this.deps.runtime.stacks.evict(key);
+      this.deps.log.info({ session: from, to }, "conversation moved");
+      await this.outbox.deliver(to);
+    });
   }
 
   /** Picks up the requests a restart interrupted, oldest first. */
   recover(): number {
-    const unfinished = this.deps.store.unfinishedRequests().filter((r) => !this.unrecordedFailures.has(r.id));
+    const unfinished = this.deps.store.unfinishedRequests().filter((r) => !this.unrecorded.has(r.id));
     for (const request of unfinished) this.queue.push(request.sessionKey, () => this.run(request.id));
     if (unfinished.length > 0) this.deps.log.info({ count: unfinished.length }, "resuming unfinished requests");
     return unfinished.length;
@@ -79,7 +122,7 @@ export class Gateway {
    * failed on the server's side (a corrupt state row, a store error), not because of the user or the model.
    */
   whenDone(requestId: string): Promise<{ internalError: boolean }> {
-    if (this.unrecordedFailures.has(requestId) && !this.finished.has(requestId)) return Promise.resolve({ internalError: true });
+    if (this.unrecorded.has(requestId) && !this.finished.has(requestId)) return Promise.resolve({ internalError: true });
     const request = this.deps.store.request(requestId);
     if (request && (request.status === "done" || request.status === "failed") && !this.finished.has(requestId)) {
       return Promise.resolve({ internalError: this.internalErrors.has(requestId) });
@@ -154,62 +197,16 @@ export class Gateway {
   }
 
   /**
-   * The owner's decision on a pending approval. A compare-and-set on the stored approval: of two clicks,
-   * duplicate posts or racing approvers exactly one decides; the turn then resumes (the tool runs at most once).
+   * The owner's decision on a pending approval: a compare-and-set, so of two clicks exactly one decides and
+   * the waiting turn resumes once (the tool runs at most once).
    */
   decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
-    const { store, log } = this.deps;
-    const approval = store.approval(approvalId);
-    if (!approval) return { status: "not_found" };
-    if (approval.ownerId !== userId) return { status: "not_owner" };
-    const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
-    if (!store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume)) {
-      return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
-    }
-    log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
-    this.queue.push(approval.sessionKey, () => this.run(resume.id));
-    return { status: decision === "approve" ? "approved" : "denied", requestId: resume.id };
+    return this.approvals.decide(approvalId, userId, decision);
   }
 
-  /**
-   * Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told.
-   * Runs at startup and from a timer, so nothing here may throw: a row that fails affects only its session.
-   */
+  /** Approvals nobody answered in time count as denied (startup and a timer; never throws). */
   expireApprovals(now: number): number {
-    const { store, ids, log } = this.deps;
-    let expired = 0;
-    let due: ReturnType<Store["dueApprovals"]>;
-    try {
-      due = store.dueApprovals(now);
-    } catch (error) {
-      log.error({ err: error }, "could not read the approvals that are due; trying again at the next sweep");
-      return 0;
-    }
-    for (const approval of due) {
-      try {
-        const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
-        if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
-        expired++;
-        store.commit({
-          sessionKey: approval.sessionKey,
-          outbound: [
-            {
-              id: ids.next("out"),
-              requestId: null,
-              taskId: approval.taskId,
-              agent: "switchboard",
-              depth: 0,
-              text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
-              kind: "notice",
-            },
-          ],
-        });
-        this.queue.push(approval.sessionKey, () => this.run(resume.id));
-      } catch (error) {
-        log.error({ err: error, session: approval.sessionKey, approval: approval.id }, "could not expire an approval; trying again at the next sweep");
-      }
-    }
-    return expired;
+    return this.approvals.expire(now);
   }
 
   /**
@@ -221,34 +218,21 @@ export class Gateway {
       sessionKey,
       outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" }],
     });
-    void this.deliver(sessionKey);
-  }
-
-  /** The request that resumes a turn once its approval is decided (deduplicated per approval). */
-  private resumeRequest(sessionKey: string, approvalId: string, userId: string) {
-    return {
-      id: this.deps.ids.next("req"),
-      sessionKey,
-      externalId: `approval:${approvalId}`,
-      kind: "approval" as const,
-      userId,
-      text: `(decision on ${approvalId})`,
-    };
+    void this.outbox.deliver(sessionKey);
   }
 
   async idle(): Promise<void> {
     await this.queue.idle();
     await this.control.idle();
-    await this.deliveries.idle();
+    await this.outbox.idle();
   }
 
   /** Stops taking work, cancels in-flight model calls (their requests resume on the next start) and waits. */
   async stop(): Promise<void> {
     this.shutdown.abort();
-    this.recordFailures();
-    if (this.unrecordedTimer) clearInterval(this.unrecordedTimer);
-    for (const { timer } of this.retries.values()) clearTimeout(timer);
-    this.retries.clear();
+    this.unrecorded.record();
+    this.unrecorded.stop();
+    this.outbox.stop();
     await this.idle();
   }
 
@@ -264,7 +248,7 @@ export class Gateway {
   }
 
   private async runRequest(requestId: string): Promise<void> {
-    if (this.unrecordedFailures.has(requestId)) return;
+    if (this.unrecorded.has(requestId)) return;
     const request = this.deps.store.request(requestId);
     if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
     const key = request.sessionKey;
@@ -289,7 +273,7 @@ export class Gateway {
         if (this.turns.get(key) === turn) this.turns.delete(key);
       }
     }
-    await this.deliver(key);
+    await this.outbox.deliver(key);
   }
 
   /** A turn a /cancel or /reset cut off ends here, committed or not, so a restart never runs it again. */
@@ -376,9 +360,7 @@ export class Gateway {
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
       this.internalErrors.add(request.id);
-      this.unrecordedFailures.set(request.id, { sessionKey: request.sessionKey, error: "the store could not write" });
-      this.unrecordedTimer ??= setInterval(() => this.recordFailures(), this.deps.retryBaseMs ?? 2000);
-      this.unrecordedTimer.unref();
+      this.unrecorded.add(request.id, request.sessionKey, "the store could not write");
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
         ?.deliver(
@@ -387,20 +369,6 @@ export class Gateway {
         )
         .catch(() => {});
     }
-  }
-
-  /** Writes the failures the store could not take earlier; stops trying once they are all recorded. */
-  private recordFailures(): void {
-    for (const [id, { sessionKey, error }] of this.unrecordedFailures) {
-      try {
-        this.deps.store.commit({ sessionKey, request: { id, status: "failed", error } });
-        this.unrecordedFailures.delete(id);
-      } catch {
-        return; // still failing; the next tick tries again
-      }
-    }
-    if (this.unrecordedTimer) clearInterval(this.unrecordedTimer);
-    this.unrecordedTimer = null;
   }
 
   private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): void {
@@ -419,59 +387,5 @@ export class Gateway {
         },
       ],
     });
-  }
-
-  /** Sends what the outbox holds for a session, one delivery pass at a time per session. */
-  private deliver(sessionKey: string): Promise<void> {
-    return new Promise((resolve) => {
-      this.deliveries.push(sessionKey, async () => {
-        try {
-          await this.deliverPending(sessionKey);
-        } finally {
-          resolve();
-        }
-      });
-    });
-  }
-
-  private async deliverPending(sessionKey: string): Promise<void> {
-    const { store } = this.deps;
-    const sink = this.sinks.get(providerOf(sessionKey));
-    if (!sink) return;
-    for (const out of store.pendingOutbound(sessionKey)) {
-      const sentChunks = new Set(store.deliveredChunks(out.id));
-      // Marked before it is sent: if the process dies while sending, the reply is not sent again after
-      // the restart (a reply is never shown twice). A send that fails takes the mark back and is retried.
-      store.markDelivered(out.id);
-      try {
-        await sink.deliver(out, {
-          sentChunks,
-          chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
-        });
-      } catch (error) {
-        store.markUndelivered(out.id);
-        this.retryLater(sessionKey, error);
-        return;
-      }
-    }
-    const pending = this.retries.get(sessionKey);
-    if (pending) clearTimeout(pending.timer);
-    this.retries.delete(sessionKey);
-  }
-
-  /** Backs off 2 s, 4 s, … up to 5 min, 10 times; after that the next message or restart tries again. */
-  private retryLater(sessionKey: string, error: unknown): void {
-    const attempt = (this.retries.get(sessionKey)?.attempt ?? 0) + 1;
-    const log = this.deps.log.child({ session: sessionKey });
-    if (attempt > 10 || this.shutdown.signal.aborted) {
-      log.error({ err: error }, "delivery keeps failing; it will be retried on the next message or restart");
-      this.retries.delete(sessionKey);
-      return;
-    }
-    const delay = Math.min((this.deps.retryBaseMs ?? 2000) * 2 ** (attempt - 1), 300_000);
-    log.warn({ err: error, attempt, delayMs: delay }, "delivery failed; retrying");
-    const timer = setTimeout(() => void this.deliver(sessionKey), delay);
-    timer.unref();
-    this.retries.set(sessionKey, { timer, attempt });
   }
 }

@@ -63,6 +63,34 @@ export interface ProviderSink {
   deliver(message: OutboundMessage, receipt: DeliveryReceipt): Promise<void>;
   /** Shows that a turn is running (a typing indicator); returns the function that stops it. */
   working?(sessionKey: string): () => void;
+  /**
+   * Removes an indicator a previous process showed and could not take back (a 👀 reaction, an assistant
+   * status): called at registration for each one the provider recorded with `Gateway.rememberIndicator`.
+   */
+  clearIndicator?(sessionKey: string, data: string): Promise<void>;
   /** Stack changes of a session (agent pushed or popped), for providers that show them. */
   event?(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void;
+}
+
+/** What a platform said when a delivery failed, as the provider understood it. */
+export type DeliveryDisposition =
+  /** Will never work (blocked by the user, kicked, chat or thread gone, topic closed, not in channel, archived). */
+  | { kind: "permanent"; reason: string }
+  /** The platform asked to wait this long (e.g. Telegram's `retry_after` past the retry plugin's cap). */
+  | { kind: "retry_after"; ms: number }
+  /** The chat moved (Telegram group → supergroup): the conversation moves to `to` and is re-sent there. */
+  | { kind: "moved"; to: string };
+
+/**
+ * Thrown by a sink's `deliver` for failures the gateway must treat differently from a transient error (which it
+ * retries with backoff): permanent ones are marked undeliverable once, waits are honoured, moves move the session.
+ */
+export class DeliveryError extends Error {
+  override name = "DeliveryError";
+  constructor(
+    message: string,
+    readonly disposition: DeliveryDisposition,
+  ) {
+    super(message);
+  }
 }

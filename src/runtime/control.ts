@@ -125,6 +125,10 @@ export function describeStack(deps: RuntimeDeps, orchestrator: Orchestrator, req
     text = `${stack.all().map((f) => f.agentName).join(" → ")} (iteration ${top.iteration}/${top.maxIterations})`;
     if (task) text += `\ntask ${task.id}: ${task.status.replace("_", " ")}`;
   }
+  const lost = store.undeliverable(request.sessionKey);
+  if (lost.length > 0) {
+    text += `\n${lost.length} ${lost.length === 1 ? "reply" : "replies"} could not be delivered (last: ${lost.at(-1)!.failure}).`;
+  }
   journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
 }

@@ -167,6 +167,12 @@ export interface OutboundRecord extends OutboundInput {
   createdAt: number;
 }
 
+/** A reply the platform refused for good (blocked, kicked, chat gone): kept, never sent again. */
+export interface UndeliverableRecord extends OutboundRecord {
+  failure: string;
+  failedAt: number;
+}
+
 /** Everything one orchestration step changes; written in one transaction. */
 export interface StepCommit {
   sessionKey: string;
@@ -259,6 +265,19 @@ export interface Store {
   markDelivered(outboundId: string): void;
   /** Takes back a delivery mark when the send failed, so it is tried again. */
   markUndelivered(outboundId: string): void;
+  /** Marks a reply undeliverable for good; false when it already was (so it is logged once). */
+  markUndeliverable(outboundId: string, reason: string): boolean;
+  undeliverable(sessionKey: string): UndeliverableRecord[];
+  /**
+   * Moves a conversation (the key and every `<key>:…` sub-key) to another key, every row with it, in one
+   * transaction. Refused (nothing moved) when a conversation under the new key is already under way.
+   */
+  moveSession(from: string, to: string): { moved: number } | { refused: string };
+  /** An indicator a provider showed (a reaction, a status), so a restart can take it back. */
+  saveIndicator(sessionKey: string, data: string): void;
+  deleteIndicator(sessionKey: string): void;
+  /** Indicators of one provider (`slack`), oldest first. */
+  indicators(provider: string): Array<{ sessionKey: string; data: string }>;
   /** Chunks of an outbound message already sent to the platform. */
   deliveredChunks(outboundId: string): number[];
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;

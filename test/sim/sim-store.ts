@@ -95,6 +95,12 @@ export class SimStore implements Store {
   markUndelivered: Store["markUndelivered"] = (id) => {
     if (!this.plants.forgetDeliveries) this.alive().markUndelivered(id);
   };
+  markUndeliverable: Store["markUndeliverable"] = (id, reason) => this.alive().markUndeliverable(id, reason);
+  undeliverable: Store["undeliverable"] = (key) => this.alive().undeliverable(key);
+  moveSession: Store["moveSession"] = (from, to) => this.alive().moveSession(from, to);
+  saveIndicator: Store["saveIndicator"] = (key, data) => this.alive().saveIndicator(key, data);
+  deleteIndicator: Store["deleteIndicator"] = (key) => this.alive().deleteIndicator(key);
+  indicators: Store["indicators"] = (provider) => this.alive().indicators(provider);
   deliveredChunks: Store["deliveredChunks"] = (id) => this.alive().deliveredChunks(id);
   recordChunk: Store["recordChunk"] = (id, chunk, platformId) => {
     if (!this.plants.forgetDeliveries) this.alive().recordChunk(id, chunk, platformId);

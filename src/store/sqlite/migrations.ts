@@ -198,6 +198,19 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
         WHERE key GLOB 'http:*';
     `);
   },
+  // 7: delivery outcomes. A reply the platform refused for good is marked undeliverable (never re-queued);
+  // indicators a provider showed (a reaction, a status) are remembered so a restart can take them back.
+  `
+  ALTER TABLE outbox ADD COLUMN failed_at INTEGER;
+  ALTER TABLE outbox ADD COLUMN failure TEXT;
+  DROP INDEX outbox_pending;
+  CREATE INDEX outbox_pending ON outbox(session_key, seq) WHERE delivered_at IS NULL AND failed_at IS NULL;
+  CREATE TABLE indicators (
+    session_key TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    created_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

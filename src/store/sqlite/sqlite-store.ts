@@ -20,6 +20,7 @@ import {
   type Store,
   type TaskRecord,
   type ToolCallRef,
+  type UndeliverableRecord,
 } from "../store.js";
 import { migrate } from "./migrations.js";
 import { prepareStatements, type Statements } from "./statements.js";
@@ -311,6 +312,49 @@ export class SqliteStore implements Store {
 
   markUndelivered(outboundId: string): void {
     this.stmts.markUndelivered.run(outboundId);
+  }
+
+  markUndeliverable(outboundId: string, reason: string): boolean {
+    return this.stmts.markUndeliverable.run(this.now(), reason, outboundId).changes === 1;
+  }
+
+  undeliverable(sessionKey: string): UndeliverableRecord[] {
+    return (this.stmts.undeliverable.all(sessionKey) as Row[]).map((r) => ({ ...toOutbound(r), failure: String(r.failure), failedAt: Number(r.failed_at) }));
+  }
+
+  moveSession(from: string, to: string): { moved: number } | { refused: string } {
+    return this.db.transaction((): { moved: number } | { refused: string } => {
+      const under = (column: string) => `(${column} = @from OR substr(${column}, 1, length(@from) + 1) = @from || ':')`;
+      const renamed = (column: string) => `@to || substr(${column}, length(@from) + 1)`;
+      const keys = this.db.prepare(`SELECT key FROM sessions WHERE ${under("key")}`).all({ from }) as Array<{ key: string }>;
+      for (const { key } of keys) {
+        const target = to + key.slice(from.length);
+        if (!this.stmts.getSession.get(target)) continue;
+        // The new chat already has a session of its own (a message got there first): fine while it holds no work.
+        if (this.stmts.activeTask.get(target) || (this.stmts.frames.all(target) as Row[]).length > 0) {
+          return { refused: `${target} already has a conversation under way` };
+        }
+        this.db.prepare(`DELETE FROM sessions WHERE key = ?`).run(target);
+        this.stmts.deleteIndicator.run(target);
+      }
+      for (const table of ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators"]) {
+        this.db.prepare(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`).run({ from, to });
+      }
+      this.db.prepare(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`).run({ from, to });
+      return { moved: keys.length };
+    })();
+  }
+
+  saveIndicator(sessionKey: string, data: string): void {
+    this.stmts.saveIndicator.run(sessionKey, data, this.now());
+  }
+
+  deleteIndicator(sessionKey: string): void {
+    this.stmts.deleteIndicator.run(sessionKey);
+  }
+
+  indicators(provider: string): Array<{ sessionKey: string; data: string }> {
+    return (this.stmts.indicators.all(provider, provider) as Row[]).map((r) => ({ sessionKey: String(r.session_key), data: String(r.data) }));
   }
 
   runningRequests(sessionKey: string): RequestRecord[] {

@@ -103,8 +103,15 @@ export function prepareStatements(db: Database.Database) {
          AND c.agent_session_id = s.agent_session_id)
        ORDER BY s.seq`,
     ),
-    pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL ORDER BY seq`),
-    pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND session_key = ? ORDER BY seq`),
+    pendingAll: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL ORDER BY seq`),
+    pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND session_key = ? ORDER BY seq`),
+    markUndeliverable: db.prepare(`UPDATE outbox SET failed_at = ?, failure = ?, delivered_at = NULL WHERE id = ? AND failed_at IS NULL`),
+    undeliverable: db.prepare(`SELECT * FROM outbox WHERE session_key = ? AND failed_at IS NOT NULL ORDER BY seq`),
+    saveIndicator: db.prepare(
+      `INSERT INTO indicators (session_key, data, created_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET data = excluded.data`,
+    ),
+    deleteIndicator: db.prepare(`DELETE FROM indicators WHERE session_key = ?`),
+    indicators: db.prepare(`SELECT * FROM indicators WHERE substr(session_key, 1, length(?) + 1) = ? || ':' ORDER BY created_at`),
     markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
     markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
     runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),

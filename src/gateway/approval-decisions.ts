@@ -1,0 +1,88 @@
+import type { Logger } from "pino";
+import type { Ids } from "../runtime/deps.js";
+import type { Store } from "../store/store.js";
+import type { Decision, DecisionResult } from "./types.js";
+
+export interface ApprovalDecisionsDeps {
+  store: Store;
+  ids: Ids;
+  log: Logger;
+  /** Queues the request that resumes a waiting turn behind the session's other work. */
+  resume(sessionKey: string, requestId: string): void;
+}
+
+/**
+ * Decisions on pending approvals, by the owner or by the clock. Each is a compare-and-set on the stored
+ * approval together with the request that resumes the turn (one transaction), so a crash never leaves a
+ * decided approval without its resume and two racing decisions never both count.
+ */
+export class ApprovalDecisions {
+  constructor(private readonly deps: ApprovalDecisionsDeps) {}
+
+  decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
+    const { store, log } = this.deps;
+    const approval = store.approval(approvalId);
+    if (!approval) return { status: "not_found" };
+    if (approval.ownerId !== userId) return { status: "not_owner" };
+    const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
+    if (!store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume)) {
+      return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
+    }
+    log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
+    this.deps.resume(approval.sessionKey, resume.id);
+    return { status: decision === "approve" ? "approved" : "denied", requestId: resume.id };
+  }
+
+  /**
+   * Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told.
+   * Runs at startup and from a timer, so nothing here may throw: a row that fails affects only its session.
+   */
+  expire(now: number): number {
+    const { store, ids, log } = this.deps;
+    let expired = 0;
+    let due: ReturnType<Store["dueApprovals"]>;
+    try {
+      due = store.dueApprovals(now);
+    } catch (error) {
+      log.error({ err: error }, "could not read the approvals that are due; trying again at the next sweep");
+      return 0;
+    }
+    for (const approval of due) {
+      try {
+        const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
+        if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
+        expired++;
+        store.commit({
+          sessionKey: approval.sessionKey,
+          outbound: [
+            {
+              id: ids.next("out"),
+              requestId: null,
+              taskId: approval.taskId,
+              agent: "switchboard",
+              depth: 0,
+              text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
+              kind: "notice",
+            },
+          ],
+        });
+        this.deps.resume(approval.sessionKey, resume.id);
+      } catch (error) {
+        log.error({ err: error, session: approval.sessionKey, approval: approval.id }, "could not expire an approval; trying again at the next sweep");
+      }
+    }
+    return expired;
+  }
+
+  /** The request that resumes a turn once its approval is decided (deduplicated per approval). */
+  private resumeRequest(sessionKey: string, approvalId: string, userId: string) {
+    return {
+      id: this.deps.ids.next("req"),
+      sessionKey,
+      externalId: `approval:${approvalId}`,
+      kind: "approval" as const,
+      userId,
+      text: `(decision on ${approvalId})`,
+    };
+  }
+}
