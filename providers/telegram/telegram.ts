@@ -4,11 +4,16 @@ import { autoRetry } from "@grammyjs/auto-retry";
 import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { apiThrottler } from "@grammyjs/transformer-throttler";
 import { Bot, type Context } from "grammy";
+import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
-import { isAddressed, isAllowed, MAX_TEXT_BYTES, messageText, parseTelegramKey, telegramSessionKey } from "./inbound.js";
+import { sessionKey } from "../../src/gateway/session-key.js";
+import {
+  isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf,
+  telegramSessionKey,
+} from "./inbound.js";
 import { sendReply } from "./outbound.js";
 import { startWebhookServer } from "./webhook.js";
 
@@ -26,7 +31,9 @@ export interface TelegramOptions {
   timers?: { setInterval: typeof setInterval; clearInterval: typeof clearInterval };
 }
 
-const ALLOWED_UPDATES = ["message", "edited_message", "callback_query"] as const;
+// Not business_message (nor edited_/deleted_business_messages): replies would have to go out through the business
+// connection, which Switchboard does not do. my_chat_member is not asked for either: nothing here acts on it.
+export const ALLOWED_UPDATES = ["message", "edited_message", "callback_query"] as const;
 const NOT_TEXT = "I can only read text messages for now. Please type your message (a caption on a photo counts as text).";
 const NO_EDITS = "I don't see edits to earlier messages; please send the correction as a new message.";
 const NOT_ALLOWED = "Sorry, this bot is private and you are not on its list of users.";
@@ -37,6 +44,8 @@ export class TelegramProvider {
   private runner: RunnerHandle | null = null;
   private server: Server | null = null;
   private readonly refused = new Set<string>();
+  /** Group → supergroup moves already handed to the gateway (Telegram announces each in both chats). */
+  private readonly moved = new Set<string>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -77,17 +86,11 @@ export class TelegramProvider {
     // Per-chat order for messages. Handlers only hand the message to the gateway (which has its own
     // per-session queue), so a command never waits behind a running turn.
     bot.use(sequentialize((ctx: Context) => (ctx.message?.text?.startsWith("/") || ctx.callbackQuery ? undefined : ctx.chat?.id.toString())));
-    bot.use(async (ctx, next) => {
-      if (isAllowed(this.options.allowedUsers, ctx.from)) return next();
-      const who = String(ctx.from?.id ?? "unknown");
-      this.options.log.info({ user: who }, "telegram user not on TELEGRAM_ALLOWED_USERS");
-      if (this.refused.has(who)) return;
-      this.refused.add(who);
-      if (ctx.callbackQuery) await this.answer(ctx, { text: NOT_ALLOWED });
-      else if (ctx.msg) this.gateway.notify(telegramSessionKey(ctx.msg), NOT_ALLOWED);
-    });
     bot.on("edited_message", (ctx) => {
-      if (ctx.editedMessage.chat.type === "private") this.gateway.notify(telegramSessionKey(ctx.editedMessage), NO_EDITS);
+      const edit = ctx.editedMessage;
+      // Only private chats hear that edits are not read, and only people who may use the bot.
+      if (edit.chat.type !== "private" || !isAllowed(this.options.allowedUsers, senderOf(edit))) return;
+      this.gateway.notify(telegramSessionKey(edit), NO_EDITS);
     });
     bot.on("callback_query:data", (ctx) => this.onButton(ctx));
     bot.on("callback_query", (ctx) => this.answer(ctx));
@@ -107,6 +110,8 @@ export class TelegramProvider {
 
   /** Approve/Deny buttons: `ap:y:<id>` or `ap:n:<id>`. Only the task's owner decides; a second click is told. */
   private async onButton(ctx: Context): Promise<void> {
+    // The answer to a button press is shown to the presser alone, so a refusal here is private wherever the button is.
+    if (!isAllowed(this.options.allowedUsers, ctx.from)) return this.answer(ctx, { text: NOT_ALLOWED });
     const match = /^ap:([yn]):(\S{1,40})$/.exec(ctx.callbackQuery?.data ?? "");
     if (!match) {
       await this.answer(ctx);
@@ -129,10 +134,17 @@ export class TelegramProvider {
 
   private onMessage(ctx: Context): void {
     const message = ctx.message!;
-    const key = telegramSessionKey(message);
+    // Joins, pins, topics opened, migrations…: nobody said anything to the bot, so nothing is stored or answered.
+    if (isServiceMessage(message)) return this.onServiceMessage(message);
     const me = { id: ctx.me.id, username: ctx.me.username };
-    const addressed = isAddressed(message, me);
     const text = messageText(message, me);
+    const raw = message.text ?? message.caption;
+    // `/cancel@OtherBot` in a group is another bot's business (the gateway would read it as our /cancel).
+    if ((raw !== undefined && isForeignCommand(raw, me)) || (text !== null && isForeignCommand(text, me))) return;
+    const key = telegramSessionKey(message);
+    const addressed = isAddressed(message, me);
+    const sender = senderOf(message);
+    if (!isAllowed(this.options.allowedUsers, sender)) return this.refuse(message, sender, addressed);
     if (text === null) {
       if (addressed) this.gateway.notify(key, NOT_TEXT);
       return;
@@ -150,11 +162,42 @@ export class TelegramProvider {
     const result = this.gateway.submit({
       sessionKey: key,
       messageId: `${message.chat.id}:${message.message_id}`,
-      userId: userId("telegram", message.from?.id ?? message.chat.id),
+      userId: userId("telegram", sender?.id ?? message.chat.id),
       text,
       addressed,
     });
     if (result.status === "refused") this.gateway.notify(key, result.text);
+  }
+
+  /**
+   * Someone not on TELEGRAM_ALLOWED_USERS: nothing is stored. They are told once, and only in their private chat
+   * with the bot; in a group the bot stays silent (a refusal there would be public).
+   */
+  private refuse(message: Message, sender: { id: number } | undefined, addressed: boolean): void {
+    const who = String(sender?.id ?? "unknown");
+    // Group chatter from people who are not users of the bot is routine; a message to the bot is worth a line.
+    this.options.log[addressed ? "info" : "debug"]({ user: who, chat: message.chat.type }, "telegram user not on TELEGRAM_ALLOWED_USERS");
+    if (message.chat.type !== "private" || this.refused.has(who)) return;
+    this.refused.add(who);
+    this.gateway.notify(telegramSessionKey(message), NOT_ALLOWED);
+  }
+
+  /**
+   * The one service message acted on: a group that became a supergroup. Telegram says so in both chats (the old
+   * group's message carries `migrate_to_chat_id`, the new supergroup's `migrate_from_chat_id`); the conversation
+   * moves once. Replies still pending for the old chat are re-sent by the gateway to the new one.
+   */
+  private onServiceMessage(message: Message): void {
+    const move =
+      message.migrate_to_chat_id !== undefined
+        ? { from: message.chat.id, to: message.migrate_to_chat_id }
+        : message.migrate_from_chat_id !== undefined
+          ? { from: message.migrate_from_chat_id, to: message.chat.id }
+          : null;
+    if (!move || this.moved.has(`${move.from}>${move.to}`)) return;
+    this.moved.add(`${move.from}>${move.to}`);
+    this.options.log.info({ from: move.from, to: move.to }, "telegram group became a supergroup; moving its conversation");
+    this.gateway.moveSession(sessionKey("telegram", move.from), sessionKey("telegram", move.to));
   }
 
   async start(): Promise<void> {

@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isRecord, optInt, optJson, TgError, type Params } from "./common.js";
+import { TG_ERRORS } from "./errors.js";
 import { commandsKey, METHODS, WEBHOOK_CONFLICT } from "./methods.js";
 import { State, type ChatAction, type SentMessage, type TgObject, type TgUpdate } from "./state.js";
 import { buildUserMessage, type UserMessageOptions } from "./updates.js";
@@ -18,6 +19,7 @@ import type { BotCommand } from "./validate.js";
 export type { MessageEntity } from "./common.js";
 export type { ChatAction, SentMessage, TgUpdate } from "./state.js";
 export type { UserMessageOptions } from "./updates.js";
+export { TG_ERRORS } from "./errors.js";
 
 export type TgResponse =
   | { ok: true; result: unknown }
@@ -64,6 +66,17 @@ export interface FakeTelegram {
   addChat(chat: { id: number; type: "private" | "group" | "supergroup"; is_forum?: boolean; title?: string; username?: string }): void;
   failNext(method: string, failure: Failure, count?: number): void;
   failWhen(method: string, fn: ((params: Params) => Failure | null) | null): void;
+  /**
+   * Answers every call naming `chatId` (as `chat_id`) with `failure` (see TG_ERRORS), or only calls of `method`,
+   * or only those for the forum topic `threadId`, until taken back with `failure: null` (same chat, method, thread).
+   */
+  failChat(chatId: number, failure: Failure | null, where?: { method?: string; threadId?: number }): void;
+  /**
+   * The basic group `from` became the supergroup `to`: calls naming `from` get Telegram's 400 "group chat was
+   * upgraded to a supergroup chat" with `parameters.migrate_to_chat_id`. Pushing the old group's `migrate_to_chat_id`
+   * service message does the same. Nothing is announced to the bot here (a migration it missed).
+   */
+  migrateChat(from: number, to: number): void;
   /** Resolves with the first call (already received ones count) of `method` matching `predicate`; once answered, except getUpdates (on receipt). */
   waitFor(method: string, predicate?: Predicate): Promise<ApiCall>;
   /** Forgets all state and recorded calls; update ids keep growing (a running bot keeps its offset). */
@@ -123,6 +136,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
   const calls: ApiCall[] = [];
   let failNext = new Map<string, Array<{ failure: Failure; left: number }>>();
   let failWhen = new Map<string, (params: Params) => Failure | null>();
+  let chatRules: Array<{ chatId: number; method?: string; threadId?: number; failure: Failure }> = [];
   let waiters: Array<{ method: string; predicate: Predicate; resolve: (call: ApiCall) => void; reject: (err: Error) => void }> = [];
   let pending: PendingPoll | null = null;
   let closed = false;
@@ -198,7 +212,28 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       if (--next.left <= 0) queue!.shift();
       return next.failure;
     }
-    return failWhen.get(method)?.(params) ?? null;
+    const byMethod = failWhen.get(method)?.(params);
+    if (byMethod) return byMethod;
+    return chatFailure(method, params);
+  }
+
+  /** What Telegram answers for this chat (a migrated group, or a rule from failChat), if anything. */
+  function chatFailure(method: string, params: Params): Failure | null {
+    let chatId: number | undefined;
+    let threadId: number | undefined;
+    try {
+      chatId = optInt(params, "chat_id");
+      threadId = optInt(params, "message_thread_id");
+    } catch {
+      return null; // "@username" or a malformed id: the method's own validation answers
+    }
+    if (chatId === undefined) return null;
+    const to = state.migratedTo.get(chatId);
+    if (to !== undefined) return TG_ERRORS.migrated(to);
+    const rule = chatRules.find(
+      (r) => r.chatId === chatId && (r.method === undefined || r.method === method) && (r.threadId === undefined || r.threadId === threadId),
+    );
+    return rule?.failure ?? null;
   }
 
   function handle(req: IncomingMessage, res: ServerResponse, body: string) {
@@ -286,6 +321,12 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       if (fn) failWhen.set(norm(method), fn);
       else failWhen.delete(norm(method));
     },
+    failChat: (chatId, failure, where = {}) => {
+      const method = where.method === undefined ? undefined : norm(where.method);
+      chatRules = chatRules.filter((r) => !(r.chatId === chatId && r.method === method && r.threadId === where.threadId));
+      if (failure) chatRules.push({ chatId, failure, ...(method !== undefined && { method }), ...(where.threadId !== undefined && { threadId: where.threadId }) });
+    },
+    migrateChat: (from, to) => state.migrate(from, to),
     waitFor: (method, predicate = () => true) => {
       if (closed) return Promise.reject(new Error("fake Telegram is closed"));
       const seen = calls.find((c) => matches(c, method, predicate) && (c.response !== undefined || norm(c.method) === "getupdates"));
@@ -297,6 +338,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       calls.length = 0; // keep the same array so `fake.calls` references stay live
       failNext = new Map();
       failWhen = new Map();
+      chatRules = [];
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

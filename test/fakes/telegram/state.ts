@@ -99,6 +99,8 @@ export class State {
   nextUpdateId = 1;
   allowedUpdates: string[] | null = null;
   seq = 0;
+  /** Basic groups that became supergroups: old id → new id. Every call naming the old id fails as on Telegram. */
+  migratedTo = new Map<number, number>();
 
   constructor(readonly botId: number, readonly botUsername: string) {
     this.botUser = { id: botId, is_bot: true, first_name: "Switchboard", username: botUsername };
@@ -113,6 +115,14 @@ export class State {
     this.callbackQueries.clear();
     this.queue = [];
     this.allowedUpdates = null;
+    this.migratedTo.clear();
+  }
+
+  /** The group `from` became the supergroup `to` (same title): `from` is dead from now on, `to` is a chat the bot is in. */
+  migrate(from: number, to: number) {
+    const old = this.chats.get(from)?.chat;
+    this.migratedTo.set(from, to);
+    this.registerChat({ id: to, type: "supergroup", ...(typeof old?.title === "string" && { title: old.title }) });
   }
 
   registerChat(chat: TgObject): ChatState {
@@ -175,6 +185,8 @@ export class State {
         this.noteMessage(chat, reply, chatIdOf(reply.from) === this.botId);
       }
       this.noteMessage(chat, msg, chatIdOf(msg.from) === this.botId);
+      // The old group's service message announcing the move: from now on Telegram answers for the old id with the migration error.
+      if (typeof msg.migrate_to_chat_id === "number") this.migrate(chatIdOf(msg.chat)!, msg.migrate_to_chat_id);
     };
     for (const key of MESSAGE_UPDATES) noteWithChat(update[key]);
     const query = update.callback_query;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { markdownToTelegram, splitFormatted, withHeader, type Formatted } from "../../../providers/telegram/format.js";
+import { cutPosition } from "../../../src/gateway/chunking.js";
 
 function spans(f: Formatted): string[] {
   return f.entities.map((e) => `${e.type}${"language" in e && e.language ? `:${e.language}` : ""}=${f.text.slice(e.offset, e.offset + e.length)}`);
@@ -67,6 +68,29 @@ describe("splitFormatted", () => {
     expect(parts.join("")).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
     const words = splitFormatted({ text: "word ".repeat(1000).trim(), entities: [] });
     expect(words.every((p) => p.text.length <= 4096 && !p.text.endsWith(" ") && p.text.endsWith("word"))).toBe(true);
+  });
+});
+
+describe("cutPosition (shared chunking)", () => {
+  const graphemes = (s: string) => [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(s)].map((g) => g.segment);
+
+  it("never splits a grapheme cluster, even in a text without whitespace", () => {
+    // An 11-unit ZWJ family, a 4-unit flag, a 4-unit skin-tone emoji, a letter with a combining accent.
+    for (const cluster of ["👨‍👩‍👧‍👦", "🇺🇦", "👍🏽", "e\u0301"]) {
+      const text = `a${cluster.repeat(Math.ceil(6000 / cluster.length))}`;
+      const parts = splitFormatted({ text, entities: [] });
+      expect(parts.map((p) => p.text).join("")).toBe(text);
+      for (const part of parts) {
+        expect(part.text.length).toBeLessThanOrEqual(4096);
+        expect(graphemes(part.text).filter((g) => g !== "a" && g !== cluster)).toEqual([]);
+      }
+    }
+  });
+
+  it("still cuts at whitespace when there is some, and a cluster longer than the limit between code points", () => {
+    expect(cutPosition("ab cd", 0, 4)).toBe(3);
+    const zalgo = `x${"\u0301".repeat(20)}`;
+    expect(cutPosition(zalgo, 0, 8)).toBe(8);
   });
 });
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { TelegramOptions } from "../../../providers/telegram/telegram.js";
 import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server.js";
-import type { SentMessage } from "../../fakes/telegram/server.js";
+import { TG_ERRORS, type SentMessage } from "../../fakes/telegram/server.js";
 import { deferred } from "../../helpers/deferred.js";
 import { agentFile, skillFile } from "../../helpers/harness.js";
 import { ALICE, BOB, useTelegramWorld } from "../../helpers/telegram-world.js";
@@ -290,8 +290,8 @@ describe("restarts", () => {
     const answer = Array.from({ length: 25 }, (_, i) => `Section ${i}. ${"word ".repeat(75)}`).join("\n\n");
     world.model.script(text(answer));
     let sends = 0;
-    // The user blocks the bot between the first and second chunk.
-    world.tg.failWhen("sendMessage", () => (++sends >= 2 ? { error_code: 403, description: "Forbidden: bot was blocked by the user" } : null));
+    // After the first chunk Telegram asks for a wait past auto-retry's cap; the service restarts meanwhile.
+    world.tg.failWhen("sendMessage", () => (++sends >= 2 ? TG_ERRORS.floodWait(600) : null));
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "long" });
     await world.tg.waitFor("sendMessage", () => sends >= 2);
     await first.h.gateway.idle();
