@@ -179,6 +179,26 @@ describe("Web API", () => {
     expect(fake.statuses()).toHaveLength(3);
   });
 
+  it("records suggested prompts and validates them like Slack (1 to 4, each with a title and a message)", async () => {
+    const ts = fake.userMessage({ channel: DM, user: ALICE, text: "New chat" });
+    const prompts = [{ title: "Ask", message: "What can you do?" }];
+    await client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, title: "Try:", prompts });
+    expect(fake.suggestedPrompts()).toMatchObject([{ channel_id: DM, thread_ts: ts, title: "Try:", prompts }]);
+    const five = Array.from({ length: 5 }, () => prompts[0]!);
+    expect(await slackError(client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, prompts: five }))).toBe("invalid_arguments");
+    expect(await slackError(client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, prompts: [{ title: "x", message: "" }] }))).toBe("invalid_arguments");
+  });
+
+  it("refuses posts where Slack would: not_in_channel for a channel the bot left, is_archived for an archived one", async () => {
+    fake.addChannel({ id: CHANNEL, is_member: false });
+    expect(await slackError(client.chat.postMessage({ channel: CHANNEL, text: "hi" }))).toBe("not_in_channel");
+    fake.addChannel({ id: CHANNEL, is_archived: true });
+    expect(await slackError(client.chat.postMessage({ channel: CHANNEL, text: "hi" }))).toBe("is_archived");
+    fake.addChannel({ id: DM, is_member: false });
+    await client.chat.postMessage({ channel: DM, text: "an IM is always open to its bot" });
+    expect(fake.posted().map((p) => p.text)).toEqual(["an IM is always open to its bot"]);
+  });
+
   it("answers conversations.info for channels it knows", async () => {
     fake.userMessage({ channel: DM, user: ALICE, text: "hi" });
     expect((await client.conversations.info({ channel: DM })).channel).toMatchObject({ id: DM, is_im: true, is_channel: false });

@@ -19,7 +19,14 @@ export const MAX_TEXT = 40_000;
 export const STATUS_UNAVAILABLE = "missing_scope";
 const MISSING_SCOPE_EXTRA = { needed: "assistant:write", provided: "app_mentions:read,channels:history,chat:write,commands,im:history,reactions:write" };
 
-type Handler = (state: State, params: Params, seq: number) => Record<string, unknown>;
+/** A Socket Mode endpoint (test/fakes/slack/socket-mode.ts) attached to the fake: its app-level token and a URL minter. */
+export interface SocketModeLink {
+  appToken: string;
+  /** A fresh one-time WebSocket URL, like Slack's `wss://…/link/?ticket=…&app_id=…`. */
+  open(): string;
+}
+
+type Handler = (state: State, params: Params, seq: number, socketMode: SocketModeLink | null) => Record<string, unknown>;
 
 /** text / blocks / attachments of a message, validated; throws no_text when there is none. */
 function content(params: Params): { text?: string; blocks?: Record<string, unknown>[] } {
@@ -41,6 +48,13 @@ function requireChannel(params: Params, name = "channel"): string {
   const channel = optString(params, name);
   if (channel === undefined) throw new SlackError("channel_not_found");
   return channel;
+}
+
+/** Slack's refusals for a channel the bot may not post in: archived, or not a member (IMs always are). */
+function postable(state: State, channel: string) {
+  const info = state.channels.get(channel);
+  if (info?.is_archived) throw new SlackError("is_archived");
+  if (info && info.is_member === false && !info.is_im) throw new SlackError("not_in_channel");
 }
 
 function messageJson(m: StoredMessage): Record<string, unknown> {
@@ -80,6 +94,7 @@ export const METHODS: Record<string, Handler> = {
 
   "chat.postMessage": (state, params) => {
     const channel = requireChannel(params);
+    postable(state, channel);
     const { text, blocks } = content(params);
     let threadTs: string | undefined;
     const requested = optString(params, "thread_ts");
@@ -189,10 +204,42 @@ export const METHODS: Record<string, Handler> = {
     return {};
   },
 
+  "assistant.threads.setSuggestedPrompts": (state, params, seq) => {
+    const channel_id = optString(params, "channel_id");
+    if (channel_id === undefined) throw withMessages("invalid_arguments", "[ERROR] missing required field: channel_id");
+    const prompts = params.prompts;
+    if (!Array.isArray(prompts) || prompts.length === 0) throw withMessages("invalid_arguments", "[ERROR] missing required field: prompts");
+    if (prompts.length > 4) throw withMessages("invalid_arguments", "[ERROR] no more than 4 items allowed [json-pointer:/prompts]");
+    prompts.forEach((p: unknown, i) => {
+      const prompt = p as Record<string, unknown> | null;
+      for (const field of ["title", "message"]) {
+        if (typeof prompt?.[field] !== "string" || prompt[field] === "") {
+          throw withMessages("invalid_arguments", `[ERROR] missing required field: ${field} [json-pointer:/prompts/${i}/${field}]`);
+        }
+      }
+    });
+    const thread_ts = optString(params, "thread_ts");
+    const title = optString(params, "title");
+    state.suggestedPrompts.push({
+      channel_id,
+      ...(thread_ts !== undefined && { thread_ts }),
+      ...(title !== undefined && { title }),
+      prompts: prompts as Array<{ title: string; message: string }>,
+      seq,
+    });
+    return {};
+  },
+
   "conversations.info": (state, params) => {
     const channel = state.channels.get(requireChannel(params));
     if (!channel) throw new SlackError("channel_not_found");
     return { channel: { ...channel } };
+  },
+
+  // Called with the app-level (xapp-) token, checked in server.ts; without an attached endpoint no token is valid.
+  "apps.connections.open": (_state, _params, _seq, socketMode) => {
+    if (!socketMode) throw new SlackError("invalid_auth");
+    return { url: socketMode.open() };
   },
 };
 

@@ -15,11 +15,11 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeJsonFields, isRecord, SlackError, type Params, type SlackFailure } from "./common.js";
-import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID } from "./methods.js";
-import { inferChannel, State, toPosted, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry } from "./state.js";
+import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type SocketModeLink } from "./methods.js";
+import { inferChannel, State, toPosted, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type SuggestedPrompts } from "./state.js";
 
 export type { SlackFailure } from "./common.js";
-export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry } from "./state.js";
+export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, SuggestedPrompts } from "./state.js";
 
 export interface SlackCall {
   /** The Web API method, e.g. "chat.postMessage"; "response_url" for a post to a minted response_url. */
@@ -49,6 +49,8 @@ export interface FakeSlack {
   reactions(channel: string, ts: string): string[];
   reactionLog(): ReactionEntry[];
   statuses(): StatusEntry[];
+  /** assistant.threads.setSuggestedPrompts calls, in order. */
+  suggestedPrompts(): SuggestedPrompts[];
   /**
    * Off: assistant.threads.setStatus answers `{ ok: false, error }` — by default "missing_scope"
    * (with needed: "assistant:write"), what an app without the assistant scope gets.
@@ -56,7 +58,10 @@ export interface FakeSlack {
   setStatusAvailable(on: boolean, error?: string): void;
   /** Registers a message a user posted (so the bot can reply in its thread or react to it) and returns its ts. */
   userMessage(opts: { channel: string; user: string; text: string; thread_ts?: string; ts?: string }): string;
-  /** Makes a conversation known to conversations.info (channels seen in messages are known already). */
+  /**
+   * Makes a conversation known to conversations.info (channels seen in messages are known already). `is_member:
+   * false` or `is_archived: true` make chat.postMessage there answer `not_in_channel` / `is_archived`, as Slack does.
+   */
   addChannel(info: { id: string } & Partial<ChannelInfo>): void;
   /** Mints a response_url on this server (for slashCommand / interactivity payloads). */
   responseUrl(): string;
@@ -66,6 +71,8 @@ export interface FakeSlack {
   failWhen(method: string, fn: ((params: Record<string, unknown>) => SlackFailure | null) | null): void;
   /** Resolves with the first answered call of `method` matching the predicate (already answered ones count). */
   waitFor(method: string, predicate?: (params: Record<string, unknown>) => boolean): Promise<SlackCall>;
+  /** Lets apps.connections.open (app-level token) hand out this endpoint's URLs; see socket-mode.ts. Null detaches. */
+  attachSocketMode(link: SocketModeLink | null): void;
   /** Forgets messages, calls, failures and recordings; generated ts values keep increasing. */
   reset(): void;
   close(): Promise<void>;
@@ -112,6 +119,7 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
   let failWhen = new Map<string, (params: Params) => SlackFailure | null>();
   let waiters: Array<{ method: string; predicate: Predicate; resolve: (call: SlackCall) => void; reject: (err: Error) => void }> = [];
   let closed = false;
+  let socketMode: SocketModeLink | null = null;
 
   const matches = (call: SlackCall, method: string, predicate: Predicate) => call.status !== 0 && call.method === method && predicate(call.params);
 
@@ -168,11 +176,13 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
       if (!handler) return send(res, call, 200, { ok: false, error: "unknown_method", req_method: method });
       const token = bearer(req, call.params);
       if (token === undefined) return send(res, call, 200, { ok: false, error: "not_authed" });
-      if (token !== botToken) return send(res, call, 200, { ok: false, error: "invalid_auth" });
+      // apps.connections.open takes the app-level token only; Slack refuses a bot token there by its type.
+      const expected = method === "apps.connections.open" ? socketMode?.appToken : botToken;
+      if (token !== expected) return send(res, call, 200, { ok: false, error: method === "apps.connections.open" && token === botToken ? "not_allowed_token_type" : "invalid_auth" });
       if (paramsError) return error(paramsError);
       const failure = injectedFailure(method, call.params);
       if (failure) return fail(res, call, failure);
-      send(res, call, 200, { ok: true, ...handler(state, call.params, call.seq) });
+      send(res, call, 200, { ok: true, ...handler(state, call.params, call.seq, socketMode) });
     } catch (err) {
       if (err instanceof SlackError) return error(err);
       send(res, call, 200, { ok: false, error: "internal_error", detail: `fake: ${(err as Error)?.stack ?? String(err)}` });
@@ -228,6 +238,7 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
     reactions: (channel, ts) => [...(state.find(channel, ts)?.reactions ?? [])],
     reactionLog: () => state.reactionLog.map((r) => ({ ...r })),
     statuses: () => state.statuses.map((s) => ({ ...s })),
+    suggestedPrompts: () => state.suggestedPrompts.map((s) => ({ ...s })),
     setStatusAvailable: (on, error = STATUS_UNAVAILABLE) => void (state.statusError = on ? null : error),
     userMessage: ({ channel, user, text, thread_ts, ts }) => {
       let root: string | undefined;
@@ -277,6 +288,7 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
       if (seen) return Promise.resolve(seen);
       return new Promise<SlackCall>((resolve, reject) => waiters.push({ method, predicate, resolve, reject }));
     },
+    attachSocketMode: (link) => void (socketMode = link),
     reset: () => {
       state.reset();
       calls.length = 0; // keep the same array so `fake.calls` references stay live

@@ -1,6 +1,6 @@
 // What the Slack fake remembers: messages per channel (the bot's and the ones
 // users posted, so thread replies and reactions can be checked), ephemerals,
-// reactions, assistant statuses, response_url posts and known channels.
+// reactions, assistant statuses and suggested prompts, response_url posts and known channels.
 
 import type { Params } from "./common.js";
 
@@ -62,6 +62,15 @@ export interface StatusEntry {
   seq: number;
 }
 
+export interface SuggestedPrompts {
+  channel_id: string;
+  /** Absent when set for the app's Messages tab rather than one thread. */
+  thread_ts?: string;
+  title?: string;
+  prompts: Array<{ title: string; message: string }>;
+  seq: number;
+}
+
 export interface ResponseUrlPost {
   /** The response_url it was posted to. */
   url: string;
@@ -78,6 +87,10 @@ export interface ChannelInfo {
   is_mpim: boolean;
   /** The other member of an IM. */
   user?: string;
+  /** False: the bot was never invited (or was removed): posting answers `not_in_channel`. Default true. */
+  is_member?: boolean;
+  /** Archived: posting answers `is_archived`. */
+  is_archived?: boolean;
 }
 
 /** Guesses the conversation kind from Slack's ID prefixes: C… channel, G… private, D… IM. */
@@ -108,6 +121,7 @@ export class State {
   ephemerals: Ephemeral[] = [];
   reactionLog: ReactionEntry[] = [];
   statuses: StatusEntry[] = [];
+  suggestedPrompts: SuggestedPrompts[] = [];
   responses: ResponseUrlPost[] = [];
   channels = new Map<string, ChannelInfo>();
   statusError: string | null = null;
@@ -139,6 +153,7 @@ export class State {
     this.ephemerals = [];
     this.reactionLog = [];
     this.statuses = [];
+    this.suggestedPrompts = [];
     this.responses = [];
     this.channels.clear();
     this.statusError = null;
