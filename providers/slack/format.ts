@@ -5,7 +5,10 @@ import { cutPosition } from "../../src/gateway/chunking.js";
 export const SLACK_CHUNK = 3500;
 const FENCE = "```";
 
-/** `&`, `<` and `>` are control characters in mrkdwn. */
+/**
+ * `&`, `<` and `>` are control characters in mrkdwn, inside code too: Slack reads `<!channel>` in a code span as
+ * a ping and drops `<String, List<Integer>>` as a bad link, and shows `&lt;` as `<` everywhere.
+ */
 export function escapeMrkdwn(text: string): string {
   return text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 }
@@ -28,7 +31,7 @@ function blocks(tokens: Token[], indent: string): string[] {
         out.push(inline((token as Tokens.Paragraph).tokens));
         break;
       case "code":
-        out.push(`${FENCE}\n${(token as Tokens.Code).text}\n${FENCE}`);
+        out.push(`${FENCE}\n${escapeMrkdwn((token as Tokens.Code).text)}\n${FENCE}`);
         break;
       case "blockquote":
         out.push(
@@ -57,7 +60,7 @@ function blocks(tokens: Token[], indent: string): string[] {
         break;
       case "table": {
         const table = token as Tokens.Table;
-        const rows = [table.header.map((c) => c.text), ...table.rows.map((r) => r.map((c) => c.text))];
+        const rows = [table.header.map((c) => escapeMrkdwn(c.text)), ...table.rows.map((r) => r.map((c) => escapeMrkdwn(c.text)))];
         out.push(`${FENCE}\n${rows.map((r) => r.join(" | ")).join("\n")}\n${FENCE}`);
         break;
       }
@@ -79,7 +82,7 @@ function inline(tokens: Token[]): string {
         case "del":
           return `~${inline((token as Tokens.Del).tokens)}~`;
         case "codespan":
-          return `\`${(token as Tokens.Codespan).text}\``;
+          return `\`${escapeMrkdwn((token as Tokens.Codespan).text)}\``;
         case "link": {
           const link = token as Tokens.Link;
           const label = inline(link.tokens);
@@ -109,7 +112,7 @@ export function splitMrkdwn(text: string, limit = SLACK_CHUNK): string[] {
   let rest = text;
   while (rest.length > limit) {
     // Leave room to close and reopen a code block.
-    const cut = cutPosition(rest, 0, limit - 2 * (FENCE.length + 1));
+    const cut = entityBoundary(rest, cutPosition(rest, 0, limit - 2 * (FENCE.length + 1)));
     let part = rest.slice(0, cut).trimEnd();
     rest = rest.slice(cut).trimStart();
     if ((part.split(FENCE).length - 1) % 2 === 1) {
@@ -120,4 +123,13 @@ export function splitMrkdwn(text: string, limit = SLACK_CHUNK): string[] {
   }
   if (rest.trim() !== "") parts.push(rest);
   return parts;
+}
+
+/** Moves a cut that would fall inside `&amp;`, `&lt;` or `&gt;` to before it, so no part ends with half an entity. */
+function entityBoundary(text: string, cut: number): number {
+  const amp = text.lastIndexOf("&", cut - 1);
+  if (amp >= 0 && cut - amp < 5 && /^&(amp|lt|gt);/.test(text.slice(amp, amp + 5)) && amp + text.slice(amp).indexOf(";") >= cut) {
+    return amp > 0 ? amp : cut;
+  }
+  return cut;
 }

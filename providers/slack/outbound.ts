@@ -1,6 +1,7 @@
 import type { WebClient } from "@slack/web-api";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
 import { escapeMrkdwn, markdownToMrkdwn, splitMrkdwn } from "./format.js";
+import { deliveryFailure, withinRateLimit, type RateLimitPolicy } from "./errors.js";
 import { parseSlackKey } from "./inbound.js";
 
 const SPEAKER_ICON: Record<string, string> = { skill: "🧩", agent: "🤖" };
@@ -13,21 +14,32 @@ export function renderReply(message: OutboundMessage): string[] {
   return splitMrkdwn(labelled);
 }
 
-/** Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. */
-export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt): Promise<void> {
+/**
+ * Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. A failure Slack
+ * calls final (not_in_channel, is_archived, …) or a rate limit beyond the retry budget is thrown as a DeliveryError.
+ */
+export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt, rateLimit: RateLimitPolicy): Promise<void> {
   const { channel, threadTs } = parseSlackKey(message.sessionKey);
   const parts = renderReply(message);
-  for (const [index, text] of parts.entries()) {
-    if (receipt.sentChunks.has(index)) continue;
-    const posted = await client.chat.postMessage({
-      channel,
-      text,
-      mrkdwn: true,
-      unfurl_links: false,
-      ...(threadTs ? { thread_ts: threadTs } : {}),
-      ...(message.approvalId && index === parts.length - 1 ? { blocks: approvalBlocks(text, message.approvalId) } : {}),
-    });
-    receipt.chunkSent(index, posted.ts ?? "");
+  try {
+    for (const [index, text] of parts.entries()) {
+      if (receipt.sentChunks.has(index)) continue;
+      const posted = await withinRateLimit(
+        () =>
+          client.chat.postMessage({
+            channel,
+            text,
+            mrkdwn: true,
+            unfurl_links: false,
+            ...(threadTs ? { thread_ts: threadTs } : {}),
+            ...(message.approvalId && index === parts.length - 1 ? { blocks: approvalBlocks(text, message.approvalId) } : {}),
+          }),
+        rateLimit,
+      );
+      receipt.chunkSent(index, posted.ts ?? "");
+    }
+  } catch (error) {
+    throw deliveryFailure(error, threadTs ? `${channel} (thread ${threadTs})` : channel);
   }
 }
 

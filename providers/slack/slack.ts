@@ -1,10 +1,14 @@
 import type { Server } from "node:http";
 import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import type { Logger } from "pino";
-import { decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
-import { isAllowed, parseSlackKey, slackSessionKey, stripMention } from "./inbound.js";
+import type { ProviderSink } from "../../src/gateway/types.js";
+import { AssistantThreads } from "./assistant.js";
+import { RETRY_BUDGET_MS, type RateLimitPolicy } from "./errors.js";
+import { installTeam, isAllowed, RecentSet, senderTeam, slackSessionKey, stripMention } from "./inbound.js";
+import { WorkingIndicators, type MessageRef } from "./indicator.js";
+import { installInteractivity, NOT_ALLOWED_CHANNEL, NOT_ALLOWED_USER } from "./interactivity.js";
 import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
 
@@ -22,24 +26,63 @@ export interface SlackOptions {
   log: Logger;
   /** The clock request timestamps are checked against (ms since the epoch); tests inject one. Default Date.now. */
   now?: (() => number) | undefined;
+  /** How a rate limit's Retry-After is waited out within the retry budget; tests inject one. Default setTimeout. */
+  sleep?: ((ms: number) => Promise<void>) | undefined;
 }
 
-const NOT_ALLOWED_USER = "Sorry, this bot is private and you are not on its list of users.";
-const NOT_ALLOWED_CHANNEL = "Sorry, I'm not enabled in this channel.";
-const STATUS_TEXT = "is thinking…";
-const WORKING_REACTION = "eyes";
+export const FILES_NOT_READ = "I can't read attached files yet, so I only got the text of your message.";
 
-type Incoming = { team: string; channel: string; user: string; text: string; ts: string; threadRoot?: string | undefined; addressed: boolean };
+type Incoming = {
+  /** The workspace that installed the app (whose conversation this is). */
+  team: string;
+  /** The sender's own workspace (differs in Slack Connect channels). */
+  userTeam: string;
+  channel: string;
+  user: string;
+  text: string;
+  ts: string;
+  threadRoot?: string | undefined;
+  addressed: boolean;
+  /** The message carries uploads, which are not read. */
+  files: boolean;
+};
+
+/** The fields of a `message` event this provider reads (Bolt's union type is wider than useful here). */
+type MessageFields = {
+  subtype?: string;
+  bot_id?: string;
+  user?: string;
+  text?: string;
+  ts: string;
+  thread_ts?: string;
+  channel: string;
+  channel_type: string;
+  team?: string;
+  user_team?: string;
+  files?: unknown[];
+};
+
+/** Message subtypes that are still a person writing: a reply also sent to the channel, text with an upload. */
+const USER_SUBTYPES = new Set(["thread_broadcast", "file_share"]);
+
+const hasFiles = (event: { files?: unknown }) => Array.isArray(event.files) && event.files.length > 0;
 
 /** The Slack provider: DMs and channel threads become sessions; replies go back into the same thread. */
 export class SlackProvider {
   readonly app: App;
+  /** What the gateway delivers through (registered at start). */
+  readonly sink: ProviderSink;
   private botUserId = "";
   private teamId = "";
-  private statusAvailable = true;
   private server: Server | null = null;
-  private readonly lastMessage = new Map<string, { channel: string; ts: string }>();
   private readonly refused = new Set<string>();
+  /** `channel:ts` of messages already handed to the gateway: a DM mention arrives as message.im and app_mention. */
+  private readonly seen = new RecentSet(10_000);
+  /** Conversations already told that attached files are not read. */
+  private readonly toldAboutFiles = new RecentSet(10_000);
+  private readonly indicators: WorkingIndicators;
+  private readonly assistant: AssistantThreads;
+  private readonly rateLimit: RateLimitPolicy;
 
   constructor(
     private readonly gateway: Gateway,
@@ -47,7 +90,9 @@ export class SlackProvider {
   ) {
     const clientOptions = {
       ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}),
-      retryConfig: { retries: options.maxRetries, factor: 2, maxRetryTime: 60_000 },
+      retryConfig: { retries: options.maxRetries, factor: 2, maxRetryTime: RETRY_BUDGET_MS },
+      // A 429 comes back to us instead of the client sleeping (and pausing every other call) for its Retry-After.
+      rejectRateLimitedCalls: true,
     };
     const logger = boltLogger(options.log);
     this.app = new App({
@@ -59,88 +104,71 @@ export class SlackProvider {
       logger,
       deferInitialization: true,
     });
+    this.rateLimit = {
+      retries: options.maxRetries,
+      budgetMs: RETRY_BUDGET_MS,
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+    };
+    this.indicators = new WorkingIndicators(this.app.client, gateway, options.log, (key) => this.resumedMessage(key));
+    this.assistant = new AssistantThreads(this.app.client, options.log);
+    this.sink = {
+      prefix: "slack",
+      deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit),
+      working: (key) => this.indicators.show(key),
+      clearIndicator: (key, data) => this.indicators.clear(key, data),
+    };
     this.install();
   }
 
   private install(): void {
     const app = this.app;
-    app.event("app_mention", async ({ event, context }) => {
+    app.event("app_mention", async ({ event, body }) => {
       if (!event.user || event.bot_id) return;
-      const team = event.team ?? context.teamId ?? this.teamId;
+      // A DM reaches us as message.im, which is the one that counts (Slack may send both for a mention there).
+      if (event.channel.startsWith("D")) return;
+      const team = installTeam(body, this.teamId);
       // A top-level mention starts a thread rooted at it; in a thread it joins that thread's session.
       await this.receive({
         team,
+        userTeam: senderTeam(event, team),
         channel: event.channel,
         user: event.user,
         text: event.text,
         ts: event.ts,
         threadRoot: event.thread_ts ?? event.ts,
         addressed: true,
+        files: hasFiles(event),
       });
     });
-    app.message(async ({ message, context }) => {
-      // Edits, deletions, joins and bot posts carry a subtype: none of them is a new user message.
-      if (message.subtype !== undefined || "bot_id" in message && message.bot_id) return;
-      const m = message as { user?: string; text?: string; ts: string; thread_ts?: string; channel: string; channel_type: string; team?: string };
-      if (!m.user || m.user === this.botUserId || !m.text) return;
-      const team = m.team ?? context.teamId ?? this.teamId;
+    app.message(async ({ message, body }) => {
+      const m = message as unknown as MessageFields;
+      // Edits, deletions, joins and bot posts carry a subtype (or a bot_id): none of them is a new user message.
+      if ((m.subtype !== undefined && !USER_SUBTYPES.has(m.subtype)) || m.bot_id) return;
+      if (!m.user || m.user === this.botUserId) return;
+      const files = hasFiles(m);
+      if (!m.text && !files) return;
+      const team = installTeam(body, this.teamId);
+      const base = { team, userTeam: senderTeam(m, team), channel: m.channel, user: m.user, text: m.text ?? "", ts: m.ts, files };
       if (m.channel_type === "im") {
-        await this.receive({ team, channel: m.channel, user: m.user, text: m.text, ts: m.ts, addressed: true });
+        // An assistant thread, or a thread in the DM: each thread is its own conversation.
+        await this.receive({ ...base, threadRoot: m.thread_ts, addressed: true });
         return;
       }
       // In channels, mentions arrive as app_mention; an unaddressed thread reply counts only from the task's owner.
-      if (!m.thread_ts || m.text.includes(`<@${this.botUserId}>`)) return;
-      await this.receive({ team, channel: m.channel, user: m.user, text: m.text, ts: m.ts, threadRoot: m.thread_ts, addressed: false });
+      if (!m.thread_ts || base.text.includes(`<@${this.botUserId}>`)) return;
+      await this.receive({ ...base, threadRoot: m.thread_ts, addressed: false });
     });
-    app.command("/switchboard", async ({ command, ack, respond }) => {
-      await ack();
-      // The same gate as messages: a refused user or channel is told privately, and nothing reaches the
-      // gateway (whose reply would be posted in the channel for everyone).
-      if (!isAllowed(this.options.allowedUsers, command.user_id)) {
-        await respond({ response_type: "ephemeral", text: NOT_ALLOWED_USER });
-        return;
-      }
-      if (!isAllowed(this.options.allowedChannels, command.channel_id)) {
-        await respond({ response_type: "ephemeral", text: NOT_ALLOWED_CHANNEL });
-        return;
-      }
-      const sub = command.text.trim().toLowerCase().split(/\s+/)[0] ?? "";
-      if (!["cancel", "status", "reset"].includes(sub)) {
-        await respond({ response_type: "ephemeral", text: "Usage: /switchboard cancel | status | reset" });
-        return;
-      }
-      const team = command.team_id;
-      const user = userId("slack", team, command.user_id);
-      const place = slackSessionKey(team, command.channel_id);
-      const key = this.gateway.sessionOfActiveTask(place, user) ?? place;
-      const result = this.gateway.submit({
-        sessionKey: key,
-        messageId: `slash:${command.trigger_id}`,
-        userId: user,
-        text: `/${sub}`,
-      });
-      if (result.status === "refused") await respond({ response_type: "ephemeral", text: result.text });
+    app.event("assistant_thread_started", async ({ event }) => {
+      const thread = event.assistant_thread;
+      if (!isAllowed(this.options.allowedUsers, thread.user_id) || !isAllowed(this.options.allowedChannels, thread.channel_id)) return;
+      await this.assistant.started(event);
     });
-    app.action(/^switchboard_(approve|deny)$/, async ({ action, body, ack, client, respond }) => {
-      await ack();
-      const id = "value" in action && typeof action.value === "string" ? action.value : "";
-      const decision = "action_id" in action && action.action_id === "switchboard_approve" ? "approve" : "deny";
-      // The clicking user's own team, as their messages carry it: one Slack user id means one person per team only.
-      const clicker = body as { user: { id: string; team_id?: string }; team?: { id?: string } | null };
-      const team = clicker.user.team_id ?? clicker.team?.id ?? this.teamId;
-      const result = this.gateway.decide(id, userId("slack", team, body.user.id), decision);
-      if (result.status === "approved" || result.status === "denied") {
-        const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
-        const message = (body as { message?: { text?: string } }).message;
-        if (container?.channel_id && container.message_ts) {
-          // Replace the buttons with the decision, so nobody clicks a stale button.
-          await client.chat
-            .update({ channel: container.channel_id, ts: container.message_ts, text: `${message?.text ?? ""}\n— ${result.status} by <@${body.user.id}>`, blocks: [] })
-            .catch((error: unknown) => this.options.log.debug({ err: error }, "could not update the approval message"));
-        }
-      } else {
-        await respond({ response_type: "ephemeral", replace_original: false, text: decisionText(result, id) });
-      }
+    installInteractivity(app, {
+      gateway: this.gateway,
+      allowedUsers: this.options.allowedUsers,
+      allowedChannels: this.options.allowedChannels,
+      log: this.options.log,
+      teamId: () => this.teamId,
     });
     app.error(async (error) => {
       this.options.log.error({ err: error }, "slack handler failed");
@@ -148,10 +176,12 @@ export class SlackProvider {
   }
 
   private async receive(m: Incoming): Promise<void> {
+    const messageId = `${m.channel}:${m.ts}`;
+    if (this.seen.has(messageId)) return;
     const client = this.app.client;
     if (!isAllowed(this.options.allowedUsers, m.user) || !isAllowed(this.options.allowedChannels, m.channel)) {
       const user = isAllowed(this.options.allowedUsers, m.user);
-      const once = user ? `channel:${m.team}:${m.channel}` : `user:${m.team}:${m.user}`;
+      const once = user ? `channel:${m.team}:${m.channel}` : `user:${m.userTeam}:${m.user}`;
       if (m.addressed && !this.refused.has(once)) {
         this.refused.add(once);
         await client.chat.postEphemeral({
@@ -164,20 +194,23 @@ export class SlackProvider {
       return;
     }
     const key = slackSessionKey(m.team, m.channel, m.threadRoot);
-    // Known before submit: the turn may start (and want to react to this message) inside it.
-    const previous = this.lastMessage.get(key);
-    this.lastMessage.set(key, { channel: m.channel, ts: m.ts });
-    const result = this.gateway.submit({
-      sessionKey: key,
-      messageId: `${m.channel}:${m.ts}`,
-      userId: userId("slack", m.team, m.user),
-      text: stripMention(m.text, this.botUserId),
-      addressed: m.addressed,
-    });
-    if (result.status !== "accepted") {
-      if (previous) this.lastMessage.set(key, previous);
-      else this.lastMessage.delete(key);
+    const user = userId("slack", m.userTeam, m.user);
+    const addressed = m.addressed || this.continuesOwnThread(key, user);
+    const text = stripMention(m.text, this.botUserId);
+    if (text === "") {
+      // Only an upload: nothing for the agents to read; say so to whoever may talk here.
+      const task = this.gateway.activeTask(key);
+      if (m.files && addressed && (!task || task.ownerId === user)) this.tellFilesUnread(key);
+      this.seen.add(messageId);
+      return;
     }
+    // Known before submit: the turn may start (and want to react to this message) inside it.
+    const undo = this.indicators.noteMessage(key, { channel: m.channel, ts: m.ts });
+    const result = this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed });
+    if (result.status !== "accepted") undo();
+    // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
+    if (result.status !== "ignored") this.seen.add(messageId);
+    if (result.status === "accepted" && m.files) this.tellFilesUnread(key);
     if (result.status === "refused") {
       await client.chat.postEphemeral({
         channel: m.channel,
@@ -188,16 +221,34 @@ export class SlackProvider {
     }
   }
 
+  /**
+   * A reply without a mention in a channel thread whose conversation the sender started: with no task running
+   * there, the owner of the thread's last task simply goes on talking to the bot.
+   */
+  private continuesOwnThread(key: string, user: string): boolean {
+    if (this.gateway.activeTask(key)) return false;
+    return this.gateway.store.tasks(key).at(-1)?.ownerId === user;
+  }
+
+  private tellFilesUnread(key: string): void {
+    if (this.toldAboutFiles.has(key)) return;
+    this.toldAboutFiles.add(key);
+    this.gateway.notify(key, FILES_NOT_READ);
+  }
+
+  /** The message a resumed request answers (its id is `channel:ts`), for a process that never saw it arrive. */
+  private resumedMessage(key: string): MessageRef | undefined {
+    const request = this.gateway.store.requests(key).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
+    const match = request && /^([A-Z0-9]+):(\d+\.\d+)$/.exec(request.externalId);
+    return match ? { channel: match[1]!, ts: match[2]! } : undefined;
+  }
+
   async start(): Promise<void> {
     await this.app.init();
     const auth = await this.app.client.auth.test();
     this.botUserId = auth.user_id ?? "";
     this.teamId = auth.team_id ?? "";
-    this.gateway.register({
-      prefix: "slack",
-      deliver: (message, receipt) => postReply(this.app.client, message, receipt),
-      working: (key) => this.working(key),
-    });
+    this.gateway.register(this.sink);
     const started = await this.app.start(this.options.port);
     if (!this.options.appToken) this.server = started as Server;
     this.options.log.info(
@@ -214,38 +265,6 @@ export class SlackProvider {
 
   async stop(): Promise<void> {
     await this.app.stop();
-  }
-
-  /**
-   * Shows that a turn runs: the assistant thread status where the app has it, else 👀 on the user's
-   * message. Cleared when the turn ends.
-   */
-  private working(key: string): () => void {
-    const { channel, threadTs } = parseSlackKey(key);
-    const client = this.app.client;
-    const log = this.options.log;
-    const target = this.lastMessage.get(key);
-    const thread = threadTs ?? target?.ts;
-    let clear: () => Promise<unknown> = async () => {};
-    const started = (async () => {
-      if (this.statusAvailable && thread) {
-        try {
-          await client.assistant.threads.setStatus({ channel_id: channel, thread_ts: thread, status: STATUS_TEXT });
-          clear = () => client.assistant.threads.setStatus({ channel_id: channel, thread_ts: thread, status: "" });
-          return;
-        } catch (error) {
-          this.statusAvailable = false;
-          log.info({ err: error }, "assistant thread status unavailable; using a reaction instead");
-        }
-      }
-      if (target) {
-        await client.reactions.add({ channel: target.channel, timestamp: target.ts, name: WORKING_REACTION });
-        clear = () => client.reactions.remove({ channel: target.channel, timestamp: target.ts, name: WORKING_REACTION });
-      }
-    })().catch((error: unknown) => log.debug({ err: error, session: key }, "could not show the working status"));
-    return () => {
-      void started.then(() => clear()).catch((error: unknown) => log.debug({ err: error, session: key }, "could not clear the working status"));
-    };
   }
 }
 

@@ -4,7 +4,7 @@
 import { silentLogger } from "../../src/log.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SlackProvider, type SlackOptions } from "../../providers/slack/slack.js";
-import { interactivity, sendSigned } from "../fakes/slack/events.js";
+import { interactivity, sendSigned, slackSender } from "../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack, type Posted } from "../fakes/slack/server.js";
 import { skillFile } from "./harness.js";
 import { ProviderWorld } from "./provider-world.js";
@@ -14,6 +14,9 @@ export const CHANNEL = "C0GENERAL";
 export const DM = "D0ALICE";
 export const ALICE = "U0ALICE";
 export const BOB = "U0BOB";
+/** The fake workspace (auth.test's team_id), as recorded fixtures name it. */
+export const TEAM = "T0TEST";
+export const BOT = "U0BOT";
 
 class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
   /** This test's fake Web API. */
@@ -39,6 +42,27 @@ class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
     this.started(h, bot);
     const url = `http://127.0.0.1:${bot.httpPort()}/slack/events`;
     return { h, bot, url };
+  }
+
+  /**
+   * Boots as main.ts starts the service (recovering what a previous run left unfinished) and returns `send`,
+   * which posts a signed body (JSON or form, as Slack would) to the bot.
+   */
+  async run(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
+    const started = await this.boot(options, tools);
+    started.h.gateway.recover();
+    return { ...started, send: slackSender(started.url, { secret: SECRET }) };
+  }
+
+  /** Registers a message a user posted with the fake (so the bot can reply in its thread or react to it). */
+  known(channel: string, user: string, text: string, ts: string, threadTs?: string): string {
+    return this.slack.userMessage({ channel, user, text, ts, ...(threadTs ? { thread_ts: threadTs } : {}) });
+  }
+
+  /** Waits until the bot has posted `n` messages in `channel`; returns them all. */
+  async posts(n: number, channel: string): Promise<Posted[]> {
+    await this.slack.waitFor("chat.postMessage", () => this.slack.posted(channel).length >= n);
+    return this.slack.posted(channel);
   }
 
   /**

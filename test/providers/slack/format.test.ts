@@ -9,8 +9,16 @@ describe("markdownToMrkdwn", () => {
         "# Plan\n\nHello **bold** and *it* ~~old~~ `x<y>` with [docs](https://example.com) & <tags>.\n\n```js\nif (a < b) {}\n```\n\n- one\n- two\n\n> careful",
       ),
     ).toBe(
-      "*Plan*\n\nHello *bold* and _it_ ~old~ `x<y>` with <https://example.com|docs> &amp; &lt;tags&gt;.\n\n```\nif (a < b) {}\n```\n\n• one\n• two\n\n> careful",
+      "*Plan*\n\nHello *bold* and _it_ ~old~ `x&lt;y&gt;` with <https://example.com|docs> &amp; &lt;tags&gt;.\n\n```\nif (a &lt; b) {}\n```\n\n• one\n• two\n\n> careful",
     );
+  });
+
+  it("escapes &, < and > inside code spans, code blocks and tables, where Slack still reads them as markup", () => {
+    expect(markdownToMrkdwn("Use `Map<String, List<Integer>>`, never `<!channel>` or `a && b`.")).toBe(
+      "Use `Map&lt;String, List&lt;Integer&gt;&gt;`, never `&lt;!channel&gt;` or `a &amp;&amp; b`.",
+    );
+    expect(markdownToMrkdwn("```java\nMap<String, List<Integer>> m; // <@U0BOB>\n```")).toBe("```\nMap&lt;String, List&lt;Integer&gt;&gt; m; // &lt;@U0BOB&gt;\n```");
+    expect(markdownToMrkdwn("| type | ping |\n|---|---|\n| List<T> | <!here> & co |")).toBe("```\ntype | ping\nList&lt;T&gt; | &lt;!here&gt; &amp; co\n```");
   });
 });
 
@@ -35,6 +43,13 @@ describe("splitMrkdwn", () => {
       expect((part.match(/```/g) ?? []).length % 2).toBe(0);
     }
     expect(parts.join("\n").match(/line \d+;/g)).toHaveLength(700);
+  });
+
+  it("never cuts an escaped character in half", () => {
+    const text = `${"x".repeat(3490)}&lt;&gt;&amp;`;
+    const parts = splitMrkdwn(text);
+    expect(parts.join("")).toBe(text);
+    for (const part of parts) expect(part).not.toMatch(/&(a|am|l|g)?$|^(mp|p|t)?;/);
   });
 });
 
