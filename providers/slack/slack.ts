@@ -98,7 +98,15 @@ export class SlackProvider {
     this.app = new App({
       token: options.botToken,
       ...(options.appToken
-        ? { appToken: options.appToken, socketMode: true, port: options.port }
+        ? {
+            appToken: options.appToken,
+            socketMode: true,
+            port: options.port,
+            // The socket client gets its own Web API options: with ours (a few retries, 429s handed back) one
+            // failed apps.connections.open during a reconnect would end reconnecting for good, a deaf bot. Its
+            // own defaults keep retrying that call with backoff.
+            installerOptions: { clientOptions: { ...(options.apiUrl ? { slackApiUrl: options.apiUrl } : {}) } },
+          }
         : { receiver: guardedReceiver({ signingSecret: options.signingSecret ?? "", port: options.port, logger, log: options.log, now: options.now }) }),
       clientOptions,
       logger,

@@ -284,6 +284,19 @@ describe("reconnecting", () => {
     ]);
     expect(world.model.calls).toHaveLength(3);
   }, 20_000);
+
+  it("keeps reconnecting when apps.connections.open fails with a 5xx in between", async () => {
+    await world.boot();
+    world.slack.failNext("apps.connections.open", { status: 503 }, 2);
+    await world.socket.disconnect("refresh_requested");
+    // Two failed opens (the Web API client's retries), then a URL: the bot is not left deaf.
+    await world.socket.connected(2);
+    const after = world.socket.event(said({ channel: DM, user: ALICE, text: "back?", im: true }).event);
+    expect((await after.acked).connection).toBe(2);
+    world.model.script(text("back."));
+    expect((await nthPost(1, DM)).text).toBe("back.");
+    expect(world.slack.calls.filter((c) => c.method === "apps.connections.open").map((c) => c.status)).toEqual([200, 503, 503, 200]);
+  }, 30_000);
 });
 
 describe("logging", () => {
