@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Timers } from "../../src/runtime/deps.js";
 import { DeliveryError, type OutboundMessage, type ProviderSink } from "../../src/gateway/types.js";
 import { lastUserText, startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
+import { manualTimeouts } from "../helpers/timers.js";
 
 let h: Harness | undefined;
 let fake: FakeAnthropic | undefined;
@@ -88,18 +88,17 @@ describe("a delivery the platform refuses for good", () => {
 
 describe("a platform that asks to wait", () => {
   it("is retried after the time it asked for, not after the usual backoff", async () => {
-    const scheduled: Array<{ fn: () => void; ms: number }> = [];
-    const timers: Timers = { setTimeout: (fn, ms) => scheduled.push({ fn, ms }), clearTimeout: () => {} };
-    h = await startHarness({ timers });
+    const clock = manualTimeouts();
+    h = await startHarness({ timers: clock.timers });
     let waits = 1;
     const tg = platform(() => (waits-- > 0 ? new DeliveryError("429: Too Many Requests: retry after 300", { kind: "retry_after", ms: 300_000 }) : null));
     h.gateway.register(tg.sink);
     h.fake.script(text("patience"));
     send(h, "tg:1", "1", "hi");
     await h.gateway.idle();
-    expect(scheduled.map((s) => s.ms)).toEqual([300_000]);
+    expect(clock.delays()).toEqual([300_000]);
     expect(tg.shown).toEqual([]);
-    scheduled[0]!.fn();
+    clock.fireAll();
     await h.gateway.idle();
     expect(tg.shown).toEqual([{ key: "tg:1", text: "patience" }]);
   });

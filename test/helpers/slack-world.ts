@@ -4,7 +4,7 @@
 import { silentLogger } from "../../src/log.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SlackProvider, type SlackOptions } from "../../providers/slack/slack.js";
-import { interactivity, sendSigned, slackSender } from "../fakes/slack/events.js";
+import { appMention, interactivity, messageEvent, sendSigned, slackSender } from "../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack, type Posted } from "../fakes/slack/server.js";
 import { skillFile } from "./harness.js";
 import { ProviderWorld } from "./provider-world.js";
@@ -18,6 +18,27 @@ export const BOB = "U0BOB";
 export const TEAM = "T0TEST";
 export const BOT = "U0BOT";
 
+/**
+ * The provider's options against a fake: HTTP mode with `{ signingSecret }`, Socket Mode with `{ appToken }`;
+ * everything else as a test needs it (no retries, everyone allowed, a silent log) unless `options` says otherwise.
+ */
+export function providerOptions(slack: FakeSlack, mode: { signingSecret: string } | { appToken: string }, options: Partial<SlackOptions> = {}): SlackOptions {
+  return { botToken: slack.botToken, ...mode, port: 0, apiUrl: slack.apiUrl, maxRetries: 0, allowedUsers: [], allowedChannels: [], log: silentLogger(), ...options };
+}
+
+/** A user message Slack knows about, as the event Slack would send for it. */
+export function said(slack: FakeSlack, o: { channel: string; user: string; text: string; thread?: string; im?: boolean; mention?: boolean }) {
+  const ts = slack.userMessage({ channel: o.channel, user: o.user, text: o.text, ...(o.thread ? { thread_ts: o.thread } : {}) });
+  const base = { channel: o.channel, user: o.user, text: o.text, ts, ...(o.thread ? { thread_ts: o.thread } : {}) };
+  return { ts, event: o.mention ? appMention(base) : messageEvent({ ...base, channel_type: o.im ? "im" : "channel" }) };
+}
+
+/** The `n`th message the bot posted in `channel`, once there is one. */
+export async function nthPost(slack: FakeSlack, n: number, channel = CHANNEL): Promise<Posted> {
+  await slack.waitFor("chat.postMessage", () => slack.posted(channel).length >= n);
+  return slack.posted(channel)[n - 1]!;
+}
+
 class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
   /** This test's fake Web API. */
   get slack(): FakeSlack {
@@ -27,17 +48,7 @@ class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
   /** Starts a bot on a new harness with an "interview" skill; returns it with the URL Slack posts events to. */
   async boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
     const h = await this.harness({ files: skillFile("interview", "Ask."), tools });
-    const bot = new SlackProvider(h.gateway, {
-      botToken: this.slack.botToken,
-      signingSecret: SECRET,
-      port: 0,
-      apiUrl: this.slack.apiUrl,
-      maxRetries: 0,
-      allowedUsers: [],
-      allowedChannels: [],
-      log: silentLogger(),
-      ...options,
-    });
+    const bot = new SlackProvider(h.gateway, providerOptions(this.slack, { signingSecret: SECRET }, options));
     await bot.start();
     this.started(h, bot);
     const url = `http://127.0.0.1:${bot.httpPort()}/slack/events`;

@@ -1,12 +1,12 @@
 // call_agent: a non-interactive call that cannot loop, hang or crash — through the real SDK and the strict fake.
 import { afterEach, describe, expect, it } from "vitest";
 import { CallLimiter, TargetBusyError } from "../../src/runtime/call-limiter.js";
-import type { Timers } from "../../src/runtime/deps.js";
 import { capResult, clampTimeout } from "../../src/runtime/tools/call-agent.js";
 import { lastUserText, reply, systemText, text, toolUse, type FakeReply } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { agentFiles, skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { resultTexts, speaker } from "../helpers/requests.js";
+import { manualTimeouts } from "../helpers/timers.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -14,19 +14,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-/** Timers fired by hand. */
-function manualTimers() {
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  let next = 1;
-  const timers: Timers = {
-    setTimeout: (fn, ms) => {
-      pending.set(next, { fn, ms });
-      return next++;
-    },
-    clearTimeout: (handle) => void pending.delete(handle as number),
-  };
-  return { timers, fireAll: () => [...pending.values()].forEach((t) => t.fn()), delays: () => [...pending.values()].map((t) => t.ms) };
-}
 
 describe("call_agent", () => {
   it("runs the target in batch mode and returns its final text as the tool result", async () => {
@@ -124,7 +111,7 @@ describe("call_agent", () => {
   });
 
   it("times out: the callee's model call is cancelled, its frame closed in the log, the caller told", async () => {
-    const clock = manualTimers();
+    const clock = manualTimeouts();
     h = await startHarness({ files: agentFiles("slow"), timers: clock.timers });
     const calleeCalled = deferred<void>();
     h.fake.script(
@@ -151,7 +138,7 @@ describe("call_agent", () => {
   });
 
   it("a timeout closes nested batch frames and answers the tool uses they will never run", async () => {
-    const clock = manualTimers();
+    const clock = manualTimeouts();
     h = await startHarness({ files: agentFiles("outer", "inner"), timers: clock.timers });
     const innerCalled = deferred<void>();
     h.fake.script(

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import type { SlackOptions } from "../../../providers/slack/slack.js";
 import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server.js";
-import { appMention, eventCallback, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
-import { ALICE, BOB, CHANNEL, DM, SECRET, useSlackWorld } from "../../helpers/slack-world.js";
+import { eventCallback, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
+import { ALICE, BOB, CHANNEL, DM, nthPost as nthPostIn, SECRET, said as saidIn, useSlackWorld } from "../../helpers/slack-world.js";
 import { transferTool } from "../../helpers/tools.js";
 
 const world = useSlackWorld();
@@ -22,17 +22,8 @@ async function boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
   return { h, bot, url, send };
 }
 
-/** A user message Slack knows about, as the event Slack would send for it. */
-function said(o: { channel: string; user: string; text: string; thread?: string; im?: boolean; mention?: boolean }) {
-  const ts = world.slack.userMessage({ channel: o.channel, user: o.user, text: o.text, ...(o.thread ? { thread_ts: o.thread } : {}) });
-  const base = { channel: o.channel, user: o.user, text: o.text, ts, ...(o.thread ? { thread_ts: o.thread } : {}) };
-  return { ts, event: o.mention ? appMention(base) : messageEvent({ ...base, channel_type: o.im ? "im" : "channel" }) };
-}
-
-async function nthPost(n: number, channel = CHANNEL) {
-  await world.slack.waitFor("chat.postMessage", () => world.slack.posted(channel).length >= n);
-  return world.slack.posted(channel)[n - 1]!;
-}
+const said = (o: Parameters<typeof saidIn>[1]) => saidIn(world.slack, o);
+const nthPost = (n: number, channel = CHANNEL) => nthPostIn(world.slack, n, channel);
 
 describe("direct messages", () => {
   it("hold a whole takeover conversation with the subagent labelled", async () => {

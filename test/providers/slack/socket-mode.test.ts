@@ -6,16 +6,16 @@ import { WebClient, type WebAPIPlatformError } from "@slack/web-api";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
 import { SlackProvider, type SlackOptions } from "../../../providers/slack/slack.js";
-import { createLogger, silentLogger } from "../../../src/log.js";
+import { createLogger } from "../../../src/log.js";
 import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { lastUserText, reply, text, toolUse, type FakeReply } from "../../fakes/anthropic/server.js";
-import { appMention, messageEvent } from "../../fakes/slack/events.js";
+import { messageEvent } from "../../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack, type Posted } from "../../fakes/slack/server.js";
 import { startFakeSocketMode, type FakeSocketMode } from "../../fakes/slack/socket-mode.js";
 import { heldStep } from "../../helpers/deferred.js";
 import { skillFile } from "../../helpers/harness.js";
 import { ProviderWorld } from "../../helpers/provider-world.js";
-import { ALICE, BOB, CHANNEL, DM } from "../../helpers/slack-world.js";
+import { ALICE, BOB, CHANNEL, DM, nthPost as nthPostIn, providerOptions, said as saidIn } from "../../helpers/slack-world.js";
 import { transferTool } from "../../helpers/tools.js";
 
 interface SocketSlack {
@@ -49,17 +49,7 @@ class SocketWorld extends ProviderWorld<SocketSlack, SlackProvider> {
   /** A bot in Socket Mode (appToken set, no signing secret) on a new harness with an "interview" skill; started means connected. */
   async boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
     const h = await this.harness({ files: skillFile("interview", "Ask."), tools });
-    const bot = new SlackProvider(h.gateway, {
-      botToken: this.slack.botToken,
-      appToken: this.socket.appToken,
-      port: 0,
-      apiUrl: this.slack.apiUrl,
-      maxRetries: 0,
-      allowedUsers: [],
-      allowedChannels: [],
-      log: silentLogger(),
-      ...options,
-    });
+    const bot = new SlackProvider(h.gateway, providerOptions(this.slack, { appToken: this.socket.appToken }, options));
     await bot.start();
     this.started(h, bot);
     h.gateway.recover();
@@ -80,17 +70,8 @@ afterEach(() => {
   expect(world.socket.errors()).toEqual(expectedErrors.map((e) => expect.stringMatching(e)));
 });
 
-/** A user message Slack knows about, as the event Slack would send for it. */
-function said(o: { channel: string; user: string; text: string; thread?: string; im?: boolean; mention?: boolean }) {
-  const ts = world.slack.userMessage({ channel: o.channel, user: o.user, text: o.text, ...(o.thread ? { thread_ts: o.thread } : {}) });
-  const base = { channel: o.channel, user: o.user, text: o.text, ts, ...(o.thread ? { thread_ts: o.thread } : {}) };
-  return { ts, event: o.mention ? appMention(base) : messageEvent({ ...base, channel_type: o.im ? "im" : "channel" }) };
-}
-
-async function nthPost(n: number, channel = CHANNEL) {
-  await world.slack.waitFor("chat.postMessage", () => world.slack.posted(channel).length >= n);
-  return world.slack.posted(channel)[n - 1]!;
-}
+const said = (o: Parameters<typeof saidIn>[1]) => saidIn(world.slack, o);
+const nthPost = (n: number, channel = CHANNEL) => nthPostIn(world.slack, n, channel);
 
 const opens = () => world.slack.calls.filter((c) => c.method === "apps.connections.open" && c.status === 200);
 

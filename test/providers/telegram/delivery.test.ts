@@ -2,12 +2,12 @@
 // the fake Bot API over HTTP, and what the gateway then does with them: permanent refusals, long flood waits, a
 // group that became a supergroup. Also: replies are split between grapheme clusters, never inside one.
 import { describe, expect, it, vi } from "vitest";
-import type { Timers } from "../../../src/runtime/deps.js";
 import { DeliveryError, type OutboundMessage } from "../../../src/gateway/types.js";
 import { lastUserText, text } from "../../fakes/anthropic/server.js";
 import { TG_ERRORS } from "../../fakes/telegram/server.js";
 import { heldStep } from "../../helpers/deferred.js";
 import { telegramFixture, useTelegramWorld } from "../../helpers/telegram-world.js";
+import { manualTimeouts } from "../../helpers/timers.js";
 
 const USER = 1111111;
 const GROUP = -1001234567890;
@@ -17,27 +17,6 @@ const NEW_GROUP = -1004123456789;
 
 const world = useTelegramWorld();
 
-/** Timeouts the test fires by hand (the outbox's retry schedule), with the delays they were set for. */
-function manualTimeouts() {
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  let next = 1;
-  const timers: Timers = {
-    setTimeout: (fn, ms) => {
-      pending.set(next, { fn, ms });
-      return next++;
-    },
-    clearTimeout: (id) => void pending.delete(id as number),
-  };
-  return {
-    timers,
-    delays: () => [...pending.values()].map((t) => t.ms),
-    fireAll: () => {
-      const due = [...pending.values()];
-      pending.clear();
-      for (const t of due) t.fn();
-    },
-  };
-}
 
 const notice = (sessionKey: string): OutboundMessage => ({
   id: `out_${sessionKey}`,
