@@ -119,7 +119,11 @@ export class TelegramProvider {
     }
     const [, choice, id] = match;
     if (!ctx.from) return this.answer(ctx);
-    const result = this.gateway.decide(id!, userId("telegram", ctx.from.id), choice === "y" ? "approve" : "deny");
+    const decision = choice === "y" ? "approve" : "deny";
+    let result = this.gateway.decide(id!, userId("telegram", ctx.from.id), decision);
+    if (result.status === "not_owner" && (await this.decidesForGroup(ctx, id!))) {
+      result = this.gateway.decide(id!, userId("telegram", ctx.callbackQuery!.message!.chat.id), decision);
+    }
     await this.answer(ctx, { text: decisionText(result, id!), show_alert: result.status === "not_owner" });
     if (result.status === "approved" || result.status === "denied" || result.status === "already_decided") {
       const who = ctx.from?.username ? `@${ctx.from.username}` : (ctx.from?.first_name ?? "the owner");
@@ -129,6 +133,23 @@ export class TelegramProvider {
         // The buttons go away and the message says what was decided.
         await ctx.editMessageText(`${original}\n— ${verdict}`).catch((error: unknown) => this.options.log.debug({ err: error }, "could not update the approval message"));
       }
+    }
+  }
+
+  /**
+   * A task an anonymous admin started belongs to the group itself (that is who wrote). Its approval buttons are
+   * pressed from the admin's own account, so the group decides through any of its administrators.
+   */
+  private async decidesForGroup(ctx: Context, approvalId: string): Promise<boolean> {
+    const chat = ctx.callbackQuery?.message?.chat;
+    if (!chat || chat.type === "private" || !ctx.from) return false;
+    if (this.gateway.store.approval(approvalId)?.ownerId !== userId("telegram", chat.id)) return false;
+    try {
+      const member = await ctx.api.getChatMember(chat.id, ctx.from.id);
+      return member.status === "creator" || member.status === "administrator";
+    } catch (error) {
+      this.options.log.warn({ err: error, chat: chat.id }, "could not check whether the presser is an admin of the group");
+      return false;
     }
   }
 

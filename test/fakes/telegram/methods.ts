@@ -186,6 +186,21 @@ function deleteWebhook(state: State, params: Params): true {
   return true;
 }
 
+/**
+ * getChatMember as the Bot API answers it: a ChatMember object whose `status` is "creator", "administrator" or
+ * "member" (fields trimmed to what tells them apart; see the ChatMemberOwner/ChatMemberAdministrator docs).
+ */
+function getChatMember(state: State, params: Params): TgObject {
+  const chatId = Number(params.chat_id);
+  const userId = Number(params.user_id);
+  if (!Number.isFinite(chatId) || !Number.isFinite(userId)) throw badRequest("chat not found");
+  const user = { id: userId, is_bot: false, first_name: `User${userId}` };
+  const status = state.admins.get(chatId)?.get(userId);
+  if (status === "creator") return { status, user, is_anonymous: true };
+  if (status === "administrator") return { status, user, can_be_edited: false, is_anonymous: true, can_manage_chat: true };
+  return { status: "member", user };
+}
+
 function getWebhookInfo(state: State): TgObject {
   return { url: state.webhook?.url ?? "", has_custom_certificate: false, pending_update_count: state.queue.length };
 }
@@ -208,6 +223,7 @@ export const METHODS: Record<string, Handler> = {
   setwebhook: setWebhook,
   deletewebhook: deleteWebhook,
   getwebhookinfo: getWebhookInfo,
+  getchatmember: getChatMember,
   setmycommands: (state, params) => {
     const commands = readCommands(params);
     state.commands.set(keyOf(params), commands);

@@ -77,6 +77,8 @@ export interface FakeTelegram {
    * service message does the same. Nothing is announced to the bot here (a migration it missed).
    */
   migrateChat(from: number, to: number): void;
+  /** Makes `userId` an administrator (or the creator) of `chatId`, as getChatMember will say. */
+  setAdmin(chatId: number, userId: number, status?: "creator" | "administrator"): void;
   /** Resolves with the first call (already received ones count) of `method` matching `predicate`; once answered, except getUpdates (on receipt). */
   waitFor(method: string, predicate?: Predicate): Promise<ApiCall>;
   /** Forgets all state and recorded calls; update ids keep growing (a running bot keeps its offset). */
@@ -327,6 +329,11 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       if (failure) chatRules.push({ chatId, failure, ...(method !== undefined && { method }), ...(where.threadId !== undefined && { threadId: where.threadId }) });
     },
     migrateChat: (from, to) => state.migrate(from, to),
+    setAdmin: (chatId, userId, status = "administrator") => {
+      const admins = state.admins.get(chatId) ?? new Map();
+      admins.set(userId, status);
+      state.admins.set(chatId, admins);
+    },
     waitFor: (method, predicate = () => true) => {
       if (closed) return Promise.reject(new Error("fake Telegram is closed"));
       const seen = calls.find((c) => matches(c, method, predicate) && (c.response !== undefined || norm(c.method) === "getupdates"));

@@ -98,6 +98,8 @@ export class State {
   /** Never reset: a running bot keeps its offset across fake.reset(), so ids must keep growing. */
   nextUpdateId = 1;
   allowedUpdates: string[] | null = null;
+  /** Chat administrators by chat id → user id → status ("creator" or "administrator"); everyone else is a member. */
+  admins = new Map<number, Map<number, "creator" | "administrator">>();
   seq = 0;
   /** Basic groups that became supergroups: old id → new id. Every call naming the old id fails as on Telegram. */
   migratedTo = new Map<number, number>();
@@ -116,6 +118,7 @@ export class State {
     this.queue = [];
     this.allowedUpdates = null;
     this.migratedTo.clear();
+    this.admins.clear();
   }
 
   /** The group `from` became the supergroup `to` (same title): `from` is dead from now on, `to` is a chat the bot is in. */

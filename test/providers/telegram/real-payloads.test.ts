@@ -7,6 +7,7 @@ import { describe, expect, it } from "vitest";
 import { ALLOWED_UPDATES, type TelegramProvider } from "../../../providers/telegram/telegram.js";
 import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { skillFile } from "../../helpers/harness.js";
+import { transferTool } from "../../helpers/tools.js";
 import { telegramFixture, useTelegramWorld } from "../../helpers/telegram-world.js";
 
 // The identities the fixtures use (test/fixtures/telegram/README.md).
@@ -184,6 +185,35 @@ describe("item 4: anonymous admins and posts as a channel", () => {
     world.tg.pushUpdate(telegramFixture("anonymous-admin"));
     await world.nth(GROUP, 1);
     expect(h.store.requests(`telegram:${GROUP}`).map((r) => r.userId)).toEqual([`telegram:${GROUP}`]);
+  });
+});
+
+describe("item 4: the group's own approvals", () => {
+  it("an approval of a task an anonymous admin started is decided by any admin of the group, not by other members", async () => {
+    const runs: string[] = [];
+    const { h } = await world.boot({}, [transferTool(runs)]);
+    world.model.script(reply(toolUse("transfer", { amount: 9 })), text("Sent for the group."));
+    world.tg.pushUpdate(telegramFixture("anonymous-admin"));
+    const prompt = await world.nth(GROUP, 1);
+    const approve = (prompt.reply_markup as { inline_keyboard: Array<Array<{ callback_data: string }>> }).inline_keyboard[0]![0]!.callback_data;
+    const click = (fromId: number, id: string) =>
+      world.tg.pushUpdate({
+        callback_query: {
+          id,
+          from: { id: fromId, is_bot: false, first_name: `User${fromId}` },
+          chat_instance: "ci",
+          data: approve,
+          message: { message_id: prompt.message_id, date: 0, chat: { id: GROUP, type: "supergroup", title: "Team" }, text: prompt.text },
+        },
+      });
+    const ADMIN = 3333333;
+    world.tg.setAdmin(GROUP, ADMIN);
+    click(OTHER, "cq-member");
+    await world.tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-member");
+    expect(h.store.pendingApprovals(`telegram:${GROUP}`)).toHaveLength(1);
+    click(ADMIN, "cq-admin");
+    expect((await world.nth(GROUP, 2)).text).toBe("Sent for the group.");
+    expect(runs).toEqual(["sent"]);
   });
 });
 
