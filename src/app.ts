@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { LiveCatalog } from "./catalog/live.js";
+import { LOCK_FILE } from "./catalog/lock.js";
 import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
@@ -28,6 +29,18 @@ export interface App {
   close(): Promise<void>;
 }
 
+/**
+ * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
+ * others. createApp registers them; `npm run skills` checks whitelists against the same list.
+ */
+export function createTools(config: Config): { registry: ToolRegistry; off: Record<string, string> } {
+  const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
+  return {
+    registry: new ToolRegistry(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
+    off: config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" },
+  };
+}
+
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
 export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
   let store: SqliteStore;
@@ -43,8 +56,13 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
   } catch (error) {
     throw new StartupError(`Cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
   }
-  const tools = new ToolRegistry(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }))] : []);
-  const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { log, knownTools: tools.names() });
+  const { registry: tools, off: disabledTools } = createTools(config);
+  const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
+    log,
+    knownTools: tools.names(),
+    disabledTools,
+    lock: { mode: config.SKILLS_LOCK, file: LOCK_FILE },
+  });
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
   const model: Model = config.ANTHROPIC_API_KEY

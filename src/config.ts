@@ -107,6 +107,9 @@ const schema = z.object({
   DATA_DIR: optionalText.transform((v) => v ?? "./data"),
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
   AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
+  SKILLS_LOCK: optionalText
+    .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/skills.md, Locking what loads)' }).optional())
+    .transform((v) => v ?? "off"),
   TELEGRAM_BOT_TOKEN: optionalText.pipe(
     z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" }).optional(),
   ),

@@ -1,5 +1,8 @@
 export type DefinitionKind = "skill" | "agent";
 
+/** A frontmatter value as the author wrote it: text (never a number), null, or nested lists and maps. */
+export type MetadataValue = string | null | MetadataValue[] | { [key: string]: MetadataValue };
+
 /** A validated skill or agent, ready to become a child frame. */
 export interface Definition {
   kind: DefinitionKind;
@@ -22,7 +25,10 @@ export interface Definition {
   outputSchema: Record<string, unknown> | null;
   license: string | null;
   compatibility: string | null;
-  metadata: Record<string, string>;
+  /** Agent Skills `metadata`, nested maps included (OpenClaw's `metadata.openclaw`), values as written. */
+  metadata: Record<string, MetadataValue>;
+  /** Fields from other hosts (a top-level `version`, Claude Code's `color`), as written; shown by tools, no effect. */
+  extra: Record<string, MetadataValue>;
   /** The file it came from, relative to the working directory, for messages. */
   source: string;
   /** The skill's folder (absolute): read_skill_file is confined to it. Null for single-file agents. */

@@ -1,7 +1,9 @@
+import { isAbsolute, relative, resolve, sep } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Logger } from "pino";
 import type { Catalog } from "./definition.js";
 import { loadCatalog, type LoadOptions } from "./loader.js";
+import { CatalogLock, type LockMode } from "./lock.js";
 
 /**
  * The catalog as it is on disk now. Changes to skills/ or agents/ are picked up after a short quiet
@@ -13,12 +15,17 @@ export class LiveCatalog {
   private watcher: FSWatcher | null = null;
   private timer: NodeJS.Timeout | null = null;
   private readonly listeners: Array<(catalog: Catalog) => void> = [];
+  /** Problems already logged, so a reload logs only what changed. */
+  private logged = new Set<string>();
+  private readonly lock: CatalogLock | null;
 
   constructor(
     private readonly skillsDir: string,
     private readonly agentsDir: string,
-    private readonly options: LoadOptions & { log: Logger; debounceMs?: number },
+    /** `lock`: SKILLS_LOCK and the lock file; what loaded is checked against it after every load. */
+    private readonly options: LoadOptions & { log: Logger; debounceMs?: number; lock?: { mode: LockMode; file: string } },
   ) {
+    this.lock = CatalogLock.from(options.lock, options.log);
     this.catalog = this.load();
   }
 
@@ -39,15 +46,30 @@ export class LiveCatalog {
 
   /** Starts watching; resolves once the watcher is ready. */
   watch(): Promise<void> {
-    this.watcher = watch([this.skillsDir, this.agentsDir], { ignoreInitial: true, ignored: (path) => /(^|[\\/])\.[^\\/]/.test(path) });
+    this.watcher = watch([this.skillsDir, this.agentsDir], { ignoreInitial: true, ignored: (path) => this.isHidden(path) });
     this.watcher.on("all", () => this.schedule());
     this.watcher.on("error", (error) => this.options.log.warn({ err: error }, "watching skills/agents failed; restart to pick up changes"));
-    return new Promise((resolve) => this.watcher!.once("ready", () => resolve()));
+    const ready = new Promise<void>((resolve) => this.watcher!.once("ready", () => resolve()));
+    return Promise.all([ready, this.lock?.watch(() => this.schedule())]).then(() => undefined);
+  }
+
+  /**
+   * Dot files and folders below the watched folders (.git, editor swap files) do not trigger reloads. Judged from
+   * the watched folder down only: SKILLS_DIR=~/.switchboard/skills must still be watched.
+   */
+  private isHidden(path: string): boolean {
+    for (const root of [this.skillsDir, this.agentsDir]) {
+      const rel = relative(resolve(root), resolve(path));
+      if (rel === "") return false;
+      if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).some((part) => part.startsWith("."));
+    }
+    return false;
   }
 
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     await this.watcher?.close();
+    await this.lock?.close();
   }
 
   private schedule(): void {
@@ -65,8 +87,22 @@ export class LiveCatalog {
 
   private load(): Catalog {
     const catalog = loadCatalog(this.skillsDir, this.agentsDir, this.options);
-    for (const problem of catalog.problems) this.options.log.warn({ problem }, `skipped a definition: ${problem}`);
-    for (const warning of catalog.warnings) this.options.log.warn({ warning }, warning);
-    return catalog;
+    this.logChanges(catalog);
+    return this.lock ? this.lock.apply(catalog) : catalog;
+  }
+
+  /** Logs new problems, and which earlier ones are gone; an unchanged problem is logged once, not on every reload. */
+  private logChanges(catalog: Catalog): void {
+    const now = new Set([...catalog.problems.map((p) => `error ${p}`), ...catalog.warnings.map((w) => `warning ${w}`)]);
+    for (const problem of catalog.problems) {
+      if (!this.logged.has(`error ${problem}`)) this.options.log.warn({ problem }, `skipped a definition: ${problem}`);
+    }
+    for (const warning of catalog.warnings) {
+      if (!this.logged.has(`warning ${warning}`)) this.options.log.warn({ warning }, warning);
+    }
+    for (const old of this.logged) {
+      if (!now.has(old)) this.options.log.info({ resolved: old.replace(/^\w+ /, "") }, `no longer reported: ${old.replace(/^\w+ /, "")}`);
+    }
+    this.logged = now;
   }
 }

@@ -10,13 +10,13 @@ const PATTERNS: Array<{ test: RegExp; why: string }> = [
   { test: /[A-Za-z0-9+/]{200,}={0,2}/, why: "carries a long encoded blob" },
 ];
 
-/** One warning per kind of risky instruction found in `text`, naming the line. */
-export function riskyInstructions(text: string): string[] {
+/** One warning per kind of risky instruction found in `text`, with its line (1 is the first line of `text`). */
+export function riskyInstructions(text: string): Array<{ line: number; message: string }> {
   const lines = text.split("\n");
-  const found: string[] = [];
+  const found: Array<{ line: number; message: string }> = [];
   for (const { test, why } of PATTERNS) {
     const index = lines.findIndex((line) => test.test(line));
-    if (index >= 0) found.push(`line ${index + 1} ${why}; check that this is intended before enabling it`);
+    if (index >= 0) found.push({ line: index + 1, message: `this line ${why}; check that this is intended before enabling it` });
   }
   return found;
 }

@@ -1,42 +1,67 @@
 import { existsSync } from "node:fs";
 import { loadConfigOrExit } from "../config.js";
 import { available } from "../catalog/definition.js";
-import { loadCatalog, validatePath } from "../catalog/loader.js";
-import { ToolRegistry } from "../runtime/tools/registry.js";
+import { loadCatalog } from "../catalog/loader.js";
+import { checkLock, computeLock, LOCK_FILE, LockError, readLock, writeLock } from "../catalog/lock.js";
+import { validatePath } from "../catalog/validate.js";
+import { createTools } from "../app.js";
 
-// `npm run skills -- list` and `npm run skills -- validate [path]` for admins. validate exits 1 on any
+// `npm run skills -- list`, `validate [path]` and `lock` for admins. validate exits 1 on any
 // error, so it can guard an admin's own CI; warnings do not fail it.
 const [command, path] = process.argv.slice(2);
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-const knownTools = new ToolRegistry().names();
+// Every tool this gateway offers, from where the gateway builds its registry (http_request included).
+const { registry, off: disabledTools } = createTools(config);
+const knownTools = registry.names();
 
 if (command === "list") {
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools });
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools });
+  // The LOCK column: locked / changed / new / unreadable against skills.lock.json, "-" without one.
+  const lock = readLock(LOCK_FILE);
+  const lockProblems = lock.ok ? checkLock(catalog, lock.lock).problems : [];
+  const lockOf = (kind: string, name: string) => lockProblems.find((p) => p.kind === kind && p.name === name);
   const rows = [...catalog.skills.values(), ...catalog.agents.values()].map((d) => [
     d.name,
     d.kind,
     d.mode,
     d.unavailable ? "unavailable" : "ok",
-    d.unavailable ?? "",
+    lock.ok ? (lockOf(d.kind, d.name)?.status ?? "locked") : "-",
+    [d.unavailable, lockOf(d.kind, d.name)?.message].filter(Boolean).join("; "),
   ]);
-  for (const problem of catalog.problems) rows.push(["-", "-", "-", "error", problem]);
-  printTable(["NAME", "KIND", "MODE", "STATUS", "REASON"], rows);
+  for (const p of lockProblems.filter((p) => p.status === "missing")) rows.push([p.name, p.kind, "-", "-", "missing", p.message]);
+  for (const problem of catalog.problems) rows.push(["-", "-", "-", "error", "-", problem]);
+  printTable(["NAME", "KIND", "MODE", "STATUS", "LOCK", "REASON"], rows);
   const usable = available(catalog.skills).length + available(catalog.agents).length;
   process.stdout.write(`\n${usable} usable, ${catalog.problems.length} skipped, ${catalog.warnings.length} warnings\n`);
   for (const warning of catalog.warnings) process.stdout.write(`warning: ${warning}\n`);
+  if (!lock.ok && !(lock.missing && config.SKILLS_LOCK === "off")) process.stdout.write(`${lock.missing ? "note" : "error"}: ${lock.error}\n`);
+  if (!lock.ok && !lock.missing) process.exit(1);
+} else if (command === "lock") {
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools });
+  try {
+    const entries = computeLock(catalog);
+    writeLock(LOCK_FILE, entries);
+    const count = (n: number, what: string) => `${n} ${what}${n === 1 ? "" : "s"}`;
+    process.stdout.write(`wrote ${LOCK_FILE}: ${count(catalog.skills.size, "skill")}, ${count(catalog.agents.size, "agent")}\n`);
+  } catch (error) {
+    if (!(error instanceof LockError)) throw error;
+    process.stderr.write(`error: ${error.message}\n${LOCK_FILE} was not written.\n`);
+    process.exit(1);
+  }
+  for (const problem of catalog.problems) process.stdout.write(`not locked (skipped by the loader): ${problem}\n`);
 } else if (command === "validate") {
   const targets = path ? [path] : [config.SKILLS_DIR, config.AGENTS_DIR].filter((p) => existsSync(p));
   if (path && !existsSync(path)) {
     process.stderr.write(`no such file or folder: ${path}\n`);
     process.exit(2);
   }
-  const problems = targets.flatMap((target) => validatePath(target, { knownTools }));
+  const problems = targets.flatMap((target) => validatePath(target, { knownTools, disabledTools }));
   for (const p of problems) process.stdout.write(`${p.severity}: ${p.message}\n`);
   const errors = problems.filter((p) => p.severity === "error").length;
   process.stdout.write(`${errors} errors, ${problems.length - errors} warnings\n`);
   process.exit(errors > 0 ? 1 : 0);
 } else {
-  process.stderr.write("usage: npm run skills -- list\n       npm run skills -- validate [path]\n");
+  process.stderr.write("usage: npm run skills -- list\n       npm run skills -- validate [path]\n       npm run skills -- lock\n");
   process.exit(2);
 }
 

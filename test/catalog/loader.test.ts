@@ -32,14 +32,15 @@ describe("loadCatalog", () => {
       mode: "batch",
       tools: ["use_agent"],
     });
-    expect(catalog.agents.get("researcher")).toMatchObject({ model: "haiku", tools: ["Read", "use_skill"], mode: "interactive" });
+    expect(catalog.agents.get("researcher")).toMatchObject({ model: "haiku", tools: ["use_skill"], mode: "interactive" }); // Claude Code's Read has no equivalent
     expect([...catalog.agents.keys()]).toEqual(["nested", "researcher"]);
   });
 
-  it("a name that differs from its folder is refused", () => {
+  it("a name that differs from its folder loads under the frontmatter name, with a warning", () => {
     const catalog = load({ "skills/alpha/SKILL.md": "---\nname: beta\ndescription: x\n---\nBody\n" });
-    expect(catalog.skills.size).toBe(0);
-    expect(catalog.problems[0]).toContain('equal the folder name "alpha"');
+    expect([...catalog.skills.keys()]).toEqual(["beta"]);
+    expect(catalog.problems).toEqual([]);
+    expect(catalog.warnings[0]).toContain('name "beta" differs from the folder name "alpha"; it loads as "beta"');
   });
 
   it("missing folders are an empty catalog, not an error", () => {

@@ -181,3 +181,28 @@ describe("hot reload", () => {
     expect(await h.say("plan once more")).toEqual(["main: planner is gone"]);
   });
 });
+
+describe("hot reload under a dotted folder", () => {
+  it("watches SKILLS_DIR inside a hidden folder (~/.switchboard/skills), and still ignores dot files below it", async () => {
+    const { LiveCatalog } = await import("../../src/catalog/live.js");
+    const { mkdtempSync } = await import("node:fs");
+    const { tmpdir } = await import("node:os");
+    const { silentLogger } = await import("../../src/log.js");
+    const root = join(mkdtempSync(join(tmpdir(), "switchboard-dotted-")), ".switchboard");
+    mkdirSync(join(root, "skills/planner"), { recursive: true });
+    mkdirSync(join(root, "agents"), { recursive: true });
+    writeFileSync(join(root, "skills/planner/SKILL.md"), "---\nname: planner\ndescription: Plans v1.\n---\nV1\n");
+    const live = new LiveCatalog(join(root, "skills"), join(root, "agents"), { log: silentLogger(), debounceMs: 10 });
+    try {
+      await live.watch();
+      const next = deferred<Catalog>();
+      live.onReload((c) => next.resolve(c));
+      writeFileSync(join(root, "skills/planner/.notes.swp"), "editor scratch");
+      writeFileSync(join(root, "skills/planner/SKILL.md"), "---\nname: planner\ndescription: Plans v2.\n---\nV2\n");
+      expect((await next.promise).skills.get("planner")?.description).toBe("Plans v2.");
+    } finally {
+      await live.close();
+      rmSync(join(root, ".."), { recursive: true, force: true });
+    }
+  });
+});

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { available, type Definition, type DefinitionKind } from "../../catalog/definition.js";
 import { compileOutputSchema } from "../../catalog/json-schema.js";
+import { MODEL_ALIASES } from "../../catalog/models.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
 import { checkCallRules } from "./call-rules.js";
@@ -12,12 +13,6 @@ const spawnInput = z.object({
   message: z.string().trim().min(1),
   output_schema: z.unknown().optional(),
 });
-
-const MODEL_ALIASES: Record<string, string> = {
-  sonnet: "claude-sonnet-5-5",
-  opus: "claude-opus-5-5",
-  haiku: "claude-haiku-5-5",
-};
 
 /** use_skill and use_agent: both build a child frame and hand it the conversation (or run it in batch). */
 export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool {

@@ -1,0 +1,68 @@
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { DefinitionKind, Problem } from "./definition.js";
+import { findSkillFile, missingSkillFile, scanCatalog } from "./loader.js";
+import { display } from "./problems.js";
+import { readDefinition, type LoadOptions } from "./read-definition.js";
+
+/**
+ * `npm run skills -- validate [path]`: strict, for an admin's CI. The spec's rules are errors (the gateway only warns
+ * about some of them), and fields another host would not understand are warned about. The path is one skill folder,
+ * one agent or SKILL.md file, or a tree (skills/, agents/, or a folder holding them).
+ */
+export function validatePath(path: string, options: LoadOptions = {}): Problem[] {
+  const problems: Problem[] = [];
+  if (!existsSync(path)) return [{ severity: "error", message: `no such file or folder: ${display(path)}` }];
+  if (statSync(path).isFile()) {
+    const name = basename(path);
+    const kind: DefinitionKind = name.toLowerCase() === "skill.md" ? "skill" : "agent";
+    if (kind === "skill" && name !== "SKILL.md") {
+      problems.push({ severity: "error", message: `${display(path)}: rename this file to SKILL.md (the spec's name for it; hosts on case-sensitive file systems look only for that)` });
+    }
+    readDefinition(kind, path, options, problems, true);
+    return problems;
+  }
+  const skill = findSkillFile(path);
+  if (skill.exact) {
+    readDefinition("skill", skill.exact, options, problems, true);
+  } else if (skill.other) {
+    problems.push(missingSkillFile(path, skill.other, true));
+    readDefinition("skill", skill.other, options, problems, true);
+  } else if (isTree(path)) {
+    const agentFilesHere = basename(path) === "agents" || hasAgentFiles(path);
+    scanCatalog(
+      existsSync(join(path, "skills")) ? join(path, "skills") : path,
+      existsSync(join(path, "agents")) ? join(path, "agents") : agentFilesHere ? path : join(path, "agents"),
+      options,
+      problems,
+      true,
+    );
+  } else {
+    // A skill folder without its SKILL.md (e.g. only references/): not a tree of skills whose subfolders are broken.
+    problems.push({
+      severity: "error",
+      message: `no SKILL.md in ${display(path)}: a skill folder needs one (frontmatter with name and description, then the instructions); to check a whole tree, pass its skills/ or agents/ folder`,
+    });
+  }
+  return problems;
+}
+
+/** A folder of definitions rather than one skill: it is named skills/ or agents/, holds them, or holds skill folders. */
+function isTree(path: string): boolean {
+  if (["skills", "agents"].includes(basename(path))) return true;
+  if (existsSync(join(path, "skills")) || existsSync(join(path, "agents")) || hasAgentFiles(path)) return true;
+  return readdirSync(path).some((entry) => {
+    const child = join(path, entry);
+    if (entry.startsWith(".") || !statSync(child).isDirectory()) return false;
+    return readdirSync(child).some((n) => n.toLowerCase() === "skill.md" || n === "AGENT.md");
+  });
+}
+
+/** Markdown files that start with frontmatter: agent files (a skill's own notes, like reference.md, do not). */
+function hasAgentFiles(path: string): boolean {
+  return readdirSync(path).some((entry) => {
+    if (!entry.endsWith(".md") || entry.toLowerCase() === "readme.md") return false;
+    const file = join(path, entry);
+    return statSync(file).isFile() && readFileSync(file, "utf8").slice(0, 4).replace(/^\uFEFF/, "").startsWith("---");
+  });
+}
