@@ -34,6 +34,17 @@ const messageBody = z.object({
 const idempotencyKey = z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, { error: "must be 1-255 printable ASCII characters" });
 const decisionBody = z.object({ decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }) });
 
+/**
+ * The web chat may not be framed by another site (an Approve button under a decoy is clickjacking), loads nothing
+ * from elsewhere, and leaks no URL in referrers.
+ */
+const PAGE_HEADERS = {
+  "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+};
+
 type Listener = (message: OutboundMessage | { stack: { type: "push" | "pop"; agent: string; depth: number } }) => void;
 
 /**
@@ -113,7 +124,7 @@ export class HttpProvider {
     try {
       path = new URL(req.url ?? "/", "http://x").pathname;
       if (req.method === "GET" && (path === "/" || path === "/index.html")) {
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(WEB_PAGE);
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(WEB_PAGE);
         return;
       }
       const handler = this.route(req.method, path);
@@ -322,7 +333,7 @@ export class HttpProvider {
 
   private json(res: ServerResponse, status: number, body: unknown): void {
     if (res.headersSent) return void res.end();
-    res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+    res.writeHead(status, { "content-type": "application/json", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
   }
 }
 

@@ -63,6 +63,19 @@ describe("bearer tokens", () => {
   });
 });
 
+describe("the web chat page", () => {
+  it("cannot be framed by another site and loads nothing from elsewhere", async () => {
+    const { base } = await boot();
+    const page = await fetch(base + "/");
+    expect(page.status).toBe(200);
+    expect(page.headers.get("x-frame-options")).toBe("DENY");
+    expect(page.headers.get("content-security-policy")).toContain("frame-ancestors 'none'");
+    expect(page.headers.get("content-security-policy")).toContain("connect-src 'self'");
+    expect(page.headers.get("x-content-type-options")).toBe("nosniff");
+    expect((await fetch(base + "/nope")).headers.get("x-content-type-options")).toBe("nosniff");
+  });
+});
+
 describe("identities carry their source", () => {
   it("a JWT whose subject equals a static-token user's name is another user", async () => {
     const { publicKey, privateKey } = await generateKeyPair("RS256");
