@@ -128,12 +128,18 @@ function readText(file: string, p: FileProblems): string | null {
   return bytes.toString("utf8");
 }
 
+/** Lowercase letters and digits joined by single hyphens or dots: what the loader accepts with a warning. */
+const DOTTED_NAME = /^[a-z0-9]+(?:[-.][a-z0-9]+)*$/;
+
 function checkName(name: string, kind: DefinitionKind, expected: string, inFolder: boolean, strict: boolean, p: FileProblems, line?: number): void {
   if (/[^\x00-\x7f]/.test(name)) {
     p.error(
       `name "${name}" must use only the letters a-z, digits and single hyphens: the model types the name to call the ${kind}, and letters of other scripts can look the same (Cyrillic "а", Latin "a")`,
       line,
     );
+  } else if (!NAME_RULE.test(name) && !strict && DOTTED_NAME.test(name)) {
+    // Real collections name agents after versions ("powershell-5.1-expert"); a dot is harmless here, so it loads.
+    p.warning(`name "${name}" has a "." (the spec allows only letters, digits and hyphens); it loads as "${name}". Use "${name.replaceAll(".", "-")}" for other hosts`, line);
   } else if (!NAME_RULE.test(name)) {
     const suggestion = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
     p.error(`name "${name}" must use only lowercase letters, digits and single hyphens, not at the start or end${suggestion ? ` (e.g. "${suggestion}")` : ""}`, line);

@@ -59,6 +59,20 @@ describe("1. agents are named by their frontmatter", () => {
   });
 });
 
+describe("1b. agents named after versions", () => {
+  it("a name with a dot (powershell-5.1-expert) loads with a warning; other characters stay errors", () => {
+    const catalog = load({
+      "agents/powershell-5.1-expert.md": skill("powershell-5.1-expert", "description: PowerShell 5.1.\n"),
+      "agents/bad.md": skill("Bad_Name", "description: No.\n"),
+    });
+    expect([...catalog.agents.keys()]).toEqual(["powershell-5.1-expert"]);
+    expect(catalog.warnings).toContain(
+      'agents/powershell-5.1-expert.md:2: name "powershell-5.1-expert" has a "." (the spec allows only letters, digits and hyphens); it loads as "powershell-5.1-expert". Use "powershell-5-1-expert" for other hosts',
+    );
+    expect(catalog.problems.some((p) => p.includes('name "Bad_Name" must use only lowercase letters'))).toBe(true);
+  });
+});
+
 describe("2. skills: a name unlike the folder, a long name or description warn and load", () => {
   it("loads under the frontmatter name with one warning each; validate refuses the same folder", () => {
     const long = "x".repeat(1100);
