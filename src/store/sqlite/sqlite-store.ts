@@ -337,6 +337,14 @@ export class SqliteStore implements Store {
         this.db.prepare(`DELETE FROM sessions WHERE key = ?`).run(target);
         this.stmts.deleteIndicator.run(target);
       }
+      // A request of the new key's idle conversation may share an external id with one moving in (ids unique per
+      // chat only): the moving one keeps its identity under a prefixed id, so both stay and neither is lost.
+      this.db
+        .prepare(
+          `UPDATE requests SET external_id = 'moved:' || session_key || ':' || external_id WHERE ${under("session_key")}
+           AND EXISTS (SELECT 1 FROM requests b WHERE b.session_key = ${renamed("requests.session_key")} AND b.external_id = requests.external_id)`,
+        )
+        .run({ from, to });
       for (const table of ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators"]) {
         this.db.prepare(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`).run({ from, to });
       }

@@ -1,0 +1,87 @@
+// The Store contract: what every backend (SQLite today, PostgreSQL next) must do, specified through the
+// Store interface only. Every call is awaited, so the suite stays as it is when the interface turns async.
+// A new backend adds an entry to BACKENDS in ./contract/backends.ts.
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { approvalContract } from "./contract/approvals.js";
+import { BACKENDS } from "./contract/backends.js";
+import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./contract/fixtures.js";
+import { moveContract } from "./contract/move.js";
+import { outboxContract } from "./contract/outbox.js";
+import { requestContract } from "./contract/requests.js";
+import { stepContract } from "./contract/steps.js";
+
+describe.each(BACKENDS)("Store contract ($name)", (backend) => {
+  const ctx = { backend } as ContractContext;
+  beforeEach(async () => {
+    ctx.clock = new Clock();
+    ctx.store = await backend.open(ctx.clock.now);
+  });
+  afterEach(async () => {
+    await backend.close(ctx.store);
+  });
+
+  stepContract(ctx);
+  requestContract(ctx);
+  approvalContract(ctx);
+  outboxContract(ctx);
+  moveContract(ctx);
+
+  describe("durability", () => {
+    it("everything committed is there after the store is closed and opened again", async () => {
+      const K = "telegram:100";
+      let { store } = ctx;
+      await startTask(store, K, { task: "t1", request: "r1", frames: [frame("f-main"), frame("f-skill", { agentType: "skill" })] });
+      await store.insertRequest(newRequest("r2", K, { idempotency: { key: "idem-1", fingerprint: "fp" } }));
+      await store.saveIdempotentResponse(ALICE, "idem-1", "resp");
+      await store.commit({
+        sessionKey: K,
+        log: [logEntry("message", { n: 1 }, { agentSessionId: "as-f-main" })],
+        task: { id: "t1", status: "waiting_approval", structuredOutput: { k: "v" } },
+        usage: { requestId: "r1", inputTokens: 3, outputTokens: 4, cacheReadTokens: 5, cacheWriteTokens: 6 },
+        outbound: [outbound("o1", { requestId: "r1" }), outbound("o2", { requestId: "r1" })],
+        approvalsCreated: [newApproval("a1"), newApproval("a2")],
+      });
+      await store.markDelivered("o1");
+      await store.recordChunk("o1", 0, "msg-1");
+      await store.decideApproval("a2", "denied", ALICE);
+      await store.saveIndicator(K, "typing");
+
+      const read = async () => ({
+        session: await store.findSession(K),
+        requests: await store.requests(K),
+        tasks: await store.tasks(K),
+        frames: await store.frames(K),
+        log: await store.sessionLog(K),
+        history: await store.history("as-f-main"),
+        usage: await store.sessionUsage(K),
+        taskUsage: await store.taskUsage("t1"),
+        pending: await store.pendingOutbound(),
+        sent: await store.outboundFor("r1"),
+        chunks: await store.deliveredChunks("o1"),
+        approvals: [await store.approval("a1"), await store.approval("a2")],
+        idempotency: await store.idempotency(ALICE, "idem-1"),
+        indicators: await store.indicators("telegram"),
+        unfinished: await store.unfinishedRequests(),
+      });
+      const before = await read();
+      ctx.clock.advance(60_000);
+      store = ctx.store = await backend.reopen(store, ctx.clock.now);
+      const after = await read();
+      expect(after).toEqual(before);
+      // Guards against comparing two empty reads.
+      expect(after.frames.map((f) => f.frameId)).toEqual(["f-main", "f-skill"]);
+      expect(after.pending.map((o) => o.id)).toEqual(["o2"]);
+      expect(after.approvals.map((a) => a?.status)).toEqual(["pending", "denied"]);
+      expect(after.idempotency?.response).toBe("resp");
+    });
+
+    it("a decision taken before a restart still wins over one after it", async () => {
+      let { store } = ctx;
+      await store.commit({ sessionKey: "telegram:100", approvalsCreated: [newApproval("a1")] });
+      expect(await store.decideApproval("a1", "approved", ALICE)).toBe(true);
+      store = ctx.store = await backend.reopen(store, ctx.clock.now);
+      expect(await store.decideApproval("a1", "denied", ALICE)).toBe(false);
+      expect((await store.approval("a1"))?.status).toBe("approved");
+    });
+  });
+});

@@ -1,0 +1,75 @@
+// The backends the Store contract suite runs against. A new backend (PostgreSQL) adds one entry here; the
+// suite itself talks only to the Store interface.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../../src/store/store.js";
+
+export interface StoreBackend {
+  name: string;
+  /** A fresh, empty store whose timestamps come from `now`. */
+  open(now: () => number): Promise<Store>;
+  /** Closes `store` and opens the same database again (what a restart does). */
+  reopen(store: Store, now: () => number): Promise<Store>;
+  /** Closes the store and throws its database away. */
+  close(store: Store): Promise<void>;
+  // Backend hooks: the only place the suite reaches below the interface, to plant a row the store cannot
+  // read back (a hand-edited or truncated row). Each throws when the row does not exist, so a test that
+  // plants into nothing fails instead of passing vacuously. A backend without them skips those tests.
+  plantCorruptApproval?(store: Store, approvalId: string): Promise<void>;
+  plantCorruptTaskOutput?(store: Store, taskId: string): Promise<void>;
+  plantCorruptFrame?(store: Store, frameId: string): Promise<void>;
+}
+
+const sqliteFiles = new Map<Store, { dir: string; file: string }>();
+
+function sqliteFile(store: Store): { dir: string; file: string } {
+  const where = sqliteFiles.get(store);
+  if (!where) throw new Error("this store was not opened by the sqlite contract backend");
+  return where;
+}
+
+/** Runs `sql` on a second connection to the store's file (WAL mode lets both be open). */
+function plantSqlite(store: Store, sql: string, id: string): Promise<void> {
+  const db = new Database(sqliteFile(store).file);
+  try {
+    const changes = db.prepare(sql).run(id).changes;
+    if (changes !== 1) throw new Error(`plant: no row ${id} to corrupt (${sql})`);
+  } finally {
+    db.close();
+  }
+  return Promise.resolve();
+}
+
+const sqlite: StoreBackend = {
+  name: "sqlite",
+  open(now) {
+    const dir = mkdtempSync(join(tmpdir(), "switchboard-contract-"));
+    const file = join(dir, "switchboard.db");
+    const store = new SqliteStore(file, now);
+    sqliteFiles.set(store, { dir, file });
+    return Promise.resolve(store);
+  },
+  reopen(store, now) {
+    const where = sqliteFile(store);
+    store.close();
+    sqliteFiles.delete(store);
+    const next = new SqliteStore(where.file, now);
+    sqliteFiles.set(next, where);
+    return Promise.resolve(next);
+  },
+  close(store) {
+    const where = sqliteFiles.get(store);
+    store.close();
+    sqliteFiles.delete(store);
+    if (where) rmSync(where.dir, { recursive: true, force: true });
+    return Promise.resolve();
+  },
+  plantCorruptApproval: (store, id) => plantSqlite(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = ?`, id),
+  plantCorruptTaskOutput: (store, id) => plantSqlite(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = ?`, id),
+  plantCorruptFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = ?`, id),
+};
+
+export const BACKENDS: StoreBackend[] = [sqlite];
