@@ -106,7 +106,7 @@ function secretPattern(secrets: readonly string[], escape: (form: string) => str
   return new RegExp([...forms].sort((a, b) => b.length - a.length).map(literal).join("|"), "g");
 }
 
-/** `text` without any of `secrets` (nor Telegram bot tokens): for error texts shown to users or models. */
+/** `text` without any of `secrets` (nor Telegram bot tokens), for one text; a logger keeps a `secretScrubber`. */
 export function scrub(text: string, secrets: readonly string[]): string {
   return secretScrubber(secrets)(text);
 }

@@ -4,13 +4,13 @@ import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
 import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
-import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
+import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { Outbox } from "./outbox.js";
-import { UnrecordedFailures } from "./unrecorded-failures.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
+import { UnrecordedFailures } from "./unrecorded-failures.js";
 
 export interface GatewayDeps {
   store: Store;

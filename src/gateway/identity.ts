@@ -9,8 +9,3 @@ export function userId(source: IdentitySource, ...parts: (string | number)[]): s
   if (parts.length === 0 || parts.some((p) => String(p) === "")) throw new Error(`userId(${source}) needs non-empty parts`);
   return [source, ...parts.map(String)].join(":");
 }
-
-/** True when `id` is namespaced by one of the known sources. */
-export function isQualifiedUserId(id: string): boolean {
-  return /^(telegram|slack|http|jwt|console):./.test(id);
-}
