@@ -1,5 +1,6 @@
-// The Store interface: everything the runtime and gateway persist. The runtime sees only
-// this file; the SQLite implementation is chosen in main.ts.
+// The Store interface: everything the runtime and gateway persist. The runtime sees only this file; app.ts
+// picks the backend (SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set). Every method is async, because
+// a networked database cannot answer synchronously; the SQLite store answers at once underneath.
 
 export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled";
 export type RequestStatus = "pending" | "running" | "done" | "failed";
@@ -191,7 +192,40 @@ export interface StepCommit {
   approvalsCreated?: NewApproval[];
   /** The session's frames cannot be read: move them all to the quarantine table (what /reset does then). */
   framesQuarantined?: { reason: string };
+  /**
+   * The lease this step was computed under. The commit checks, in its transaction, that the session's lease still
+   * carries this fencing token, and throws FencedError (writing nothing) when another replica has taken it over.
+   */
+  fence?: Fence;
 }
+
+/** A replica's hold on a session (or on a singleton job such as `@telegram-polling`). */
+export interface Lease {
+  key: string;
+  holder: string;
+  /** The fencing token: grows by one each time a different holder takes the lease; never goes back. */
+  token: number;
+  expiresAt: number;
+}
+
+export interface Fence {
+  holder: string;
+  token: number;
+}
+
+/**
+ * What a replica tells the others through the store (PostgreSQL: LISTEN/NOTIFY; SQLite: in the process). The
+ * store announces the first three itself when the change commits; `stack` is announced by the runtime.
+ */
+export type StoreChange =
+  /** A request was stored (a message, a command, an approval's resume): there is work for the session. */
+  | { kind: "request"; sessionKey: string; requestId: string }
+  /** A request finished (done or failed). */
+  | { kind: "done"; sessionKey: string; requestId: string }
+  /** Replies were committed to the outbox. */
+  | { kind: "outbound"; sessionKey: string; requestIds: (string | null)[] }
+  /** The agent stack changed (a child took over or returned). */
+  | { kind: "stack"; sessionKey: string; event: { type: "push" | "pop"; agent: string; depth: number } };
 
 export interface NewRequest {
   id: string;
@@ -226,80 +260,118 @@ export interface IdempotencyRecord {
 }
 
 export interface Store {
-  commit(step: StepCommit): void;
+  commit(step: StepCommit): Promise<void>;
   /** Returns the session, creating it (with a fresh main agent session id) when new. */
-  session(key: string, newMainAgentSessionId: () => string): SessionRecord;
+  session(key: string, newMainAgentSessionId: () => string): Promise<SessionRecord>;
   /** The session if it exists. */
-  findSession(key: string): SessionRecord | null;
+  findSession(key: string): Promise<SessionRecord | null>;
   /** Stores an inbound request unless (session, externalId) or (user, idempotency key) was seen before. */
-  insertRequest(input: NewRequest): InsertResult;
-  idempotency(userId: string, key: string): IdempotencyRecord | null;
-  saveIdempotentResponse(userId: string, key: string, response: string): void;
-  request(id: string): RequestRecord | null;
+  insertRequest(input: NewRequest): Promise<InsertResult>;
+  idempotency(userId: string, key: string): Promise<IdempotencyRecord | null>;
+  saveIdempotentResponse(userId: string, key: string, response: string): Promise<void>;
+  request(id: string): Promise<RequestRecord | null>;
   /** Every request of a session, oldest first. */
-  requests(sessionKey: string): RequestRecord[];
+  requests(sessionKey: string): Promise<RequestRecord[]>;
   /** Requests not yet done, oldest first: the work a restart must pick up. */
-  unfinishedRequests(): RequestRecord[];
-  task(id: string): TaskRecord | null;
-  activeTask(sessionKey: string): TaskRecord | null;
+  unfinishedRequests(): Promise<RequestRecord[]>;
+  task(id: string): Promise<TaskRecord | null>;
+  activeTask(sessionKey: string): Promise<TaskRecord | null>;
   /** Every task of a session, oldest first. */
-  tasks(sessionKey: string): TaskRecord[];
+  tasks(sessionKey: string): Promise<TaskRecord[]>;
   /** The newest active task of `ownerId` in the session `keyPrefix` or any session below it (`<prefix>:…`). */
-  activeTaskOf(keyPrefix: string, ownerId: string): TaskRecord | null;
+  activeTaskOf(keyPrefix: string, ownerId: string): Promise<TaskRecord | null>;
   /** The stack, bottom first. Throws CorruptStateError when a stored frame does not parse. */
-  frames(sessionKey: string): FrameRecord[];
+  frames(sessionKey: string): Promise<FrameRecord[]>;
   /** Message and tool_result rows of one agent session, in order. */
-  history(agentSessionId: string): LogEntry[];
-  sessionLog(sessionKey: string): LogEntry[];
+  history(agentSessionId: string): Promise<LogEntry[]>;
+  sessionLog(sessionKey: string): Promise<LogEntry[]>;
   /** Token totals of a session (all time) and since its last /reset (what SESSION_TOKEN_BUDGET counts). */
-  sessionUsage(sessionKey: string): SessionUsage;
+  sessionUsage(sessionKey: string): Promise<SessionUsage>;
   /** Token totals of one task: the sum over its requests. */
-  taskUsage(taskId: string): Omit<SessionUsage, "sinceReset">;
+  taskUsage(taskId: string): Promise<Omit<SessionUsage, "sinceReset">>;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
-  openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }>;
+  openAgentSessions(sessionKey: string): Promise<Array<{ agentSessionId: string; agentName: string }>>;
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */
-  runningRequests(sessionKey: string): RequestRecord[];
-  pendingOutbound(sessionKey?: string): OutboundRecord[];
+  runningRequests(sessionKey: string): Promise<RequestRecord[]>;
+  pendingOutbound(sessionKey?: string): Promise<OutboundRecord[]>;
   /** Every outbound message a request produced, in order. */
-  outboundFor(requestId: string): OutboundRecord[];
-  markDelivered(outboundId: string): void;
+  outboundFor(requestId: string): Promise<OutboundRecord[]>;
+  markDelivered(outboundId: string): Promise<void>;
   /** Takes back a delivery mark when the send failed, so it is tried again. */
-  markUndelivered(outboundId: string): void;
+  markUndelivered(outboundId: string): Promise<void>;
   /** Marks a reply undeliverable for good; false when it already was (so it is logged once). */
-  markUndeliverable(outboundId: string, reason: string): boolean;
-  undeliverable(sessionKey: string): UndeliverableRecord[];
+  markUndeliverable(outboundId: string, reason: string): Promise<boolean>;
+  undeliverable(sessionKey: string): Promise<UndeliverableRecord[]>;
   /**
    * Moves a conversation (the key and every `<key>:…` sub-key) to another key, every row with it, in one
    * transaction. Refused (nothing moved) when a conversation under the new key is already under way.
    */
-  moveSession(from: string, to: string): { moved: number } | { refused: string };
+  moveSession(from: string, to: string): Promise<{ moved: number } | { refused: string }>;
   /** An indicator a provider showed (a reaction, a status), so a restart can take it back. */
-  saveIndicator(sessionKey: string, data: string): void;
-  deleteIndicator(sessionKey: string): void;
+  saveIndicator(sessionKey: string, data: string): Promise<void>;
+  deleteIndicator(sessionKey: string): Promise<void>;
   /** Indicators of one provider (`slack`), oldest first. */
-  indicators(provider: string): Array<{ sessionKey: string; data: string }>;
+  indicators(provider: string): Promise<Array<{ sessionKey: string; data: string }>>;
   /** Chunks of an outbound message already sent to the platform. */
-  deliveredChunks(outboundId: string): number[];
-  recordChunk(outboundId: string, chunk: number, platformMessageId: string): void;
+  deliveredChunks(outboundId: string): Promise<number[]>;
+  recordChunk(outboundId: string, chunk: number, platformMessageId: string): Promise<void>;
   /** The approval asked for exactly this call (id, tool and input), if any. */
-  approvalFor(call: ToolCallRef): ApprovalRecord | null;
-  approval(id: string): ApprovalRecord | null;
-  pendingApprovals(sessionKey: string): ApprovalRecord[];
+  approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null>;
+  approval(id: string): Promise<ApprovalRecord | null>;
+  pendingApprovals(sessionKey: string): Promise<ApprovalRecord[]>;
   /**
    * Moves a pending approval to `status`: an atomic compare-and-set, so of two racing decisions exactly one
    * wins. Returns false when it was no longer pending.
    */
-  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): boolean;
+  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): Promise<boolean>;
   /**
    * The same compare-and-set, and — only if it wins — the request that resumes the waiting turn, in one
    * transaction: a crash can never leave a decided approval without its resume.
    */
-  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): boolean;
+  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): Promise<boolean>;
   /** Pending approvals whose time is up (expires_at ≤ now). */
-  dueApprovals(now: number): ApprovalRecord[];
+  dueApprovals(now: number): Promise<ApprovalRecord[]>;
+  /**
+   * Claims the session's oldest undelivered reply for sending (marks it delivered, so it is never sent twice, even
+   * by two replicas at once: PostgreSQL claims with FOR UPDATE SKIP LOCKED). Null when nothing is left to send.
+   */
+  claimNextOutbound(sessionKey: string): Promise<OutboundRecord | null>;
+  /**
+   * Takes the lease on `key` for `holder` for `ttlMs`: granted when nobody holds it, when it expired, or when
+   * `holder` holds it already (then only extended). A grant to a different holder than the last one increments
+   * the fencing token. Null when another holder's lease is still live.
+   */
+  acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null>;
+  /** Extends the lease if it still carries `token` (it may have expired, as long as nobody took it over). */
+  renewLease(key: string, holder: string, token: number, ttlMs: number): Promise<boolean>;
+  /** Gives the lease up at once (so any replica may take the session's next message); keeps its token. */
+  releaseLease(key: string, holder: string, token: number): Promise<void>;
+  lease(key: string): Promise<Lease | null>;
+  /**
+   * Sessions with work nobody is doing: unfinished requests or undelivered replies, and no live lease. What a
+   * replica polls for when a notification was missed, and what it takes over when another replica died.
+   */
+  orphanedSessions(): Promise<string[]>;
+  /** Calls `listener` for every change any replica commits or announces (this one included). Returns unsubscribe. */
+  watch(listener: (change: StoreChange) => void): () => void;
+  announce(change: StoreChange): Promise<void>;
+  /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
+  ping(): Promise<void>;
   /** Rows set aside because they could not be read, newest first. */
-  quarantined(): QuarantineRecord[];
-  close(): void;
+  quarantined(): Promise<QuarantineRecord[]>;
+  close(): Promise<void>;
+}
+
+/** A commit under a lease another replica has since taken over: nothing was written; the turn must stop. */
+export class FencedError extends Error {
+  override name = "FencedError";
+  constructor(
+    readonly sessionKey: string,
+    readonly token: number,
+    readonly current: number | null,
+  ) {
+    super(`the lease on ${sessionKey} was taken over (fencing token ${token}, now ${current ?? "none"}); this step was not committed`);
+  }
 }
 
 /** A stored row that cannot be read back; the request fails with a clear message, the gateway carries on. */
