@@ -138,12 +138,12 @@ export async function recovery(): Promise<Result> {
   const before = process.memoryUsage().heapUsed;
   const start = performance.now();
   const second = benchWorld(handoffModel(), first.root);
-  const recovered = second.gateway.recover();
+  const recovered = await second.gateway.recover();
   const ready = performance.now() - start;
   const firstReply = await send(second, "r1234", "Lisbon");
   const idleSessions: unknown[] = [];
   // Touch every session's stack once (as if each got a message), then measure what idle sessions keep.
-  for (let s = 0; s < sessions; s++) idleSessions.push(second.stacks.hasActive(`bench:r${s}`));
+  for (let s = 0; s < sessions; s++) idleSessions.push(await second.stacks.hasActive(`bench:r${s}`));
   for (let s = 0; s < sessions; s++) second.stacks.evict(`bench:r${s}`);
   if (global.gc) global.gc();
   const perIdle = Math.max(0, process.memoryUsage().heapUsed - before) / sessions;

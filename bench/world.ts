@@ -5,6 +5,7 @@ import pino from "pino";
 import type { Catalog } from "../src/catalog/definition.js";
 import { loadCatalog } from "../src/catalog/loader.js";
 import { Gateway } from "../src/gateway/gateway.js";
+import { Leases } from "../src/gateway/leases.js";
 import type { Model } from "../src/llm/model.js";
 import type { AssistantBlock, ModelRequest, ModelResponse } from "../src/llm/types.js";
 import { CallLimiter } from "../src/runtime/call-limiter.js";
@@ -54,9 +55,10 @@ export function benchWorld(model: Model, dir?: string) {
   const store = new SqliteStore(dbFile);
   const log = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: true }));
   const catalog = benchCatalog(root);
-  const stacks = new AgentStackManager(store);
+  const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });
+  const stacks = new AgentStackManager(leases.fenced());
   const runtime: RuntimeDeps = {
-    store,
+    store: leases.fenced(),
     stacks,
     model,
     tools: new ToolRegistry(),
@@ -77,7 +79,7 @@ export function benchWorld(model: Model, dir?: string) {
     timers: systemTimers,
   };
   const orchestrator = new Orchestrator(runtime);
-  const gateway = new Gateway({ store, model, orchestrator, runtime, ids: randomIds, log });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids: randomIds, log });
   let delivered = 0;
   gateway.register({ prefix: "bench", deliver: async () => void delivered++ });
   return {
@@ -104,7 +106,7 @@ let counter = 0;
 /** Sends one message and resolves when its reply was delivered; returns the latency in ms. */
 export async function send(world: ReturnType<typeof benchWorld>, session: string, text: string): Promise<number> {
   const start = performance.now();
-  const result = world.gateway.submit({ sessionKey: `bench:${session}`, messageId: `m${++counter}`, userId: "u", text });
+  const result = await world.gateway.submit({ sessionKey: `bench:${session}`, messageId: `m${++counter}`, userId: "u", text });
   if (result.status !== "accepted") throw new Error(`not accepted: ${JSON.stringify(result)}`);
   await world.gateway.whenDone(result.requestId);
   return performance.now() - start;

@@ -1,9 +1,12 @@
+import { randomBytes } from "node:crypto";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { Logger } from "pino";
 import { LiveCatalog } from "./catalog/live.js";
 import { LOCK_FILE } from "./catalog/lock.js";
 import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
+import { Leases } from "./gateway/leases.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
 import type { Model } from "./llm/model.js";
 import { createEgress } from "./net/egress.js";
@@ -13,8 +16,9 @@ import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
+import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
-import type { Store } from "./store/store.js";
+import type { QuarantineRecord, Store } from "./store/store.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -23,6 +27,8 @@ export class StartupError extends Error {
 
 export interface App {
   store: Store;
+  /** This process's name among the replicas (in the lease table and the logs). */
+  replica: string;
   catalog: LiveCatalog;
   model: Model;
   gateway: Gateway;
@@ -41,21 +47,48 @@ export function createTools(config: Config): { registry: ToolRegistry; off: Reco
   };
 }
 
-/** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
-export function createApp(config: Config, log: Logger, ids: Ids = randomIds): App {
-  let store: SqliteStore;
+/**
+ * The database: PostgreSQL when DATABASE_URL is set (migrated under an advisory lock, so replicas starting together
+ * migrate once), else SQLite in DATA_DIR, held with an OS lock so that a second process on it refuses to start.
+ */
+export async function openStore(config: Config, log: Logger): Promise<Store> {
+  // Logged once per row: the row is marked, so the next read skips it silently.
+  const onQuarantine = (q: QuarantineRecord) =>
+    log.error(
+      { session: q.sessionKey, kind: q.kind, row: q.rowId },
+      `stored ${q.kind} ${q.rowId} could not be read (${q.reason.split(":")[0]}); it was set aside in the quarantine table and only its session is affected. If that chat misbehaves, send /reset there.`,
+    );
+  if (config.DATABASE_URL) {
+    const { PostgresStore } = await import("./store/postgres/postgres-store.js");
+    try {
+      return await PostgresStore.open(config.DATABASE_URL, { onQuarantine, log });
+    } catch (error) {
+      throw new StartupError(`Cannot open the PostgreSQL database (DATABASE_URL): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   try {
-    store = new SqliteStore(join(config.DATA_DIR, "switchboard.db"), Date.now, {
-      // Logged once per row: the row is marked, so the next read skips it silently.
-      onQuarantine: (q) =>
-        log.error(
-          { session: q.sessionKey, kind: q.kind, row: q.rowId },
-          `stored ${q.kind} ${q.rowId} could not be read (${q.reason.split(":")[0]}); it was set aside in the quarantine table and only its session is affected. If that chat misbehaves, send /reset there.`,
-        ),
-    });
+    return new SqliteStore(join(config.DATA_DIR, "switchboard.db"), Date.now, { onQuarantine, exclusive: true });
   } catch (error) {
+    if (error instanceof DatabaseInUseError) {
+      throw new StartupError(
+        `Another Switchboard is already running on DATA_DIR=${config.DATA_DIR} (its database is locked). Stop it first, give this one its own DATA_DIR, or set DATABASE_URL to run several replicas on one PostgreSQL.`,
+      );
+    }
     throw new StartupError(`Cannot open the database: ${error instanceof Error ? error.message : String(error)}`);
   }
+}
+
+/** How often a replica looks for work nobody is doing (a replica that died, a notification it missed). */
+export function pollInterval(leaseMs: number): number {
+  return Math.max(250, Math.min(5_000, Math.floor(leaseMs / 2)));
+}
+
+/** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
+export async function createApp(config: Config, log: Logger, ids: Ids = randomIds): Promise<App> {
+  const store = await openStore(config, log);
+  const replica = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
+  const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
+  const fenced = leases.fenced();
   const { registry: tools, off: disabledTools } = createTools(config);
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
     log,
@@ -77,8 +110,8 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
   if (!model.configured) log.warn("ANTHROPIC_API_KEY is not set: every message will be answered with setup instructions");
 
   const runtime: RuntimeDeps = {
-    store,
-    stacks: new AgentStackManager(store),
+    store: fenced,
+    stacks: new AgentStackManager(fenced),
     model,
     tools,
     catalog: () => catalog.current,
@@ -99,29 +132,41 @@ export function createApp(config: Config, log: Logger, ids: Ids = randomIds): Ap
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
-  // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT); checked now and every 30 s.
-  gateway.expireApprovals(Date.now());
-  const sweep = setInterval(() => gateway.expireApprovals(Date.now()), 30_000);
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
+  // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
+  // at a time (whichever holds the sweeper's lease).
+  const sweepApprovals = async () => {
+    if (await store.acquireLease("@approval-sweeper", replica, 90_000)) await gateway.expireApprovals(Date.now());
+  };
+  const failedSweep = (error: unknown) => log.error({ err: error }, "could not expire approvals; trying again in 30 s");
+  await sweepApprovals().catch(failedSweep);
+  const sweep = setInterval(() => void sweepApprovals().catch(failedSweep), 30_000);
   sweep.unref();
+  // Work nobody is doing (a replica died, a notification was missed) is taken over.
+  const poll = setInterval(() => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")), pollInterval(config.SESSION_LEASE_MS));
+  poll.unref();
+  log.info({ replica, database: config.DATABASE_URL ? "postgresql" : "sqlite" }, "store ready");
   return {
     store,
+    replica,
     catalog,
     model,
     gateway,
     async close() {
       clearInterval(sweep);
+      clearInterval(poll);
       await catalog.close();
       await gateway.stop();
-      store.close();
+      await store.releaseLease("@approval-sweeper", replica, (await store.lease("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
+      await store.close();
     },
   };
 }
 
 /** For entry points: a StartupError is printed for the admin and the process exits 1. */
-export function startOrExit(start: () => App): App {
+export async function startOrExit(start: () => Promise<App>): Promise<App> {
   try {
-    return start();
+    return await start();
   } catch (error) {
     if (!(error instanceof StartupError)) throw error;
     process.stderr.write(`${error.message}\n`);

@@ -105,6 +105,14 @@ const schema = z.object({
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),
   AGENT_CALL_TIMEOUT_MS: wholeNumber(30_000, 1_000, 300_000),
   DATA_DIR: optionalText.transform((v) => v ?? "./data"),
+  // postgres://user:password@host:5432/db selects PostgreSQL (several replicas may share it); unset: SQLite in DATA_DIR.
+  DATABASE_URL: optionalText.pipe(
+    z
+      .url({ message: "must be a URL such as postgres://switchboard:password@db.example.com:5432/switchboard" })
+      .refine((v) => /^postgres(ql)?:\/\//.test(v), { message: "must start with postgres:// or postgresql://" })
+      .optional(),
+  ),
+  SESSION_LEASE_MS: wholeNumber(15_000, 1_000, 600_000),
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
   AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
   SKILLS_LOCK: optionalText

@@ -13,7 +13,7 @@ import { secretsOf } from "./secrets.js";
 const config = loadConfigOrExit();
 const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
 installProcessGuard(log);
-const app = startOrExit(() => createApp(config, log));
+const app = await startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
 
@@ -113,7 +113,7 @@ if (chatPlatforms.length === 0 || process.stdin.isTTY) {
   providers.push("console");
 }
 try {
-  app.gateway.recover();
+  await app.gateway.recover();
   await app.catalog.watch();
 } catch (error) {
   // The process guard keeps a running service alive; a start that cannot finish must still fail loudly.

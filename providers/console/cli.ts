@@ -16,14 +16,14 @@ function arg(name: string): string | undefined {
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
 installProcessGuard(log);
-const app = startOrExit(() => createApp(config, log));
+const app = await startOrExit(() => createApp(config, log));
 const chat = startConsole(app.gateway, {
   jsonl: process.argv.includes("--jsonl"),
   exitOnEnd: true,
   ...(arg("--session") ? { session: arg("--session")! } : {}),
   ...(arg("--user") ? { user: arg("--user")! } : {}),
 });
-app.gateway.recover();
+await app.gateway.recover();
 await app.catalog.watch();
 
 const stop = async () => {

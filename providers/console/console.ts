@@ -68,12 +68,18 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
     rl.prompt();
   }
   let lineNo = 0;
+  // Lines are stored one after the other, in the order they were typed.
+  let submitted: Promise<void> = Promise.resolve();
   rl.on("line", (raw) => {
     lineNo++;
     const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
-    if (message) {
+    if (message) submitted = submitted.then(() => submit(message));
+    if (interactive) rl.prompt();
+  });
+  async function submit(message: NonNullable<ReturnType<typeof parsePlain>>): Promise<void> {
+    {
       try {
-        const result = gateway.submit({
+        const result = await gateway.submit({
           sessionKey: sessionKey("console", message.session ?? defaultSession),
           messageId: message.id ?? randomUUID(),
           userId: userId("console", message.user ?? defaultUser),
@@ -88,14 +94,13 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
         else write(`! ${String(error)}`);
       }
     }
-    if (interactive) rl.prompt();
-  });
+  }
 
   const done = new Promise<void>((resolve) => {
     rl.on("close", () => {
       options.onEnd?.();
       if (!options.exitOnEnd) return;
-      void gateway.idle().then(resolve);
+      void submitted.then(() => gateway.idle()).then(resolve);
     });
   });
   return { done };

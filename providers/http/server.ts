@@ -3,11 +3,11 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
-import type { OutboundMessage } from "../../src/gateway/types.js";
 import type { Timers } from "../../src/runtime/deps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
+import { RequestEvents } from "./events.js";
 import { WEB_PAGE } from "./page.js";
-import { HttpError, internalError, invalid, listenError, outboundView, readJson } from "./request.js";
+import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { requestSummary, sessionIdOf, taskView } from "./views.js";
 
 export interface HttpOptions {
@@ -45,16 +45,13 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
-type Listener = (message: OutboundMessage | { stack: { type: "push" | "pop"; agent: string; depth: number } }) => void;
-
 /**
- * The HTTP API: the same stack semantics as a chat, for programs. Sessions are `http:<session_id>`;
- * every reply is collected per request and streamed to SSE clients of the session.
+ * The HTTP API: the same stack semantics as a chat, for programs. Sessions are `http:<session_id>`; replies are
+ * read back from the store, so any replica answers a request, whichever replica runs its turn.
  */
 export class HttpProvider {
   private server: Server | null = null;
   private readonly auth: Authenticator;
-  private readonly listeners = new Map<string, Set<Listener>>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -64,15 +61,8 @@ export class HttpProvider {
   }
 
   async start(): Promise<void> {
-    this.gateway.register({
-      prefix: "http",
-      deliver: async (message) => {
-        for (const listener of this.listeners.get(message.sessionKey) ?? []) listener(message);
-      },
-      event: (key, event) => {
-        for (const listener of this.listeners.get(key) ?? []) listener({ stack: event });
-      },
-    });
+    // Nothing to push: clients read their replies from the store (the response, or the SSE stream).
+    this.gateway.register({ prefix: "http", deliver: async () => {} });
     const server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve, reject) => {
       server.once("error", (error: NodeJS.ErrnoException) => reject(listenError(error, this.options.host, this.options.port)));
@@ -101,7 +91,7 @@ export class HttpProvider {
     if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return (_req, res, user) => this.json(res, 200, taskView(this.gateway.store, this.ownedTask(id, user)));
+      return async (_req, res, user) => this.json(res, 200, await taskView(this.gateway.store, await this.ownedTask(id, user)));
     }
     if (method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) {
       const id = m[1]!;
@@ -151,29 +141,26 @@ export class HttpProvider {
       const key = idempotencyKey.safeParse(header);
       if (!key.success) throw new HttpError(400, "invalid_request_error", `Idempotency-Key ${key.error.issues[0]!.message}`);
       keyed = { key: key.data, fingerprint: createHash("sha256").update(JSON.stringify(body.data)).digest("hex") };
-      const seen = store.idempotency(user, keyed.key);
+      const seen = await store.idempotency(user, keyed.key);
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
       if (seen) return await this.replay(res, user, keyed, seen.requestId, seen.fingerprint, stream);
     }
     let sessionId = body.data.session_id;
     if (body.data.task_id) {
-      const task = this.ownedTask(body.data.task_id, user);
+      const task = await this.ownedTask(body.data.task_id, user);
       if (sessionId && task.sessionKey !== `http:${sessionId}`) throw new HttpError(400, "invalid_request_error", "task_id belongs to another session_id");
       sessionId = sessionIdOf(task.sessionKey);
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
-    const owner = store.findSession(key)?.ownerId;
+    const owner = (await store.findSession(key))?.ownerId;
     if (owner && owner !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     const text = body.data.items.map((i) => i.content).join("\n\n");
     // Subscribe before submitting, so no event of this request is missed.
-    const events: Parameters<Listener>[0][] = [];
-    let push: Listener = (e) => void events.push(e);
-    const listener: Listener = (e) => push(e);
-    this.subscribe(key, listener);
+    const events = new RequestEvents(store, key);
     try {
       // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
-      const result = this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...(keyed ? { idempotency: keyed } : {}) });
+      const result = await this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...(keyed ? { idempotency: keyed } : {}) });
       switch (result.status) {
         case "forbidden":
           throw new HttpError(403, "permission_error", "this session belongs to another user");
@@ -187,24 +174,25 @@ export class HttpProvider {
           break;
       }
       const { requestId } = result;
+      events.bind(requestId);
       if (!stream) {
         const outcome = await this.gateway.whenDone(requestId);
-        const answer = this.answer(sessionId, requestId, outcome.internalError);
-        this.remember(user, keyed, answer);
+        const answer = await this.answer(sessionId, requestId, outcome.internalError);
+        await this.remember(user, keyed, answer);
         return this.json(res, answer.status, answer.body);
       }
-      const outcome = await this.stream(res, sessionId, requestId, events, (p) => (push = p));
-      this.remember(user, keyed, this.answer(sessionId, requestId, outcome.internalError));
+      const outcome = await this.stream(res, sessionId, requestId, events);
+      await this.remember(user, keyed, await this.answer(sessionId, requestId, outcome.internalError));
     } finally {
-      this.listeners.get(key)?.delete(listener);
+      events.close();
     }
   }
 
   /** The answer a keyed request got, kept so that every retry gets the same one. */
-  private remember(user: string, keyed: { key: string } | undefined, answer: { status: number; body: unknown }): void {
+  private async remember(user: string, keyed: { key: string } | undefined, answer: { status: number; body: unknown }): Promise<void> {
     if (!keyed) return;
     try {
-      this.gateway.store.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
+      await this.gateway.store.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
     } catch (error) {
       // The store cannot write now: a retry rebuilds the same answer from the stored request and its replies.
       this.options.log.warn({ err: error }, "could not store the response of an idempotent request");
@@ -216,10 +204,10 @@ export class HttpProvider {
       throw new HttpError(422, "invalid_request_error", `Idempotency-Key "${keyed.key}" was already used with a different body; use a new key for a new request`);
     }
     const outcome = await this.gateway.whenDone(requestId);
-    const stored = this.gateway.store.idempotency(user, keyed.key)?.response;
-    const request = this.gateway.store.request(requestId)!;
-    const answer = stored ? (JSON.parse(stored) as { status: number; body: unknown }) : this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
-    if (!stored) this.remember(user, keyed, answer);
+    const stored = (await this.gateway.store.idempotency(user, keyed.key))?.response;
+    const request = (await this.gateway.store.request(requestId))!;
+    const answer = stored ? (JSON.parse(stored) as { status: number; body: unknown }) : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
+    if (!stored) await this.remember(user, keyed, answer);
     if (!stream) return this.json(res, answer.status, answer.body);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const summary = answer.body as { messages?: unknown[] };
@@ -227,8 +215,8 @@ export class HttpProvider {
     res.end(`event: ${answer.status === 200 ? "done" : "error"}\ndata: ${JSON.stringify(answer.body)}\n\n`);
   }
 
-  private answer(sessionId: string, requestId: string, internal: boolean): { status: number; body: unknown } {
-    return internal ? { status: 500, body: internalError(requestId) } : { status: 200, body: requestSummary(this.gateway.store, sessionId, requestId) };
+  private async answer(sessionId: string, requestId: string, internal: boolean): Promise<{ status: number; body: unknown }> {
+    return internal ? { status: 500, body: internalError(requestId) } : { status: 200, body: await requestSummary(this.gateway.store, sessionId, requestId) };
   }
 
   /**
@@ -239,17 +227,11 @@ export class HttpProvider {
     res: ServerResponse,
     sessionId: string,
     requestId: string,
-    earlier: Parameters<Listener>[0][],
-    route: (listener: Listener) => void,
+    events: RequestEvents,
   ): Promise<{ internalError: boolean }> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    const push: Listener = (e) => {
-      if ("stack" in e) send("stack", e.stack);
-      else if (e.requestId === requestId || e.approvalId) send(e.approvalId ? "approval" : "message", outboundView(e));
-    };
-    route(push);
-    for (const e of earlier.splice(0)) push(e);
+    events.attach(send);
     const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
     const every = this.options.keepaliveMs ?? 15_000;
     let keepalive: unknown;
@@ -260,57 +242,56 @@ export class HttpProvider {
     keepalive = timers.setTimeout(beat, every);
     const outcome = await this.gateway.whenDone(requestId);
     timers.clearTimeout(keepalive);
-    send(outcome.internalError ? "error" : "done", outcome.internalError ? internalError(requestId) : requestSummary(this.gateway.store, sessionId, requestId));
+    await events.flush();
+    send(outcome.internalError ? "error" : "done", outcome.internalError ? internalError(requestId) : await requestSummary(this.gateway.store, sessionId, requestId));
     res.end();
     return outcome;
   }
 
-  private ownedTask(taskId: string, user: string) {
+  private async ownedTask(taskId: string, user: string) {
     if (!uuid.safeParse(taskId).success) throw new HttpError(400, "invalid_request_error", "task_id must be a UUID");
-    const task = this.gateway.store.task(taskId);
+    const task = await this.gateway.store.task(taskId);
     if (!task || !task.sessionKey.startsWith("http:")) throw new HttpError(404, "not_found_error", `no task ${taskId}`);
     if (task.ownerId !== user) throw new HttpError(403, "permission_error", "this task belongs to another user");
     return task;
   }
 
-  private getSession(res: ServerResponse, sessionId: string, user: string): void {
+  private async getSession(res: ServerResponse, sessionId: string, user: string): Promise<void> {
     if (!uuid.safeParse(sessionId).success) throw new HttpError(400, "invalid_request_error", "session_id must be a UUID");
     const key = `http:${sessionId}`;
-    const session = this.gateway.store.findSession(key);
-    const tasks = this.gateway.store.tasks(key);
+    const session = await this.gateway.store.findSession(key);
+    const tasks = await this.gateway.store.tasks(key);
     if (!session || tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
     if ((session.ownerId ?? tasks[0]!.ownerId) !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     this.json(res, 200, {
       session_id: sessionId,
       tasks: tasks.map((t) => ({ task_id: t.id, status: t.status, created_at: new Date(t.createdAt).toISOString() })),
-      usage: this.gateway.store.sessionUsage(key),
+      usage: await this.gateway.store.sessionUsage(key),
     });
   }
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
-    const task = this.ownedTask(taskId, user);
-    if (this.gateway.store.activeTask(task.sessionKey)?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
-    const result = this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
+    const task = await this.ownedTask(taskId, user);
+    if ((await this.gateway.store.activeTask(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
+    const result = await this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
     if (result.status === "accepted") await this.gateway.whenDone(result.requestId);
-    this.json(res, 200, { task_id: taskId, status: this.gateway.store.task(taskId)?.status });
+    this.json(res, 200, { task_id: taskId, status: (await this.gateway.store.task(taskId))?.status });
   }
 
   private async decide(req: IncomingMessage, res: ServerResponse, approvalId: string, user: string): Promise<void> {
     const body = decisionBody.safeParse(await readJson(req));
     if (!body.success) throw invalid(body.error);
-    const approval = this.gateway.store.approval(approvalId);
-    const events: Parameters<Listener>[0][] = [];
-    let push: Listener = (e) => void events.push(e);
-    const listener: Listener = (e) => push(e);
-    if (approval) this.subscribe(approval.sessionKey, listener);
+    const approval = await this.gateway.store.approval(approvalId);
+    const events = approval ? new RequestEvents(this.gateway.store, approval.sessionKey) : null;
     try {
-      const result = this.gateway.decide(approvalId, user, body.data.decision);
+      const result = await this.gateway.decide(approvalId, user, body.data.decision);
       switch (result.status) {
         case "approved":
         case "denied":
           // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages.
           if ((req.headers.accept ?? "").includes("text/event-stream")) {
-            return void (await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events, (p) => (push = p)));
+            events!.bind(result.requestId);
+            return void (await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events!));
           }
           return this.json(res, 200, { approval_id: approvalId, status: result.status, request_id: result.requestId });
         case "already_decided":
@@ -321,14 +302,8 @@ export class HttpProvider {
           throw new HttpError(404, "not_found_error", `no approval ${approvalId}`);
       }
     } finally {
-      if (approval) this.listeners.get(approval.sessionKey)?.delete(listener);
+      events?.close();
     }
-  }
-
-  private subscribe(key: string, listener: Listener): void {
-    const set = this.listeners.get(key) ?? new Set();
-    set.add(listener);
-    this.listeners.set(key, set);
   }
 
   private json(res: ServerResponse, status: number, body: unknown): void {

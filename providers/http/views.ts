@@ -2,10 +2,10 @@ import type { Store, TaskRecord } from "../../src/store/store.js";
 import { outboundView } from "./request.js";
 
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
-export function taskView(store: Store, task: TaskRecord) {
-  const active = store.activeTask(task.sessionKey)?.id === task.id;
-  const stack = active ? store.frames(task.sessionKey).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations })) : [];
-  const log = store.sessionLog(task.sessionKey);
+export async function taskView(store: Store, task: TaskRecord) {
+  const active = (await store.activeTask(task.sessionKey))?.id === task.id;
+  const stack = active ? (await store.frames(task.sessionKey)).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations })) : [];
+  const log = await store.sessionLog(task.sessionKey);
   const agentOf = new Map(log.filter((e) => e.type === "agent_session").map((e) => [e.agentSessionId, (e.payload as { agent_name: string }).agent_name]));
   const history = log
     .filter((e) => e.taskId === task.id && (e.type === "message" || e.type === "agent_session" || e.type === "agent_session_complete"))
@@ -32,8 +32,8 @@ export function taskView(store: Store, task: TaskRecord) {
     error: task.error,
     structured_output: task.structuredOutput ?? null,
     stack,
-    pending_approvals: store.pendingApprovals(task.sessionKey).filter((a) => a.taskId === task.id).map(approvalView),
-    usage: store.taskUsage(task.id),
+    pending_approvals: (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView),
+    usage: await store.taskUsage(task.id),
     history,
     created_at: new Date(task.createdAt).toISOString(),
     updated_at: new Date(task.updatedAt).toISOString(),
@@ -49,10 +49,10 @@ export function sessionIdOf(sessionKey: string): string {
 }
 
 /** What POST /v1/messages answers: the request's replies and its task's state, read from the store (so a retry after a restart gets the same). */
-export function requestSummary(store: Store, sessionId: string, requestId: string) {
-  const request = store.request(requestId)!;
-  const task = request.taskId ? store.task(request.taskId) : null;
-  const replies = store.outboundFor(requestId);
+export async function requestSummary(store: Store, sessionId: string, requestId: string) {
+  const request = (await store.request(requestId))!;
+  const task = request.taskId ? await store.task(request.taskId) : null;
+  const replies = await store.outboundFor(requestId);
   const last = [...replies].reverse().find((r) => r.kind === "message") ?? replies.at(-1);
   return {
     session_id: sessionId,
@@ -63,6 +63,6 @@ export function requestSummary(store: Store, sessionId: string, requestId: strin
     text: last?.text ?? null,
     structured_output: task?.structuredOutput ?? null,
     messages: replies.map(outboundView),
-    pending_approvals: task ? store.pendingApprovals(task.sessionKey).filter((a) => a.taskId === task.id).map(approvalView) : [],
+    pending_approvals: task ? (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
   };
 }

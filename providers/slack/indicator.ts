@@ -11,8 +11,8 @@ export const WORKING_REACTION = "eyes";
 
 /** Where the gateway keeps indicators across restarts (Gateway.rememberIndicator / forgetIndicator). */
 export interface IndicatorMemory {
-  rememberIndicator(sessionKey: string, data: string): void;
-  forgetIndicator(sessionKey: string): void;
+  rememberIndicator(sessionKey: string, data: string): Promise<void>;
+  forgetIndicator(sessionKey: string): Promise<void>;
 }
 
 export type MessageRef = { channel: string; ts: string };
@@ -43,7 +43,7 @@ export class WorkingIndicators {
     private readonly memory: IndicatorMemory,
     private readonly log: Logger,
     /** The message of the request a restart resumes, when this process never saw it arrive. */
-    private readonly resumedMessage: (sessionKey: string) => MessageRef | undefined,
+    private readonly resumedMessage: (sessionKey: string) => Promise<MessageRef | undefined>,
   ) {}
 
   /** Records the message a turn about to run answers; returns how to undo that if the gateway did not take it. */
@@ -59,11 +59,12 @@ export class WorkingIndicators {
   /** Shows that a turn runs in `sessionKey`; the returned function takes it back. */
   show(sessionKey: string): () => void {
     const { channel, threadTs } = parseSlackKey(sessionKey);
-    const target = this.targets.get(sessionKey) ?? this.resumedMessage(sessionKey);
-    // A DM outside threads has no thread of its own: the status goes on the message being answered.
-    const thread = threadTs ?? target?.ts;
+    const known = this.targets.get(sessionKey);
     let shown: Shown | null = null;
     const started = (async () => {
+      const target = known ?? (await this.resumedMessage(sessionKey));
+      // A DM outside threads has no thread of its own: the status goes on the message being answered.
+      const thread = threadTs ?? target?.ts;
       await this.settling.get(sessionKey);
       if (thread && !this.statusOff && !this.noStatus.has(sessionKey)) {
         const status: Shown = { kind: "status", channel, thread };
@@ -158,21 +159,15 @@ export class WorkingIndicators {
 
   private remember(sessionKey: string, shown: Shown): void {
     this.live.set(sessionKey, shown);
-    try {
-      this.memory.rememberIndicator(sessionKey, JSON.stringify(shown));
-    } catch (error) {
-      this.log.warn({ err: error, session: sessionKey }, "could not record the working status; a restart will not take it back");
-    }
+    this.memory
+      .rememberIndicator(sessionKey, JSON.stringify(shown))
+      .catch((error: unknown) => this.log.warn({ err: error, session: sessionKey }, "could not record the working status; a restart will not take it back"));
   }
 
   private forget(sessionKey: string, shown: Shown): void {
     if (this.live.get(sessionKey) !== shown) return;
     this.live.delete(sessionKey);
-    try {
-      this.memory.forgetIndicator(sessionKey);
-    } catch (error) {
-      this.log.warn({ err: error, session: sessionKey }, "could not forget the working status");
-    }
+    this.memory.forgetIndicator(sessionKey).catch((error: unknown) => this.log.warn({ err: error, session: sessionKey }, "could not forget the working status"));
   }
 }
 

@@ -41,8 +41,8 @@ export function installInteractivity(app: App, deps: InteractivityDeps): void {
     const team = command.team_id;
     const user = userId("slack", team, command.user_id);
     const place = slackSessionKey(team, command.channel_id);
-    const key = deps.gateway.sessionOfActiveTask(place, user) ?? place;
-    const result = deps.gateway.submit({
+    const key = (await deps.gateway.sessionOfActiveTask(place, user)) ?? place;
+    const result = await deps.gateway.submit({
       sessionKey: key,
       messageId: `slash:${command.trigger_id}`,
       userId: user,
@@ -61,7 +61,7 @@ export function installInteractivity(app: App, deps: InteractivityDeps): void {
     // The clicking user's own team, as their messages carry it: one Slack user id means one person per team only.
     const clicker = body as { user: { id: string; team_id?: string }; team?: { id?: string } | null };
     const team = clicker.user.team_id ?? clicker.team?.id ?? deps.teamId();
-    const result = deps.gateway.decide(id, userId("slack", team, body.user.id), decision);
+    const result = await deps.gateway.decide(id, userId("slack", team, body.user.id), decision);
     if (result.status === "approved" || result.status === "denied") {
       const container = (body as { container?: { channel_id?: string; message_ts?: string } }).container;
       const message = (body as { message?: { text?: string } }).message;

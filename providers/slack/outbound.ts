@@ -36,7 +36,7 @@ export async function postReply(client: WebClient, message: OutboundMessage, rec
           }),
         rateLimit,
       );
-      receipt.chunkSent(index, posted.ts ?? "");
+      await receipt.chunkSent(index, posted.ts ?? "");
     }
   } catch (error) {
     throw deliveryFailure(error, threadTs ? `${channel} (thread ${threadTs})` : channel);

@@ -203,22 +203,22 @@ export class SlackProvider {
     }
     const key = slackSessionKey(m.team, m.channel, m.threadRoot);
     const user = userId("slack", m.userTeam, m.user);
-    const addressed = m.addressed || this.continuesOwnThread(key, user);
+    const addressed = m.addressed || (await this.continuesOwnThread(key, user));
     const text = stripMention(m.text, this.botUserId);
     if (text === "") {
       // Only an upload: nothing for the agents to read; say so to whoever may talk here.
-      const task = this.gateway.activeTask(key);
-      if (m.files && addressed && (!task || task.ownerId === user)) this.tellFilesUnread(key);
+      const task = await this.gateway.activeTask(key);
+      if (m.files && addressed && (!task || task.ownerId === user)) await this.tellFilesUnread(key);
       this.seen.add(messageId);
       return;
     }
     // Known before submit: the turn may start (and want to react to this message) inside it.
     const undo = this.indicators.noteMessage(key, { channel: m.channel, ts: m.ts });
-    const result = this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed });
+    const result = await this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed });
     if (result.status !== "accepted") undo();
     // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
     if (result.status !== "ignored") this.seen.add(messageId);
-    if (result.status === "accepted" && m.files) this.tellFilesUnread(key);
+    if (result.status === "accepted" && m.files) await this.tellFilesUnread(key);
     if (result.status === "refused") {
       await client.chat.postEphemeral({
         channel: m.channel,
@@ -233,20 +233,20 @@ export class SlackProvider {
    * A reply without a mention in a channel thread whose conversation the sender started: with no task running
    * there, the owner of the thread's last task simply goes on talking to the bot.
    */
-  private continuesOwnThread(key: string, user: string): boolean {
-    if (this.gateway.activeTask(key)) return false;
-    return this.gateway.store.tasks(key).at(-1)?.ownerId === user;
+  private async continuesOwnThread(key: string, user: string): Promise<boolean> {
+    if (await this.gateway.activeTask(key)) return false;
+    return (await this.gateway.store.tasks(key)).at(-1)?.ownerId === user;
   }
 
-  private tellFilesUnread(key: string): void {
+  private async tellFilesUnread(key: string): Promise<void> {
     if (this.toldAboutFiles.has(key)) return;
     this.toldAboutFiles.add(key);
-    this.gateway.notify(key, FILES_NOT_READ);
+    await this.gateway.notify(key, FILES_NOT_READ);
   }
 
   /** The message a resumed request answers (its id is `channel:ts`), for a process that never saw it arrive. */
-  private resumedMessage(key: string): MessageRef | undefined {
-    const request = this.gateway.store.requests(key).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
+  private async resumedMessage(key: string): Promise<MessageRef | undefined> {
+    const request = (await this.gateway.store.unfinishedRequestsOf(key)).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
     const match = request && /^([A-Z0-9]+):(\d+\.\d+)$/.exec(request.externalId);
     return match ? { channel: match[1]!, ts: match[2]! } : undefined;
   }

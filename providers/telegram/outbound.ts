@@ -89,6 +89,6 @@ async function sendChunks(api: Api, message: OutboundMessage, receipt: DeliveryR
       log.warn({ session: message.sessionKey, outbound: message.id, err: error.description }, "formatting rejected; sending plain text");
       sent = await api.sendMessage(chatId, chunk.text, base);
     }
-    receipt.chunkSent(index, String(sent.message_id));
+    await receipt.chunkSent(index, String(sent.message_id));
   }
 }

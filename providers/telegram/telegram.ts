@@ -90,7 +90,7 @@ export class TelegramProvider {
       const edit = ctx.editedMessage;
       // Only private chats hear that edits are not read, and only people who may use the bot.
       if (edit.chat.type !== "private" || !isAllowed(this.options.allowedUsers, senderOf(edit))) return;
-      this.gateway.notify(telegramSessionKey(edit), NO_EDITS);
+      return this.gateway.notify(telegramSessionKey(edit), NO_EDITS);
     });
     bot.on("callback_query:data", (ctx) => this.onButton(ctx));
     bot.on("callback_query", (ctx) => this.answer(ctx));
@@ -120,9 +120,9 @@ export class TelegramProvider {
     const [, choice, id] = match;
     if (!ctx.from) return this.answer(ctx);
     const decision = choice === "y" ? "approve" : "deny";
-    let result = this.gateway.decide(id!, userId("telegram", ctx.from.id), decision);
+    let result = await this.gateway.decide(id!, userId("telegram", ctx.from.id), decision);
     if (result.status === "not_owner" && (await this.decidesForGroup(ctx, id!))) {
-      result = this.gateway.decide(id!, userId("telegram", ctx.callbackQuery!.message!.chat.id), decision);
+      result = await this.gateway.decide(id!, userId("telegram", ctx.callbackQuery!.message!.chat.id), decision);
     }
     await this.answer(ctx, { text: decisionText(result, id!), show_alert: result.status === "not_owner" });
     if (result.status === "approved" || result.status === "denied" || result.status === "already_decided") {
@@ -143,7 +143,7 @@ export class TelegramProvider {
   private async decidesForGroup(ctx: Context, approvalId: string): Promise<boolean> {
     const chat = ctx.callbackQuery?.message?.chat;
     if (!chat || chat.type === "private" || !ctx.from) return false;
-    if (this.gateway.store.approval(approvalId)?.ownerId !== userId("telegram", chat.id)) return false;
+    if ((await this.gateway.store.approval(approvalId))?.ownerId !== userId("telegram", chat.id)) return false;
     try {
       const member = await ctx.api.getChatMember(chat.id, ctx.from.id);
       return member.status === "creator" || member.status === "administrator";
@@ -153,7 +153,8 @@ export class TelegramProvider {
     }
   }
 
-  private onMessage(ctx: Context): void {
+  /** Returns once the message is stored, so the per-chat order holds (grammY's sequentialize waits for it). */
+  private async onMessage(ctx: Context): Promise<void> {
     const message = ctx.message!;
     // Joins, pins, topics opened, migrations…: nobody said anything to the bot, so nothing is stored or answered.
     if (isServiceMessage(message)) return this.onServiceMessage(message);
@@ -167,40 +168,40 @@ export class TelegramProvider {
     const sender = senderOf(message);
     if (!isAllowed(this.options.allowedUsers, sender)) return this.refuse(message, sender, addressed);
     if (text === null) {
-      if (addressed) this.gateway.notify(key, NOT_TEXT);
+      if (addressed) await this.gateway.notify(key, NOT_TEXT);
       return;
     }
     const bytes = Buffer.byteLength(text, "utf8");
     if (bytes > MAX_TEXT_BYTES) {
       if (addressed) {
-        this.gateway.notify(
+        await this.gateway.notify(
           key,
           `That message is too long for me (${Math.ceil(bytes / 1024)} KB; the limit is 16 KB). Please shorten it or send it in parts.`,
         );
       }
       return;
     }
-    const result = this.gateway.submit({
+    const result = await this.gateway.submit({
       sessionKey: key,
       messageId: `${message.chat.id}:${message.message_id}`,
       userId: userId("telegram", sender?.id ?? message.chat.id),
       text,
       addressed,
     });
-    if (result.status === "refused") this.gateway.notify(key, result.text);
+    if (result.status === "refused") await this.gateway.notify(key, result.text);
   }
 
   /**
    * Someone not on TELEGRAM_ALLOWED_USERS: nothing is stored. They are told once, and only in their private chat
    * with the bot; in a group the bot stays silent (a refusal there would be public).
    */
-  private refuse(message: Message, sender: { id: number } | undefined, addressed: boolean): void {
+  private async refuse(message: Message, sender: { id: number } | undefined, addressed: boolean): Promise<void> {
     const who = String(sender?.id ?? "unknown");
     // Group chatter from people who are not users of the bot is routine; a message to the bot is worth a line.
     this.options.log[addressed ? "info" : "debug"]({ user: who, chat: message.chat.type }, "telegram user not on TELEGRAM_ALLOWED_USERS");
     if (message.chat.type !== "private" || this.refused.has(who)) return;
     this.refused.add(who);
-    this.gateway.notify(telegramSessionKey(message), NOT_ALLOWED);
+    await this.gateway.notify(telegramSessionKey(message), NOT_ALLOWED);
   }
 
   /**
@@ -208,7 +209,7 @@ export class TelegramProvider {
    * group's message carries `migrate_to_chat_id`, the new supergroup's `migrate_from_chat_id`); the conversation
    * moves once. Replies still pending for the old chat are re-sent by the gateway to the new one.
    */
-  private onServiceMessage(message: Message): void {
+  private async onServiceMessage(message: Message): Promise<void> {
     const move =
       message.migrate_to_chat_id !== undefined
         ? { from: message.chat.id, to: message.migrate_to_chat_id }
@@ -218,7 +219,7 @@ export class TelegramProvider {
     if (!move || this.moved.has(`${move.from}>${move.to}`)) return;
     this.moved.add(`${move.from}>${move.to}`);
     this.options.log.info({ from: move.from, to: move.to }, "telegram group became a supergroup; moving its conversation");
-    this.gateway.moveSession(sessionKey("telegram", move.from), sessionKey("telegram", move.to));
+    await this.gateway.moveSession(sessionKey("telegram", move.from), sessionKey("telegram", move.to));
   }
 
   async start(): Promise<void> {

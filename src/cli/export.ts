@@ -16,7 +16,7 @@ if (!existsSync(file)) {
   process.exit(1);
 }
 const store = new SqliteStore(file);
-const entries = store.sessionLog(key);
+const entries = await store.sessionLog(key);
 if (entries.length === 0) process.stderr.write(`no log entries for session ${key}\n`);
 for (const e of entries) {
   process.stdout.write(

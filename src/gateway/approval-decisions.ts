@@ -7,8 +7,8 @@ export interface ApprovalDecisionsDeps {
   store: Store;
   ids: Ids;
   log: Logger;
-  /** Queues the request that resumes a waiting turn behind the session's other work. */
-  resume(sessionKey: string, requestId: string): void;
+  /** The request that resumes a waiting turn was stored: wake the session. */
+  resume(sessionKey: string): void;
 }
 
 /**
@@ -19,17 +19,17 @@ export interface ApprovalDecisionsDeps {
 export class ApprovalDecisions {
   constructor(private readonly deps: ApprovalDecisionsDeps) {}
 
-  decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
+  async decide(approvalId: string, userId: string, decision: Decision): Promise<DecisionResult> {
     const { store, log } = this.deps;
-    const approval = store.approval(approvalId);
+    const approval = await store.approval(approvalId);
     if (!approval) return { status: "not_found" };
     if (approval.ownerId !== userId) return { status: "not_owner" };
     const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
-    if (!store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume)) {
-      return { status: "already_decided", decided: store.approval(approvalId)?.status ?? "decided" };
+    if (!(await store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume))) {
+      return { status: "already_decided", decided: (await store.approval(approvalId))?.status ?? "decided" };
     }
     log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
-    this.deps.resume(approval.sessionKey, resume.id);
+    this.deps.resume(approval.sessionKey);
     return { status: decision === "approve" ? "approved" : "denied", requestId: resume.id };
   }
 
@@ -37,12 +37,12 @@ export class ApprovalDecisions {
    * Approvals nobody answered in time count as denied; the waiting turns resume and their owners are told.
    * Runs at startup and from a timer, so nothing here may throw: a row that fails affects only its session.
    */
-  expire(now: number): number {
+  async expire(now: number): Promise<number> {
     const { store, ids, log } = this.deps;
     let expired = 0;
-    let due: ReturnType<Store["dueApprovals"]>;
+    let due: Awaited<ReturnType<Store["dueApprovals"]>>;
     try {
-      due = store.dueApprovals(now);
+      due = await store.dueApprovals(now);
     } catch (error) {
       log.error({ err: error }, "could not read the approvals that are due; trying again at the next sweep");
       return 0;
@@ -50,9 +50,9 @@ export class ApprovalDecisions {
     for (const approval of due) {
       try {
         const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
-        if (!store.decideApprovalAndResume(approval.id, "expired", "timeout", resume)) continue;
+        if (!(await store.decideApprovalAndResume(approval.id, "expired", "timeout", resume))) continue;
         expired++;
-        store.commit({
+        await store.commit({
           sessionKey: approval.sessionKey,
           outbound: [
             {
@@ -66,7 +66,7 @@ export class ApprovalDecisions {
             },
           ],
         });
-        this.deps.resume(approval.sessionKey, resume.id);
+        this.deps.resume(approval.sessionKey);
       } catch (error) {
         log.error({ err: error, session: approval.sessionKey, approval: approval.id }, "could not expire an approval; trying again at the next sweep");
       }

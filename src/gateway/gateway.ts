@@ -3,17 +3,21 @@ import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
-import { CorruptStateError, type RequestRecord, type Store } from "../store/store.js";
+import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
+import type { HeldLease, Leases } from "./leases.js";
 import { Outbox } from "./outbox.js";
-import { SerialQueue } from "./serial-queue.js";
+import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
 
 export interface GatewayDeps {
+  /** The store as it is: reads, inbound requests, approvals. */
   store: Store;
+  /** This replica's leases; the runtime's store is `leases.fenced()`, so its steps carry the fencing token. */
+  leases: Leases;
   model: Model;
   orchestrator: Orchestrator;
   runtime: RuntimeDeps;
@@ -27,116 +31,149 @@ export interface GatewayDeps {
 
 const STORE_FAILING =
   "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.";
+const CORRUPT = "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over.";
+const INTERNAL = "Sorry, something went wrong while handling that message. Please try again.";
 
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
 
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help"]);
+
+/** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
+export function failedInternally(request: RequestRecord): boolean {
+  return request.status === "failed" && (request.error === INTERNAL || request.error === CORRUPT || request.error === STORE_FAILING);
+}
+
 /**
- * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated
- * message id is dropped), then handled one at a time per session key; replies are delivered from
- * the outbox after the step that produced them committed. /cancel and /reset do not wait behind a
- * running turn: they abort it and go next.
+ * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated message id is
+ * dropped); the replica that holds the session's lease then handles its requests one at a time (SessionWorkers),
+ * and replies are delivered from the outbox after the step that produced them committed. /cancel and /reset do
+ * not wait behind a running turn: they stop it and go next. Any replica may store a message; the others hear of
+ * it through the store's change feed.
  */
 export class Gateway {
   private readonly sinks = new Map<string, ProviderSink>();
-  private readonly queue: SerialQueue;
-  private readonly control: SerialQueue;
+  private readonly workers: SessionWorkers;
   private readonly outbox: Outbox;
   private readonly approvals: ApprovalDecisions;
   private readonly shutdown = new AbortController();
-  private readonly turns = new Map<string, AbortController>();
-  private readonly finished = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
-  private readonly internalErrors = new Set<string>();
+  private readonly waiters = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
+  /** Requests this process is running or delivering: their end is told by the run, not by the change feed. */
+  private readonly local = new Set<string>();
   /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
   private readonly unrecorded: UnrecordedFailures;
+  private readonly unwatch: () => void;
 
   constructor(private readonly deps: GatewayDeps) {
-    const onError = (key: string, error: unknown) => deps.log.error({ session: key, err: error }, "session worker failed");
-    this.queue = new SerialQueue(onError);
-    this.control = new SerialQueue(onError);
     this.outbox = new Outbox({
       store: deps.store,
       log: deps.log,
       sinks: this.sinks,
       ...(deps.retryBaseMs !== undefined ? { retryBaseMs: deps.retryBaseMs } : {}),
       timers: deps.runtime.timers,
-      onMoved: (from, to) => this.moveSession(from, to),
+      onMoved: (from, to) => void this.moveSession(from, to),
     });
     this.unrecorded = new UnrecordedFailures(deps.store, deps.retryBaseMs ?? 2000);
-    this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, resume: (key, requestId) => this.queue.push(key, () => this.run(requestId)) });
+    this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, resume: (key) => this.workers.wake(key) });
+    this.workers = new SessionWorkers({
+      store: deps.store,
+      leases: deps.leases,
+      stacks: deps.runtime.stacks,
+      log: deps.log,
+      shutdown: this.shutdown.signal,
+      isSide: (r) => r.kind === "command" && SIDE_COMMANDS.has(parseCommand(r.text, true)!),
+      interrupts: (r) => r.kind === "command" && ["cancel", "reset"].includes(parseCommand(r.text, true) ?? ""),
+      settled: (id) => this.unrecorded.has(id),
+      runTurn: (request, signal, lease) => this.run(request, () => this.runTurn(request, signal, lease)),
+      runSide: (request) => this.run(request, () => this.runCommand(request)),
+      deliver: (key) => this.outbox.deliver(key),
+    });
+    this.unwatch = deps.store.watch((change) => this.heard(change));
   }
 
   register(sink: ProviderSink): void {
     this.sinks.set(sink.prefix, sink);
     // Replies committed before a restart but not yet shown go out now.
-    this.outbox.deliverAll(sink.prefix);
+    void this.outbox.deliverAll(sink.prefix).catch((error: unknown) => this.deps.log.error({ err: error }, "could not read the pending replies"));
     // Indicators a previous process showed and never took back ("typing", 👀) come off now.
     if (sink.clearIndicator) {
-      for (const { sessionKey, data } of this.deps.store.indicators(sink.prefix)) {
-        sink
-          .clearIndicator(sessionKey, data)
-          .then(() => this.deps.store.deleteIndicator(sessionKey))
-          .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator"));
-      }
+      const clear = sink.clearIndicator.bind(sink);
+      void this.deps.store
+        .indicators(sink.prefix)
+        .then((shown) =>
+          Promise.all(
+            shown.map(({ sessionKey, data }) =>
+              clear(sessionKey, data)
+                .then(() => this.deps.store.deleteIndicator(sessionKey))
+                .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator")),
+            ),
+          ),
+        )
+        .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators"));
     }
   }
 
   /** A provider records an indicator it showed (a reaction, a status) so that a restart can take it back. */
-  rememberIndicator(sessionKey: string, data: string): void {
-    this.deps.store.saveIndicator(sessionKey, data);
+  rememberIndicator(sessionKey: string, data: string): Promise<void> {
+    return this.deps.store.saveIndicator(sessionKey, data);
   }
 
-  forgetIndicator(sessionKey: string): void {
-    this.deps.store.deleteIndicator(sessionKey);
+  forgetIndicator(sessionKey: string): Promise<void> {
+    return this.deps.store.deleteIndicator(sessionKey);
   }
 
   /**
    * The chat behind a conversation moved (a Telegram group became a supergroup): its whole conversation, sub-keys
-   * included, moves to the new key after the turn in flight (if any) and what was pending is delivered there.
+   * included, moves to the new key, and what was pending is delivered there.
    */
-  moveSession(from: string, to: string): void {
+  async moveSession(from: string, to: string): Promise<void> {
     if (from === to) return;
-    this.queue.push(from, async () => {
-      const result = this.deps.store.moveSession(from, to);
-      if ("refused" in result) {
-        this.deps.log.warn({ session: from, to, reason: result.refused }, "could not move the conversation");
-        return;
-      }
-      if (result.moved === 0) return;
-      for (const key of [from, to]) this.deps.runtime.stacks.evict(key);
-      this.deps.log.info({ session: from, to }, "conversation moved");
-      await this.outbox.deliver(to);
-    });
+    const result = await this.deps.store.moveSession(from, to);
+    if ("refused" in result) {
+      this.deps.log.warn({ session: from, to, reason: result.refused }, "could not move the conversation");
+      return;
+    }
+    if (result.moved === 0) return;
+    for (const key of [from, to]) this.deps.runtime.stacks.evict(key);
+    this.deps.log.info({ session: from, to }, "conversation moved");
+    this.workers.wake(to);
   }
 
-  /** Picks up the requests a restart interrupted, oldest first. */
-  recover(): number {
-    const unfinished = this.deps.store.unfinishedRequests().filter((r) => !this.unrecorded.has(r.id));
-    for (const request of unfinished) this.queue.push(request.sessionKey, () => this.run(request.id));
-    if (unfinished.length > 0) this.deps.log.info({ count: unfinished.length }, "resuming unfinished requests");
-    return unfinished.length;
+  /** Picks up the work nobody is doing: requests a restart interrupted, replies not yet sent. */
+  async recover(): Promise<number> {
+    const count = await this.workers.poll();
+    if (count > 0) this.deps.log.info({ sessions: count }, "resuming unfinished work");
+    return count;
   }
 
   /**
-   * Resolves once a request has been processed and its replies delivered. `internalError` is true when it
-   * failed on the server's side (a corrupt state row, a store error), not because of the user or the model.
+   * What a replica does on a timer: takes over the sessions whose replica died (their leases ran out), catches a
+   * notification it missed, and tells waiters of requests another replica finished.
    */
-  whenDone(requestId: string): Promise<{ internalError: boolean }> {
-    if (this.unrecorded.has(requestId) && !this.finished.has(requestId)) return Promise.resolve({ internalError: true });
-    const request = this.deps.store.request(requestId);
-    if (request && (request.status === "done" || request.status === "failed") && !this.finished.has(requestId)) {
-      return Promise.resolve({ internalError: this.internalErrors.has(requestId) });
-    }
-    return new Promise((resolve) => {
-      const waiters = this.finished.get(requestId) ?? [];
-      waiters.push(resolve);
-      this.finished.set(requestId, waiters);
-    });
+  async poll(): Promise<void> {
+    await this.workers.poll();
+    for (const id of this.waiters.keys()) await this.settleIfDone(id);
   }
 
-  /** Stack changes reach the provider that serves the session (wired to the runtime's onEvent). */
+  /**
+   * Resolves once a request has been processed and its replies delivered (or, when another replica ran it,
+   * committed). `internalError` is true when it failed on the server's side (a corrupt state row, a store error),
+   * not because of the user or the model.
+   */
+  async whenDone(requestId: string): Promise<{ internalError: boolean }> {
+    const done = new Promise<{ internalError: boolean }>((resolve) => {
+      const list = this.waiters.get(requestId) ?? [];
+      list.push(resolve);
+      this.waiters.set(requestId, list);
+    });
+    if (this.unrecorded.has(requestId) && !this.local.has(requestId)) this.settle(requestId, { internalError: true });
+    else await this.settleIfDone(requestId);
+    return done;
+  }
+
+  /** Stack changes reach the provider that serves the session, on every replica (wired to the runtime's onEvent). */
   emit(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void {
-    this.sinks.get(providerOf(sessionKey))?.event?.(sessionKey, event);
+    void this.deps.store.announce({ kind: "stack", sessionKey, event }).catch(() => {});
   }
 
   /** Read access for API providers. */
@@ -144,21 +181,21 @@ export class Gateway {
     return this.deps.store;
   }
 
-  /** The owner and stack of the running task of a chat, if any (providers use it to address replies). */
-  activeTask(sessionKey: string): { ownerId: string } | null {
-    const task = this.deps.store.activeTask(sessionKey);
+  /** The owner of the running task of a chat, if any (providers use it to address replies). */
+  async activeTask(sessionKey: string): Promise<{ ownerId: string } | null> {
+    const task = await this.deps.store.activeTask(sessionKey);
     return task ? { ownerId: task.ownerId } : null;
   }
 
   /** The session of `userId`'s running task in a place (a channel and its threads), if any. */
-  sessionOfActiveTask(keyPrefix: string, userId: string): string | null {
-    return this.deps.store.activeTaskOf(keyPrefix, userId)?.sessionKey ?? null;
+  async sessionOfActiveTask(keyPrefix: string, userId: string): Promise<string | null> {
+    return (await this.deps.store.activeTaskOf(keyPrefix, userId))?.sessionKey ?? null;
   }
 
-  submit(message: InboundMessage): SubmitResult {
+  async submit(message: InboundMessage): Promise<SubmitResult> {
     if (this.shutdown.signal.aborted) throw new Error("the gateway is shutting down");
     const { store, ids, log } = this.deps;
-    const task = store.activeTask(message.sessionKey);
+    const task = await store.activeTask(message.sessionKey);
     const command = parseCommand(message.text, task !== null);
     const addressed = message.addressed ?? true;
     const anyone = command === "status" || command === "skills" || command === "context" || command === "approve" || command === "deny";
@@ -168,7 +205,7 @@ export class Gateway {
     }
     if (!task && !addressed && !command) return { status: "ignored" };
 
-    const inserted = store.insertRequest({
+    const inserted = await store.insertRequest({
       id: ids.next("req"),
       sessionKey: message.sessionKey,
       externalId: message.messageId,
@@ -184,15 +221,9 @@ export class Gateway {
       log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
       return { status: "duplicate", requestId: request.id };
     }
-    if (command === "cancel" || command === "reset") {
-      this.turns.get(message.sessionKey)?.abort();
-      this.queue.pushFront(message.sessionKey, () => this.run(request.id));
-    } else if (command) {
-      // Read-only commands answer at once, even while a turn runs.
-      this.control.push(message.sessionKey, () => this.run(request.id));
-    } else {
-      this.queue.push(message.sessionKey, () => this.run(request.id));
-    }
+    // A /cancel or /reset stops the turn at once when it runs here; elsewhere, the replica running it hears of it.
+    if (command === "cancel" || command === "reset") this.workers.interrupt(message.sessionKey);
+    this.workers.wake(message.sessionKey);
     return { status: "accepted", requestId: request.id };
   }
 
@@ -200,12 +231,12 @@ export class Gateway {
    * The owner's decision on a pending approval: a compare-and-set, so of two clicks exactly one decides and
    * the waiting turn resumes once (the tool runs at most once).
    */
-  decide(approvalId: string, userId: string, decision: Decision): DecisionResult {
+  decide(approvalId: string, userId: string, decision: Decision): Promise<DecisionResult> {
     return this.approvals.decide(approvalId, userId, decision);
   }
 
   /** Approvals nobody answered in time count as denied (startup and a timer; never throws). */
-  expireApprovals(now: number): number {
+  expireApprovals(now: number): Promise<number> {
     return this.approvals.expire(now);
   }
 
@@ -213,166 +244,170 @@ export class Gateway {
    * A notice from the gateway itself (a refusal, "text only, please") that belongs to no request: committed to
    * the outbox and delivered from there, so a webhook handler never waits on the platform's API.
    */
-  notify(sessionKey: string, text: string): void {
-    this.deps.store.commit({
+  async notify(sessionKey: string, text: string): Promise<void> {
+    await this.deps.store.commit({
       sessionKey,
       outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" }],
     });
-    void this.outbox.deliver(sessionKey);
+    this.workers.wake(sessionKey);
   }
 
   async idle(): Promise<void> {
-    await this.queue.idle();
-    await this.control.idle();
+    await this.workers.idle();
     await this.outbox.idle();
   }
 
-  /** Stops taking work, cancels in-flight model calls (their requests resume on the next start) and waits. */
+  /** Stops taking work, cancels in-flight model calls (their requests resume on the next start, here or on another replica) and waits. */
   async stop(): Promise<void> {
     this.shutdown.abort();
-    this.unrecorded.record();
+    this.unwatch();
+    await this.unrecorded.record();
     this.unrecorded.stop();
     this.outbox.stop();
     await this.idle();
   }
 
-  private async run(requestId: string): Promise<void> {
+  /** A change any replica committed: work to pick up, or the end of a request someone here waits for. */
+  private heard(change: StoreChange): void {
+    if (change.kind === "request" || change.kind === "outbound") this.workers.wake(change.sessionKey);
+    else if (change.kind === "done" && !this.local.has(change.requestId) && this.waiters.has(change.requestId)) {
+      void this.settleIfDone(change.requestId).catch(() => {});
+    } else if (change.kind === "stack") this.sinks.get(providerOf(change.sessionKey))?.event?.(change.sessionKey, change.event);
+  }
+
+  private async settleIfDone(requestId: string): Promise<void> {
+    if (this.local.has(requestId) || !this.waiters.has(requestId)) return;
+    const request = await this.deps.store.request(requestId);
+    if (request && (request.status === "done" || request.status === "failed")) this.settle(requestId, { internalError: failedInternally(request) });
+  }
+
+  private settle(requestId: string, outcome: { internalError: boolean }): void {
+    const list = this.waiters.get(requestId) ?? [];
+    this.waiters.delete(requestId);
+    for (const resolve of list) resolve(outcome);
+  }
+
+  /** Runs one request here and delivers what it produced; then its waiters are told. */
+  private async run(request: RequestRecord, work: () => Promise<void>): Promise<void> {
+    this.local.add(request.id);
     try {
-      await this.runRequest(requestId);
+      await work();
+      await this.outbox.deliver(request.sessionKey);
     } finally {
-      const waiters = this.finished.get(requestId) ?? [];
-      this.finished.delete(requestId);
-      for (const resolve of waiters) resolve({ internalError: this.internalErrors.has(requestId) });
-      this.internalErrors.delete(requestId);
+      this.local.delete(request.id);
+      const internal = this.unrecorded.has(request.id) || failedInternally((await this.deps.store.request(request.id).catch(() => null)) ?? request);
+      this.settle(request.id, { internalError: internal });
     }
   }
 
-  private async runRequest(requestId: string): Promise<void> {
-    if (this.unrecorded.has(requestId)) return;
-    const request = this.deps.store.request(requestId);
-    if (!request || request.status === "done" || request.status === "failed" || this.shutdown.signal.aborted) return;
+  private async runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void> {
     const key = request.sessionKey;
-    const command = request.kind === "command" ? parseCommand(request.text, true) : null;
+    if (request.kind === "command") return this.runCommand(request);
+    const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
+    try {
+      await this.process(request, signal);
+      // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
+      if (signal.aborted && !this.shutdown.signal.aborted && !lease.lost) await this.cutOff(request.id);
+    } finally {
+      stopWorking?.();
+    }
+  }
+
+  private async runCommand(request: RequestRecord): Promise<void> {
+    const current = await this.deps.store.request(request.id);
+    if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
+    const command = parseCommand(request.text, true);
+    const { runtime, orchestrator } = this.deps;
     if (command === "approve" || command === "deny") {
       const id = commandArgument(request.text);
-      this.reply(request, decisionText(this.decide(id, request.userId, command), id));
+      await this.reply(request, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
-      const { runtime, orchestrator } = this.deps;
-      await this.guardAsync(request, () => describeContext(runtime, orchestrator, request, this.deps.sessionTokenBudget ?? 0).then(() => {}));
-    } else if (command) {
-      this.command(request, command);
-    } else {
-      const turn = new AbortController();
-      this.turns.set(key, turn);
-      const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
-      try {
-        await this.process(request, AbortSignal.any([this.shutdown.signal, turn.signal]));
-        if (turn.signal.aborted && !this.shutdown.signal.aborted) this.cutOff(request.id);
-      } finally {
-        stopWorking?.();
-        if (this.turns.get(key) === turn) this.turns.delete(key);
-      }
-    }
-    await this.outbox.deliver(key);
+      await this.guard(request, () => describeContext(runtime, orchestrator, request, this.deps.sessionTokenBudget ?? 0));
+    } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request));
+    else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
+    else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
+    else if (command) await this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
-  /** A turn a /cancel or /reset cut off ends here, committed or not, so a restart never runs it again. */
-  private cutOff(requestId: string): void {
-    const request = this.deps.store.request(requestId);
+  private async cutOff(requestId: string): Promise<void> {
+    const request = await this.deps.store.request(requestId);
     if (request && (request.status === "pending" || request.status === "running")) {
-      this.deps.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
+      await this.deps.runtime.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
     }
-  }
-
-  private command(request: RequestRecord, command: ChatCommand): void {
-    const { runtime, orchestrator } = this.deps;
-    this.guard(request, () => {
-      if (command === "cancel") cancelTask(runtime, orchestrator, request);
-      else if (command === "status") describeStack(runtime, orchestrator, request);
-      else if (command === "reset") resetSession(runtime, orchestrator, request);
-      else this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
-    });
   }
 
   private async process(request: RequestRecord, signal: AbortSignal): Promise<void> {
-    const { model, orchestrator } = this.deps;
-    if (!model.configured) return this.reply(request, model.setupHint, "failed");
-    if (request.kind === "message" && request.status === "pending") {
-      const pending = this.deps.store.pendingApprovals(request.sessionKey);
+    const { model, orchestrator, store } = this.deps;
+    const current = await store.request(request.id);
+    if (!current || current.status === "done" || current.status === "failed" || signal.aborted) return;
+    if (!model.configured) return this.reply(current, model.setupHint, "failed");
+    if (current.kind === "message" && current.status === "pending") {
+      const pending = await store.pendingApprovals(current.sessionKey);
       if (pending.length > 0) {
         const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
-        return this.reply(request, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
+        return this.reply(current, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
       }
     }
     const budget = this.deps.sessionTokenBudget ?? 0;
-    const used = budget > 0 ? this.deps.store.sessionUsage(request.sessionKey).sinceReset : 0;
+    const used = budget > 0 ? (await store.sessionUsage(current.sessionKey)).sinceReset : 0;
     if (budget > 0 && used >= budget) {
       const n = (x: number) => x.toLocaleString("en-US");
       return this.reply(
-        request,
+        current,
         `This conversation has used ${n(used)} tokens, over its budget of ${n(budget)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`,
         "failed",
       );
     }
-    await this.guardAsync(request, () => orchestrator.handleMessage(request, signal));
+    await this.guard(current, () => orchestrator.handleMessage(current, signal));
   }
 
-  private guard(request: RequestRecord, work: () => void): void {
-    try {
-      work();
-    } catch (error) {
-      this.failed(request, error);
-    }
-  }
-
-  private async guardAsync(request: RequestRecord, work: () => Promise<void>): Promise<void> {
+  private async guard(request: RequestRecord, work: () => Promise<unknown>): Promise<void> {
     try {
       await work();
     } catch (error) {
-      this.failed(request, error);
+      await this.failed(request, error);
     }
   }
 
-  private failed(request: RequestRecord, error: unknown): void {
-    this.internalErrors.add(request.id);
+  private async failed(request: RequestRecord, error: unknown): Promise<void> {
     this.deps.runtime.stacks.evict(request.sessionKey);
+    if (error instanceof FencedError) {
+      // Another replica took the session over while this one was paused: it carries on from the last step
+      // committed; nothing of this turn was written, and nothing is said from here.
+      this.deps.log.warn({ session: request.sessionKey, request: request.id }, "this replica lost the session's lease; its turn stopped without committing");
+      return;
+    }
     const corrupt = error instanceof CorruptStateError;
     this.deps.log.error(
       { session: request.sessionKey, request: request.id, err: error },
       corrupt ? "stored state for this session is corrupt" : "request failed",
     );
-    this.reply(
-      request,
-      corrupt
-        ? "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over."
-        : "Sorry, something went wrong while handling that message. Please try again.",
-      "failed",
-    );
+    await this.reply(request, corrupt ? CORRUPT : INTERNAL, "failed");
   }
 
   /** Ends a request with a message from the gateway itself, in one commit. */
-  private reply(request: RequestRecord, text: string, status: "done" | "failed" = "done"): void {
+  private async reply(request: RequestRecord, text: string, status: "done" | "failed" = "done"): Promise<void> {
     try {
-      this.commitReply(request, text, status);
+      await this.commitReply(request, text, status);
     } catch (error) {
+      if (error instanceof FencedError) return this.failed(request, error);
       // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
       // processed, and from then on the request is failed, here and (once the store can write) on disk: a
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
-      this.internalErrors.add(request.id);
-      this.unrecorded.add(request.id, request.sessionKey, "the store could not write");
+      this.unrecorded.add(request.id, request.sessionKey, STORE_FAILING);
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
         ?.deliver(
           { id: this.deps.ids.next("out"), sessionKey: request.sessionKey, requestId: request.id, agent: "switchboard", depth: 0, text: STORE_FAILING, kind: "error" },
-          { sentChunks: new Set(), chunkSent: () => {} },
+          { sentChunks: new Set(), chunkSent: async () => {} },
         )
         .catch(() => {});
     }
   }
 
-  private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): void {
-    this.deps.store.commit({
+  private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): Promise<void> {
+    return this.deps.runtime.store.commit({
       sessionKey: request.sessionKey,
       request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
       outbound: [

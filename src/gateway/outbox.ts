@@ -54,8 +54,8 @@ export class Outbox {
   }
 
   /** Everything pending for a provider that just registered (replies committed before a restart). */
-  deliverAll(prefix: string): void {
-    for (const key of new Set(this.deps.store.pendingOutbound().map((o) => o.sessionKey))) {
+  async deliverAll(prefix: string): Promise<void> {
+    for (const key of new Set((await this.deps.store.pendingOutbound()).map((o) => o.sessionKey))) {
       if (providerOf(key) === prefix) void this.deliver(key);
     }
   }
@@ -74,11 +74,11 @@ export class Outbox {
     const { store } = this.deps;
     const sink = this.deps.sinks.get(providerOf(sessionKey));
     if (!sink) return;
-    for (const out of store.pendingOutbound(sessionKey)) {
-      const sentChunks = new Set(store.deliveredChunks(out.id));
-      // Marked before it is sent: if the process dies while sending, the reply is not sent again after
-      // the restart (a reply is never shown twice). A send that fails takes the mark back and is retried.
-      store.markDelivered(out.id);
+    // Claimed (marked delivered) before it is sent: if the process dies while sending, the reply is not sent
+    // again after the restart, nor by another replica (a reply is never shown twice). A send that fails takes
+    // the mark back and is retried.
+    for (let out = await store.claimNextOutbound(sessionKey); out; out = await store.claimNextOutbound(sessionKey)) {
+      const sentChunks = new Set(await store.deliveredChunks(out.id));
       try {
         await sink.deliver(out, {
           sentChunks,
@@ -87,12 +87,12 @@ export class Outbox {
       } catch (error) {
         if (error instanceof DeliveryError && error.disposition.kind === "permanent") {
           // This reply can never arrive; the ones after it may (another thread, a chat unblocked later).
-          if (store.markUndeliverable(out.id, error.disposition.reason)) {
+          if (await store.markUndeliverable(out.id, error.disposition.reason)) {
             this.deps.log.error({ session: sessionKey, outbound: out.id, reason: error.disposition.reason }, "reply undeliverable: the platform refused it for good; it will not be sent again");
           }
           continue;
         }
-        store.markUndelivered(out.id);
+        await store.markUndelivered(out.id);
         if (error instanceof DeliveryError && error.disposition.kind === "moved") {
           this.deps.log.info({ session: sessionKey, to: error.disposition.to }, "the chat moved; moving the conversation and sending there");
           this.clearRetry(sessionKey);

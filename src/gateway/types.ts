@@ -54,7 +54,7 @@ export type DecisionResult =
 /** What a provider has already sent of one outbound message, so a restart never sends a chunk twice. */
 export interface DeliveryReceipt {
   readonly sentChunks: ReadonlySet<number>;
-  chunkSent(index: number, platformMessageId: string): void;
+  chunkSent(index: number, platformMessageId: string): Promise<void>;
 }
 
 /** A provider's way back to its platform; chosen by the session key's prefix (`console:…`). */

@@ -20,15 +20,15 @@ export class UnrecordedFailures {
 
   add(requestId: string, sessionKey: string, error: string): void {
     this.failures.set(requestId, { sessionKey, error });
-    this.timer ??= setInterval(() => this.record(), this.retryMs);
+    this.timer ??= setInterval(() => void this.record(), this.retryMs);
     this.timer.unref();
   }
 
   /** Writes what the store could not take earlier; stops the timer once all are written. */
-  record(): void {
+  async record(): Promise<void> {
     for (const [id, { sessionKey, error }] of this.failures) {
       try {
-        this.store.commit({ sessionKey, request: { id, status: "failed", error } });
+        await this.store.commit({ sessionKey, request: { id, status: "failed", error } });
         this.failures.delete(id);
       } catch {
         return; // still failing; the next tick tries again

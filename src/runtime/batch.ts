@@ -29,7 +29,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     if (deps.signal.aborted) {
       // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
-      if (deps.signal.reason instanceof CallerGaveUp) return closeAbandoned(stack, deps, reason);
+      if (deps.signal.reason instanceof CallerGaveUp) return await closeAbandoned(stack, deps, reason);
       do closeUnresolved(stack.top!, deps.journal, `not run: ${reason}`);
       while (returnToParent(stack, deps.journal, reason, true));
       return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
@@ -79,12 +79,10 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
  * may be long done), so this commits them itself; and a /cancel in the meantime may already have closed
  * the run's session, which must not end twice.
  */
-function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): ToolOutput {
+async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): Promise<ToolOutput> {
   const bottom = stack.all()[0]!;
   const stopped = { content: `${bottom.agentName} was stopped: ${reason}`, isError: true };
-  const closed = deps.store
-    .sessionLog(deps.journal.sessionKey)
-    .some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
+  const closed = (await deps.store.sessionLog(deps.journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
   if (!closed) {
     for (;;) {
       const top = stack.top!;
@@ -104,7 +102,7 @@ function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): Tool
       break;
     }
   }
-  deps.journal.flush();
+  await deps.journal.flush();
   deps.log.info({ frame: bottom.frameId, agent: bottom.agentName, reason }, "batch run stopped after its caller gave up");
   return stopped;
 }

@@ -96,7 +96,7 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   frame.contextTokens = 0;
   deps.journal.touch(frame);
   deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, fallback: summarised === null }, "compacted a frame's history");
-  if (!deps.store.sessionLog(deps.journal.sessionKey).some((e) => e.type === "compaction")) {
+  if (!(await deps.store.sessionLog(deps.journal.sessionKey)).some((e) => e.type === "compaction")) {
     deps.journal.stage({
       outbound: [
         {

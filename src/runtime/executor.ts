@@ -78,7 +78,7 @@ export async function executeTurn(frame: StackFrame, input: TurnInput, deps: Tur
     }
     const outcome = await resolveToolUses(frame, uses, deps);
     if (outcome) return outcome;
-    journal.flush();
+    await journal.flush();
   }
 }
 
@@ -185,7 +185,7 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
       continue;
     }
     if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
-      const approval = deps.store.approvalFor(use);
+      const approval = await deps.store.approvalFor(use);
       if (!approval || approval.status === "pending") {
         waiting.push(use); // the calls that need no approval still run now
         continue;
@@ -200,9 +200,9 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
   }
   if (waiting.length > 0) {
-    const approvals = waiting
-      .filter((use) => !deps.store.approvalFor(use))
-      .map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
+    const unasked = [];
+    for (const use of waiting) if (!(await deps.store.approvalFor(use))) unasked.push(use);
+    const approvals = unasked.map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
     return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }
   return null;
@@ -227,7 +227,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   if (!idempotent) {
     frame.runningToolUseId = use.id;
     deps.journal.touch(frame);
-    deps.journal.flush();
+    await deps.journal.flush();
   }
   let activated: StackFrame | null = null;
   const ctx: ToolContext = {
@@ -263,8 +263,8 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
 }
 
 /** The result of the last successful run of `agentName` in this chat, for definitions with carryover. */
-function previousRun(deps: TurnDeps, agentName: string): string | null {
-  const log = deps.store.sessionLog(deps.journal.sessionKey);
+async function previousRun(deps: TurnDeps, agentName: string): Promise<string | null> {
+  const log = await deps.store.sessionLog(deps.journal.sessionKey);
   for (let i = log.length - 1; i >= 0; i--) {
     const entry = log[i]!;
     if (entry.type !== "agent_session_complete") continue;

@@ -53,7 +53,7 @@ export class Journal {
     this.staged = merge(this.staged, extra);
   }
 
-  flush(extra: StepExtra = {}): void {
+  async flush(extra: StepExtra = {}): Promise<void> {
     const all = merge(this.staged, extra);
     // A frame pushed and popped in the same step (main answering at once) never needs a row.
     const popped = new Set(all.framesPopped ?? []);
@@ -70,7 +70,7 @@ export class Journal {
     if (this.requestId && Object.values(this.usage).some((n) => n > 0)) {
       step.usage = { requestId: this.requestId, ...this.usage };
     }
-    this.store.commit(step);
+    await this.store.commit(step);
     this.rows = [];
     this.touched.clear();
     this.staged = {};

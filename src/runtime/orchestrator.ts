@@ -42,8 +42,8 @@ export class Orchestrator {
   async handleMessage(request: RequestRecord, signal: AbortSignal): Promise<void> {
     const { store, stacks, ids } = this.deps;
     const key = request.sessionKey;
-    const session = store.session(key, () => ids.next("as"));
-    const stack = stacks.getOrLoad(key);
+    const session = await store.session(key, () => ids.next("as"));
+    const stack = await stacks.getOrLoad(key);
     const journal = new Journal(store, key, request.id, null);
     let log = this.deps.log.child({ session: key, request: request.id });
     let input: TurnInput;
@@ -52,10 +52,10 @@ export class Orchestrator {
 
     if (request.status === "running" || request.kind === "approval") {
       // Started before a restart: its input is already in the log; continue from there.
-      const task = store.activeTask(key);
+      const task = await store.activeTask(key);
       if (stack.isEmpty || !task) {
         log.warn({ depth: stack.depth, task: task?.id }, "resumed request found no active stack; closing it");
-        journal.flush({ request: { id: request.id, status: "done" } });
+        await journal.flush({ request: { id: request.id, status: "done" } });
         return;
       }
       journal.taskId = task.id;
@@ -64,12 +64,12 @@ export class Orchestrator {
       if (request.kind === "approval") {
         journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       }
-      this.closeOrphans(stack, journal);
+      await this.closeOrphans(stack, journal);
       log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
     } else if (stack.isEmpty) {
       const taskId = ids.next("task");
       journal.taskId = taskId;
-      const main = this.mainFrame(session.mainAgentSessionId);
+      const main = await this.mainFrame(session.mainAgentSessionId);
       stack.push(main);
       journal.stage({
         taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id },
@@ -79,7 +79,7 @@ export class Orchestrator {
       input = { kind: "user", text: request.text };
       log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
     } else {
-      const task = store.activeTask(key);
+      const task = await store.activeTask(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       journal.taskId = task.id;
       owner = task.ownerId;
@@ -94,16 +94,16 @@ export class Orchestrator {
    * Batch frames live only in memory: after a restart, the ones that were running are gone. Close them in
    * the log, so every started agent session ends; their caller's tool use is reported as interrupted.
    */
-  private closeOrphans(stack: AgentStack, journal: Journal): void {
-    closeOpenSessions(this.deps.store, journal, new Set(stack.all().map((f) => f.agentSessionId)), "interrupted by a restart");
+  private closeOrphans(stack: AgentStack, journal: Journal): Promise<void> {
+    return closeOpenSessions(this.deps.store, journal, new Set(stack.all().map((f) => f.agentSessionId)), "interrupted by a restart");
   }
 
   /** The main agent's frame as it would start now (for /context while idle). */
-  idleMainFrame(sessionKey: string): StackFrame {
-    return this.mainFrame(this.deps.store.session(sessionKey, () => this.deps.ids.next("as")).mainAgentSessionId, false);
+  async idleMainFrame(sessionKey: string): Promise<StackFrame> {
+    return this.mainFrame((await this.deps.store.session(sessionKey, () => this.deps.ids.next("as"))).mainAgentSessionId, false);
   }
 
-  private mainFrame(mainAgentSessionId: string, take = true): StackFrame {
+  private async mainFrame(mainAgentSessionId: string, take = true): Promise<StackFrame> {
     const { settings, ids, tools, model } = this.deps;
     const catalog = this.deps.catalog();
     return {
@@ -127,7 +127,7 @@ export class Orchestrator {
       reportAttempts: 0,
       contextTokens: 0,
       approvalTools: [],
-      history: this.deps.stacks.mainHistory(mainAgentSessionId, take),
+      history: await this.deps.stacks.mainHistory(mainAgentSessionId, take),
     };
   }
 
@@ -159,7 +159,7 @@ export class Orchestrator {
         case "COMPLETE": {
           if (frame.agentType === "main") {
             stack.pop();
-            journal.flush({
+            await journal.flush({
               framesPopped: [frame.frameId],
               task: { id: taskId, status: "completed", result: result.text },
               request: { id: requestId, status: "done" },
@@ -171,7 +171,7 @@ export class Orchestrator {
             return;
           }
           if (result.action === "SEND_TEXT") {
-            journal.flush({
+            await journal.flush({
               task: { id: taskId, status: "waiting_user" },
               request: { id: requestId, status: "done" },
               outbound: [this.outbound(journal, frame.agentName, stack.depth, result.text, "message")],
@@ -179,7 +179,7 @@ export class Orchestrator {
             return;
           }
           returnToParent(stack, journal, result.text, false, result.structured);
-          journal.flush({
+          await journal.flush({
             framesPopped: [frame.frameId],
             ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),
           });
@@ -192,13 +192,13 @@ export class Orchestrator {
           // The tool_use it waits on stays intact, so the child's result still lands.
           await compactIfNeeded(frame, deps);
           pushChild(stack, result.child, journal);
-          journal.flush({ framesPushed: [result.child] });
+          await journal.flush({ framesPushed: [result.child] });
           this.deps.onEvent?.(journal.sessionKey, { type: "push", agent: result.child.agentName, depth: stack.depth });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
           break;
         case "INTERRUPT": {
           // Tool calls wait for the owner: the frame stays on the stack with them unresolved.
-          journal.flush({
+          await journal.flush({
             approvalsCreated: result.approvals.map((a) => ({
               ...a,
               taskId,
@@ -222,11 +222,11 @@ export class Orchestrator {
           const parent = returnToParent(stack, journal, result.text, true);
           log.warn({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth, reason: result.text }, `${result.action}: popped`);
           if (parent) {
-            journal.flush({ framesPopped: [frame.frameId] });
+            await journal.flush({ framesPopped: [frame.frameId] });
             break;
           }
           this.deps.stacks.clear(journal.sessionKey);
-          journal.flush({
+          await journal.flush({
             framesPopped: [frame.frameId],
             task: { id: taskId, status: "failed", error: result.text },
             request: { id: requestId, status: "failed", error: result.text },

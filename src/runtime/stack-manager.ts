@@ -21,13 +21,13 @@ export class AgentStackManager {
    * The main agent's history for a new task: from the cache when this process already has it, else the log.
    * `take` hands the cached copy over to the task; a look (for /context) leaves it cached.
    */
-  mainHistory(mainAgentSessionId: string, take = true): ChatMessage[] {
+  async mainHistory(mainAgentSessionId: string, take = true): Promise<ChatMessage[]> {
     const cached = this.mainHistories.get(mainAgentSessionId);
     if (cached) {
       if (take) this.mainHistories.delete(mainAgentSessionId);
       return take ? cached : [...cached];
     }
-    return rebuildHistory(this.store.history(mainAgentSessionId));
+    return rebuildHistory(await this.store.history(mainAgentSessionId));
   }
 
   /** Keeps a finished task's main history for the session's next task (least recently used are dropped). */
@@ -37,16 +37,16 @@ export class AgentStackManager {
     if (this.mainHistories.size > this.historyCacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
   }
 
-  getOrLoad(sessionKey: string): AgentStack {
-    let stack = this.stacks.get(sessionKey);
-    if (!stack) {
-      const frames = this.store.frames(sessionKey).map((record) => ({
-        ...record,
-        history: rebuildHistory(this.store.history(record.agentSessionId)),
-      }));
-      stack = new AgentStack(frames);
-      this.stacks.set(sessionKey, stack);
+  async getOrLoad(sessionKey: string): Promise<AgentStack> {
+    const cached = this.stacks.get(sessionKey);
+    if (cached) return cached;
+    const frames = [];
+    for (const record of await this.store.frames(sessionKey)) {
+      frames.push({ ...record, history: rebuildHistory(await this.store.history(record.agentSessionId)) });
     }
+    // Another caller may have loaded it while this one waited: the first copy wins, so there is only one.
+    const stack = this.stacks.get(sessionKey) ?? new AgentStack(frames);
+    this.stacks.set(sessionKey, stack);
     return stack;
   }
 
@@ -55,8 +55,8 @@ export class AgentStackManager {
     return this.stacks.get(sessionKey);
   }
 
-  hasActive(sessionKey: string): boolean {
-    return !this.getOrLoad(sessionKey).isEmpty;
+  async hasActive(sessionKey: string): Promise<boolean> {
+    return !(await this.getOrLoad(sessionKey)).isEmpty;
   }
 
   clear(sessionKey: string): void {

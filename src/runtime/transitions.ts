@@ -64,11 +64,11 @@ export function returnToParent(
  * Closes, in the log, every agent session of the chat that was started and not ended, except `live` ones;
  * a tool use such a session left without a result gets one, so the log stays well-formed.
  */
-export function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): void {
-  for (const open of store.openAgentSessions(journal.sessionKey)) {
+export async function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): Promise<void> {
+  for (const open of await store.openAgentSessions(journal.sessionKey)) {
     if (live.has(open.agentSessionId)) continue;
     const owner = { frameId: null, agentSessionId: open.agentSessionId };
-    for (const use of unresolvedToolUses(rebuildHistory(store.history(open.agentSessionId)))) {
+    for (const use of unresolvedToolUses(rebuildHistory(await store.history(open.agentSessionId)))) {
       journal.append(owner, "tool_result", { tool_use_id: use.id, content: `not finished: ${reason}`, is_error: true });
     }
     journal.append(owner, "agent_session_complete", {

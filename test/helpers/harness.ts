@@ -3,7 +3,10 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LiveCatalog } from "../../src/catalog/live.js";
+import Database from "better-sqlite3";
+import { existsSync } from "node:fs";
 import { Gateway } from "../../src/gateway/gateway.js";
+import { Leases } from "../../src/gateway/leases.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
 import type { Model } from "../../src/llm/model.js";
@@ -87,6 +90,9 @@ export async function startHarness(options: HarnessOptions = {}) {
   const fake = options.fake ?? (await startFakeAnthropic());
   const defs = writeDefinitions(options.files ?? {});
   const dbFile = options.dbFile ?? join(defs.root, "data", "switchboard.db");
+  // A harness on the database of an earlier one is a restart: the earlier process is gone, and so are its leases
+  // (what the OS lock lets a real restart conclude).
+  if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
   const store = new SqliteStore(dbFile);
   const tools = new ToolRegistry(options.tools ?? []);
   const catalog = new LiveCatalog(defs.skills, defs.agents, {
@@ -102,9 +108,10 @@ export async function startHarness(options: HarnessOptions = {}) {
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
   const idPrefix = randomUUID().slice(0, 8);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
+  const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: options.timers ?? systemTimers });
   const runtime: RuntimeDeps = {
-    store,
-    stacks: new AgentStackManager(store),
+    store: leases.fenced(),
+    stacks: new AgentStackManager(leases.fenced()),
     model,
     tools,
     catalog: () => catalog.current,
@@ -125,7 +132,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0 });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0 });
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
   gateway.register({
@@ -160,7 +167,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** Sends a message as a user would and returns what the chat showed in reply. */
     async send(text: string, opts: { session?: string; user?: string; id?: string } = {}): Promise<OutboundMessage[]> {
       const before = seen.length;
-      gateway.submit({
+      await gateway.submit({
         sessionKey: `console:${opts.session ?? "t"}`,
         messageId: opts.id ?? `${idPrefix}-${++counter}`,
         userId: opts.user ?? "alice",
@@ -180,7 +187,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     async close(keepFake = false) {
       await catalog.close();
       if (store.isOpen()) await gateway.stop();
-      store.close();
+      await store.close();
       if (!keepFake && !options.fake) await fake.close();
       rmSync(defs.root, { recursive: true, force: true });
     },
@@ -188,3 +195,12 @@ export async function startHarness(options: HarnessOptions = {}) {
 }
 
 export type Harness = Awaited<ReturnType<typeof startHarness>>;
+
+function expireLeases(dbFile: string): void {
+  const db = new Database(dbFile);
+  try {
+    if (db.prepare(`SELECT 1 FROM sqlite_master WHERE name = 'leases'`).get()) db.prepare(`UPDATE leases SET expires_at = 0`).run();
+  } finally {
+    db.close();
+  }
+}

@@ -89,7 +89,7 @@ export function callAgentTool(toolNames: () => string[]): Tool {
       ctx.limiter.runsUnder(signal, lease);
       let child: StackFrame;
       try {
-        const previous = def.carryover ? ctx.previousRun(`agent:${def.name}`) : null;
+        const previous = def.carryover ? await ctx.previousRun(`agent:${def.name}`) : null;
         const task = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${message}` : message;
         child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
       } catch (error) {

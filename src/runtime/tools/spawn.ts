@@ -64,7 +64,7 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         const compiled = compileOutputSchema(schema);
         if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
       }
-      const previous = def.carryover ? ctx.previousRun(`${kind}:${def.name}`) : null;
+      const previous = def.carryover ? await ctx.previousRun(`${kind}:${def.name}`) : null;
       const message = previous
         ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${parsed.data.message}`
         : parsed.data.message;

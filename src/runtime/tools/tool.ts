@@ -22,7 +22,7 @@ export interface ToolContext {
   limiter: CallLimiter;
   timers: Timers;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
-  previousRun(agentName: string): string | null;
+  previousRun(agentName: string): Promise<string | null>;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
   activateChild(child: StackFrame): never;
   /** Runs `child` to the end without the user (batch mode) and returns its final text; `signal` can cut it short. */

@@ -211,6 +211,16 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
     created_at INTEGER NOT NULL
   );
   `,
+  // 8: leases with fencing tokens (one process per SQLite file, but the same protocol as PostgreSQL). Rows are
+  // never deleted, so a key's token only grows.
+  `
+  CREATE TABLE leases (
+    key TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    token INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

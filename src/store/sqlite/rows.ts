@@ -4,6 +4,7 @@ import {
   CorruptStateError,
   type ApprovalRecord,
   type ApprovalStatus,
+  type Lease,
   type LogEntry,
   type OutboundRecord,
   type RequestRecord,
@@ -105,4 +106,8 @@ export function toLogEntry(r: Row): LogEntry {
     payload,
     createdAt: Number(r.created_at),
   };
+}
+
+export function toLease(r: Row): Lease {
+  return { key: String(r.key), holder: String(r.holder), token: Number(r.token), expiresAt: Number(r.expires_at) };
 }

@@ -5,6 +5,9 @@ import { frameRecordSchema } from "../frame-schema.js";
 import { inputHash } from "../input-hash.js";
 import {
   CorruptStateError,
+  FencedError,
+  type Lease,
+  type StoreChange,
   type ApprovalRecord,
   type ApprovalStatus,
   type FrameRecord,
@@ -24,18 +27,29 @@ import {
 } from "../store.js";
 import { migrate } from "./migrations.js";
 import { prepareStatements, type Statements } from "./statements.js";
-import { nullable, toApproval, toLogEntry, toOutbound, toRequest, toSession, type Row } from "./rows.js";
+import { ProcessLock } from "./process-lock.js";
+import { nullable, toApproval, toLease, toLogEntry, toOutbound, toRequest, toSession, type Row } from "./rows.js";
 
 
 export interface SqliteStoreOptions {
   /** Called once per row that could not be read and was set aside (the caller logs it). */
   onQuarantine?: (record: QuarantineRecord) => void;
+  /**
+   * Holds an OS lock on the database for as long as the store is open, so a second process on the same file
+   * refuses to start instead of sharing it (the gateway sets it; tools that only read do not).
+   */
+  exclusive?: boolean;
 }
 
-/** The durable store: one SQLite file in WAL mode; every StepCommit is one transaction. */
+/**
+ * The durable store: one SQLite file in WAL mode; every StepCommit is one transaction. It answers synchronously
+ * underneath (the async methods resolve at once), and the change feed is this process's own.
+ */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
   private readonly stmts: Statements;
+  private readonly watchers = new Set<(change: StoreChange) => void>();
+  private readonly processLock: ProcessLock | null;
 
   constructor(
     file: string,
@@ -43,6 +57,7 @@ export class SqliteStore implements Store {
     private readonly options: SqliteStoreOptions = {},
   ) {
     if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+    this.processLock = options.exclusive && file !== ":memory:" ? new ProcessLock(`${file}.lock`) : null;
     this.db = new Database(file);
     try {
       this.db.pragma("busy_timeout = 2000");
@@ -50,6 +65,7 @@ export class SqliteStore implements Store {
       migrate(this.db);
     } catch (error) {
       this.db.close();
+      this.processLock?.release();
       if ((error as { code?: string }).code === "SQLITE_BUSY") {
         throw new Error(`the database ${file} is locked by another process (is another Switchboard running on this DATA_DIR?)`);
       }
@@ -62,13 +78,21 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_size_limit = 67108864");
     this.db.pragma("busy_timeout = 5000");
     this.stmts = prepareStatements(this.db);
+    // With the process lock held, every lease in the file belongs to a process that is gone: a restart resumes
+    // its sessions at once instead of waiting for their leases to run out.
+    if (this.processLock) this.stmts.expireLeases.run();
   }
 
-  commit(step: StepCommit): void {
+  async commit(step: StepCommit): Promise<void> {
     const s = this.stmts;
     const now = this.now();
     const key = step.sessionKey;
     this.db.transaction(() => {
+      if (step.fence) {
+        const lease = s.lease.get(key) as Row | undefined;
+        const current = lease ? Number(lease.token) : null;
+        if (current !== step.fence.token) throw new FencedError(key, step.fence.token, current);
+      }
       if (step.taskCreated) {
         const t = step.taskCreated;
         s.insertTask.run(t.id, key, t.ownerId, t.requestId, now, now);
@@ -113,9 +137,13 @@ export class SqliteStore implements Store {
         s.deleteFrames.run(key);
       }
     })();
+    for (const r of [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])]) {
+      if (r.status === "done" || r.status === "failed") this.emit({ kind: "done", sessionKey: key, requestId: r.id });
+    }
+    if (step.outbound?.length) this.emit({ kind: "outbound", sessionKey: key, requestIds: step.outbound.map((o) => o.requestId) });
   }
 
-  session(key: string, newMainAgentSessionId: () => string): SessionRecord {
+  async session(key: string, newMainAgentSessionId: () => string): Promise<SessionRecord> {
     let row = this.stmts.getSession.get(key) as Row | undefined;
     if (!row) {
       const now = this.now();
@@ -125,13 +153,19 @@ export class SqliteStore implements Store {
     return toSession(row);
   }
 
-  findSession(key: string): SessionRecord | null {
+  async findSession(key: string): Promise<SessionRecord | null> {
     const row = this.stmts.getSession.get(key) as Row | undefined;
     return row ? toSession(row) : null;
   }
 
-  insertRequest(input: NewRequest): InsertResult {
-    return this.db.transaction((): InsertResult => {
+  async insertRequest(input: NewRequest): Promise<InsertResult> {
+    const result = this.db.transaction(() => this.insertRequestNow(input))();
+    if (result.status === "inserted") this.emit({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
+    return result;
+  }
+
+  private insertRequestNow(input: NewRequest): InsertResult {
+    {
       const s = this.stmts;
       const now = this.now();
       if (input.idempotency) {
@@ -154,10 +188,10 @@ export class SqliteStore implements Store {
       const { claimSession: _claim, idempotency: _key, ...fields } = input;
       const request: RequestRecord = { ...fields, status: "pending", taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, createdAt: now };
       return { status: "inserted", request };
-    })();
+    }
   }
 
-  idempotency(userId: string, key: string): IdempotencyRecord | null {
+  async idempotency(userId: string, key: string): Promise<IdempotencyRecord | null> {
     const r = this.stmts.idempotency.get(userId, key) as Row | undefined;
     if (!r) return null;
     return {
@@ -170,38 +204,42 @@ export class SqliteStore implements Store {
     };
   }
 
-  saveIdempotentResponse(userId: string, key: string, response: string): void {
+  async saveIdempotentResponse(userId: string, key: string, response: string): Promise<void> {
     this.stmts.saveIdempotent.run(response, userId, key);
   }
 
-  request(id: string): RequestRecord | null {
+  async request(id: string): Promise<RequestRecord | null> {
     const row = this.stmts.requestById.get(id) as Row | undefined;
     return row ? toRequest(row) : null;
   }
 
-  requests(sessionKey: string): RequestRecord[] {
+  async requests(sessionKey: string): Promise<RequestRecord[]> {
     return (this.stmts.requestsOf.all(sessionKey) as Row[]).map(toRequest);
   }
 
-  unfinishedRequests(): RequestRecord[] {
+  async unfinishedRequests(): Promise<RequestRecord[]> {
     return (this.stmts.unfinished.all() as Row[]).map(toRequest);
   }
 
-  task(id: string): TaskRecord | null {
+  async unfinishedRequestsOf(sessionKey: string): Promise<RequestRecord[]> {
+    return (this.stmts.unfinishedOf.all(sessionKey) as Row[]).map(toRequest);
+  }
+
+  async task(id: string): Promise<TaskRecord | null> {
     const row = this.stmts.taskById.get(id) as Row | undefined;
     return row ? this.toTask(row) : null;
   }
 
-  tasks(sessionKey: string): TaskRecord[] {
+  async tasks(sessionKey: string): Promise<TaskRecord[]> {
     return (this.stmts.tasksOf.all(sessionKey) as Row[]).map((r) => this.toTask(r));
   }
 
-  activeTask(sessionKey: string): TaskRecord | null {
+  async activeTask(sessionKey: string): Promise<TaskRecord | null> {
     const row = this.stmts.activeTask.get(sessionKey) as Row | undefined;
     return row ? this.toTask(row) : null;
   }
 
-  activeTaskOf(keyPrefix: string, ownerId: string): TaskRecord | null {
+  async activeTaskOf(keyPrefix: string, ownerId: string): Promise<TaskRecord | null> {
     const row = this.stmts.activeTaskOf.get(ownerId, keyPrefix, keyPrefix, keyPrefix) as Row | undefined;
     return row ? this.toTask(row) : null;
   }
@@ -242,7 +280,7 @@ export class SqliteStore implements Store {
     }
   }
 
-  quarantined(): QuarantineRecord[] {
+  async quarantined(): Promise<QuarantineRecord[]> {
     return (this.stmts.quarantined.all() as Row[]).map((r) => ({
       kind: String(r.kind) as QuarantineRecord["kind"],
       rowId: String(r.row_id),
@@ -252,7 +290,7 @@ export class SqliteStore implements Store {
     }));
   }
 
-  frames(sessionKey: string): FrameRecord[] {
+  async frames(sessionKey: string): Promise<FrameRecord[]> {
     return (this.stmts.frames.all(sessionKey) as Row[]).map((row) => {
       let data: unknown;
       try {
@@ -269,15 +307,15 @@ export class SqliteStore implements Store {
     });
   }
 
-  history(agentSessionId: string): LogEntry[] {
+  async history(agentSessionId: string): Promise<LogEntry[]> {
     return (this.stmts.history.all(agentSessionId) as Row[]).map(toLogEntry);
   }
 
-  sessionLog(sessionKey: string): LogEntry[] {
+  async sessionLog(sessionKey: string): Promise<LogEntry[]> {
     return (this.stmts.sessionLog.all(sessionKey) as Row[]).map(toLogEntry);
   }
 
-  sessionUsage(sessionKey: string) {
+  async sessionUsage(sessionKey: string) {
     const r = this.stmts.sessionUsage.get(sessionKey) as Row | undefined;
     return {
       inputTokens: Number(r?.input_tokens ?? 0),
@@ -288,41 +326,41 @@ export class SqliteStore implements Store {
     };
   }
 
-  taskUsage(taskId: string) {
+  async taskUsage(taskId: string) {
     const r = this.stmts.taskUsage.get(taskId) as Row;
     return { inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w) };
   }
 
-  openAgentSessions(sessionKey: string): Array<{ agentSessionId: string; agentName: string }> {
+  async openAgentSessions(sessionKey: string): Promise<Array<{ agentSessionId: string; agentName: string }>> {
     return (this.stmts.openAgentSessions.all(sessionKey) as Row[]).map((r) => ({ agentSessionId: String(r.id), agentName: String(r.name) }));
   }
 
-  pendingOutbound(sessionKey?: string): OutboundRecord[] {
+  async pendingOutbound(sessionKey?: string): Promise<OutboundRecord[]> {
     const rows = (sessionKey ? this.stmts.pendingFor.all(sessionKey) : this.stmts.pendingAll.all()) as Row[];
     return rows.map(toOutbound);
   }
 
-  outboundFor(requestId: string): OutboundRecord[] {
+  async outboundFor(requestId: string): Promise<OutboundRecord[]> {
     return (this.stmts.outboundFor.all(requestId) as Row[]).map(toOutbound);
   }
 
-  markDelivered(outboundId: string): void {
+  async markDelivered(outboundId: string): Promise<void> {
     this.stmts.markDelivered.run(this.now(), outboundId);
   }
 
-  markUndelivered(outboundId: string): void {
+  async markUndelivered(outboundId: string): Promise<void> {
     this.stmts.markUndelivered.run(outboundId);
   }
 
-  markUndeliverable(outboundId: string, reason: string): boolean {
+  async markUndeliverable(outboundId: string, reason: string): Promise<boolean> {
     return this.stmts.markUndeliverable.run(this.now(), reason, outboundId).changes === 1;
   }
 
-  undeliverable(sessionKey: string): UndeliverableRecord[] {
+  async undeliverable(sessionKey: string): Promise<UndeliverableRecord[]> {
     return (this.stmts.undeliverable.all(sessionKey) as Row[]).map((r) => ({ ...toOutbound(r), failure: String(r.failure), failedAt: Number(r.failed_at) }));
   }
 
-  moveSession(from: string, to: string): { moved: number } | { refused: string } {
+  async moveSession(from: string, to: string): Promise<{ moved: number } | { refused: string }> {
     return this.db.transaction((): { moved: number } | { refused: string } => {
       const under = (column: string) => `(${column} = @from OR substr(${column}, 1, length(@from) + 1) = @from || ':')`;
       const renamed = (column: string) => `@to || substr(${column}, length(@from) + 1)`;
@@ -353,41 +391,41 @@ export class SqliteStore implements Store {
     })();
   }
 
-  saveIndicator(sessionKey: string, data: string): void {
+  async saveIndicator(sessionKey: string, data: string): Promise<void> {
     this.stmts.saveIndicator.run(sessionKey, data, this.now());
   }
 
-  deleteIndicator(sessionKey: string): void {
+  async deleteIndicator(sessionKey: string): Promise<void> {
     this.stmts.deleteIndicator.run(sessionKey);
   }
 
-  indicators(provider: string): Array<{ sessionKey: string; data: string }> {
+  async indicators(provider: string): Promise<Array<{ sessionKey: string; data: string }>> {
     return (this.stmts.indicators.all(provider, provider) as Row[]).map((r) => ({ sessionKey: String(r.session_key), data: String(r.data) }));
   }
 
-  runningRequests(sessionKey: string): RequestRecord[] {
+  async runningRequests(sessionKey: string): Promise<RequestRecord[]> {
     return (this.stmts.runningFor.all(sessionKey) as Row[]).map(toRequest);
   }
 
-  deliveredChunks(outboundId: string): number[] {
+  async deliveredChunks(outboundId: string): Promise<number[]> {
     return (this.stmts.chunks.all(outboundId) as Row[]).map((r) => Number(r.chunk));
   }
 
-  recordChunk(outboundId: string, chunk: number, platformMessageId: string): void {
+  async recordChunk(outboundId: string, chunk: number, platformMessageId: string): Promise<void> {
     this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now());
   }
 
-  approvalFor(call: ToolCallRef): ApprovalRecord | null {
+  async approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null> {
     const row = this.stmts.approvalByCall.get(call.id, call.name, inputHash(call.input)) as Row | undefined;
     return row ? this.readApprovals([row])[0] ?? null : null;
   }
 
-  approval(id: string): ApprovalRecord | null {
+  async approval(id: string): Promise<ApprovalRecord | null> {
     const row = this.stmts.approvalById.get(id) as Row | undefined;
     return row ? this.readApprovals([row])[0] ?? null : null;
   }
 
-  pendingApprovals(sessionKey: string): ApprovalRecord[] {
+  async pendingApprovals(sessionKey: string): Promise<ApprovalRecord[]> {
     return this.readApprovals(this.stmts.pendingApprovals.all(sessionKey) as Row[]);
   }
 
@@ -413,27 +451,86 @@ export class SqliteStore implements Store {
     return read;
   }
 
-  decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): boolean {
+  async decideApproval(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): Promise<boolean> {
+    return this.decideNow(id, status, decidedBy);
+  }
+
+  private decideNow(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string): boolean {
     return this.stmts.decideApproval.run(status, decidedBy, this.now(), id).changes === 1;
   }
 
-  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): boolean {
-    return this.db.transaction(() => {
-      if (!this.decideApproval(id, status, decidedBy)) return false;
-      this.insertRequest(resume);
-      return true;
+  async decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): Promise<boolean> {
+    const decided = this.db.transaction(() => {
+      if (!this.decideNow(id, status, decidedBy)) return false;
+      return this.insertRequestNow(resume).status === "inserted";
     })();
+    if (decided) this.emit({ kind: "request", sessionKey: resume.sessionKey, requestId: resume.id });
+    return decided;
   }
 
-  dueApprovals(now: number): ApprovalRecord[] {
+  async dueApprovals(now: number): Promise<ApprovalRecord[]> {
     return this.readApprovals(this.stmts.dueApprovals.all(now) as Row[]);
+  }
+
+  async claimNextOutbound(sessionKey: string): Promise<OutboundRecord | null> {
+    const row = this.stmts.claimNext.get(this.now(), sessionKey) as Row | undefined;
+    return row ? toOutbound(row) : null;
+  }
+
+  async acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
+    const now = this.now();
+    const row = this.stmts.acquireLease.get({ key, holder, expires: now + ttlMs, now }) as Row | undefined;
+    return row ? toLease(row) : null;
+  }
+
+  async renewLease(key: string, holder: string, token: number, ttlMs: number): Promise<boolean> {
+    return this.stmts.renewLease.run(this.now() + ttlMs, key, holder, token).changes === 1;
+  }
+
+  async releaseLease(key: string, holder: string, token: number): Promise<void> {
+    this.stmts.releaseLease.run(key, holder, token);
+  }
+
+  async lease(key: string): Promise<Lease | null> {
+    const row = this.stmts.lease.get(key) as Row | undefined;
+    return row ? toLease(row) : null;
+  }
+
+  async orphanedSessions(): Promise<string[]> {
+    return (this.stmts.orphaned.all(this.now()) as Row[]).map((r) => String(r.key));
+  }
+
+  watch(listener: (change: StoreChange) => void): () => void {
+    this.watchers.add(listener);
+    return () => this.watchers.delete(listener);
+  }
+
+  async announce(change: StoreChange): Promise<void> {
+    this.emit(change);
+  }
+
+  async ping(): Promise<void> {
+    this.stmts.getSession.get("@ping");
+  }
+
+  /** Tells this process's watchers, after the change committed; a failing watcher never fails the store. */
+  private emit(change: StoreChange): void {
+    for (const listener of this.watchers) {
+      try {
+        listener(change);
+      } catch {
+        // a watcher's own failure is its business
+      }
+    }
   }
 
   isOpen(): boolean {
     return this.db.open;
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
+    this.processLock?.release();
+    this.watchers.clear();
   }
 }

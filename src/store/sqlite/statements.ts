@@ -80,6 +80,7 @@ export function prepareStatements(db: Database.Database) {
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
     requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
     unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
+    unfinishedOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
     taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
     tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
     activeTask: db.prepare(
@@ -112,6 +113,32 @@ export function prepareStatements(db: Database.Database) {
     ),
     deleteIndicator: db.prepare(`DELETE FROM indicators WHERE session_key = ?`),
     indicators: db.prepare(`SELECT * FROM indicators WHERE substr(session_key, 1, length(?) + 1) = ? || ':' ORDER BY created_at`),
+    claimNext: db.prepare(
+      `UPDATE outbox SET delivered_at = ? WHERE seq = (
+         SELECT seq FROM outbox WHERE session_key = ? AND delivered_at IS NULL AND failed_at IS NULL ORDER BY seq LIMIT 1)
+       RETURNING *`,
+    ),
+    lease: db.prepare(`SELECT * FROM leases WHERE key = ?`),
+    // Granted when free, expired or already ours; a different holder than the last one takes the next token.
+    acquireLease: db.prepare(
+      `INSERT INTO leases (key, holder, token, expires_at) VALUES (@key, @holder, 1, @expires)
+       ON CONFLICT (key) DO UPDATE SET
+         token = CASE WHEN leases.holder = excluded.holder THEN leases.token ELSE leases.token + 1 END,
+         holder = excluded.holder, expires_at = excluded.expires_at
+       WHERE leases.holder = excluded.holder OR leases.expires_at <= @now
+       RETURNING *`,
+    ),
+    renewLease: db.prepare(`UPDATE leases SET expires_at = ? WHERE key = ? AND holder = ? AND token = ?`),
+    releaseLease: db.prepare(`UPDATE leases SET expires_at = 0 WHERE key = ? AND holder = ? AND token = ?`),
+    expireLeases: db.prepare(`UPDATE leases SET expires_at = 0`),
+    orphaned: db.prepare(
+      `SELECT DISTINCT w.session_key AS key FROM (
+         SELECT session_key FROM requests WHERE status IN ('pending', 'running')
+         UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL) w
+       LEFT JOIN leases l ON l.key = w.session_key
+       WHERE substr(w.session_key, 1, 1) <> '@' AND (l.key IS NULL OR l.expires_at <= ?)
+       ORDER BY w.session_key`,
+    ),
     markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
     markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
     runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),

@@ -1,0 +1,64 @@
+import type { Store, StoreChange } from "../../src/store/store.js";
+import { outboundView } from "./request.js";
+
+type Send = (event: string, data: unknown) => void;
+
+/**
+ * One request's events for an SSE client, read from the store's change feed: its replies (read back from the
+ * outbox, in order, each once) and the session's stack changes. It works the same whichever replica runs the
+ * turn. Subscribe before submitting, so nothing is missed; events before `attach` wait in order.
+ */
+export class RequestEvents {
+  private requestId: string | null = null;
+  private send: Send | null = null;
+  private readonly early: Array<{ event: string; data: unknown }> = [];
+  private readonly sent = new Set<string>();
+  private pending: Promise<void> = Promise.resolve();
+  private readonly unwatch: () => void;
+
+  constructor(
+    private readonly store: Store,
+    private readonly sessionKey: string,
+  ) {
+    this.unwatch = store.watch((change) => this.heard(change));
+  }
+
+  /** The request whose replies to stream (known once it is stored). */
+  bind(requestId: string): void {
+    this.requestId = requestId;
+  }
+
+  attach(send: Send): void {
+    this.send = send;
+    for (const e of this.early.splice(0)) send(e.event, e.data);
+    void this.flush();
+  }
+
+  /** Sends the replies committed so far that were not sent yet; resolves when they are written. */
+  flush(): Promise<void> {
+    this.pending = this.pending.then(async () => {
+      if (!this.requestId) return;
+      for (const reply of await this.store.outboundFor(this.requestId).catch(() => [])) {
+        if (this.sent.has(reply.id)) continue;
+        this.sent.add(reply.id);
+        this.emit(reply.approvalId ? "approval" : "message", outboundView(reply));
+      }
+    });
+    return this.pending;
+  }
+
+  close(): void {
+    this.unwatch();
+  }
+
+  private heard(change: StoreChange): void {
+    if (change.sessionKey !== this.sessionKey) return;
+    if (change.kind === "stack") this.emit("stack", change.event);
+    else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
+  }
+
+  private emit(event: string, data: unknown): void {
+    if (this.send) this.send(event, data);
+    else this.early.push({ event, data });
+  }
+}

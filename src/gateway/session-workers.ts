@@ -1,0 +1,133 @@
+import type { Logger } from "pino";
+import type { AgentStackManager } from "../runtime/stack-manager.js";
+import type { RequestRecord, Store } from "../store/store.js";
+import type { HeldLease, Leases } from "./leases.js";
+
+export interface SessionWorkersDeps {
+  store: Store;
+  leases: Leases;
+  stacks: AgentStackManager;
+  log: Logger;
+  shutdown: AbortSignal;
+  /** A read-only command (/status, /approve…): answered at once, beside a running turn. */
+  isSide(request: RequestRecord): boolean;
+  /** /cancel or /reset: stops the running turn and goes before queued messages. */
+  interrupts(request: RequestRecord): boolean;
+  /** A request this process already answered as failed but could not record so (disk full): never run again. */
+  settled(requestId: string): boolean;
+  runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void>;
+  runSide(request: RequestRecord): Promise<void>;
+  deliver(sessionKey: string): Promise<void>;
+}
+
+interface Worker {
+  /** Something changed since the worker last looked: look again before letting the lease go. */
+  dirty: boolean;
+  turn: { request: string; abort: AbortController } | null;
+  /** Read-only commands this worker started (kept, so a late look never starts one twice). */
+  side: Set<string>;
+  done: Promise<void>;
+}
+
+/**
+ * Who works on which session. Any replica may be woken for a session (a request it stored, a notification from
+ * another replica, the poll for orphaned work); the one that gets the session's lease runs its requests one at a
+ * time, oldest first (a /cancel or /reset first), delivers its replies, and lets the lease go when nothing is
+ * left. Idle sessions hold no lease, so any replica can take the next message.
+ */
+export class SessionWorkers {
+  private readonly workers = new Map<string, Worker>();
+
+  constructor(private readonly deps: SessionWorkersDeps) {}
+
+  /** There may be work for `key`: start a worker, or tell the running one to look again. */
+  wake(key: string): void {
+    if (this.deps.shutdown.aborted) return;
+    const worker = this.workers.get(key);
+    if (worker) {
+      worker.dirty = true;
+      void this.look(key, worker).catch((error: unknown) => this.deps.log.error({ session: key, err: error }, "could not read the session's requests"));
+      return;
+    }
+    const created: Worker = { dirty: true, turn: null, side: new Set(), done: Promise.resolve() };
+    this.workers.set(key, created);
+    created.done = this.work(key, created).catch((error: unknown) => {
+      this.deps.log.error({ session: key, err: error }, "session worker failed");
+      if (this.workers.get(key) === created) this.workers.delete(key);
+    });
+  }
+
+  running(key: string): boolean {
+    return this.workers.has(key);
+  }
+
+  /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */
+  interrupt(key: string): void {
+    this.workers.get(key)?.turn?.abort.abort();
+  }
+
+  /** Wakes every session with work nobody is doing (a missed notification, a replica that died). */
+  async poll(): Promise<number> {
+    const keys = await this.deps.store.orphanedSessions();
+    for (const key of keys) this.wake(key);
+    return keys.length;
+  }
+
+  async idle(): Promise<void> {
+    while (this.workers.size > 0) await Promise.allSettled([...this.workers.values()].map((w) => w.done));
+  }
+
+  private async work(key: string, worker: Worker): Promise<void> {
+    while (worker.dirty && !this.deps.shutdown.aborted) {
+      const lease = await this.deps.leases.acquire(key, () => {
+        this.deps.log.warn({ session: key }, "lost the session's lease (another replica took it over); stopping this turn");
+        worker.turn?.abort.abort();
+      });
+      if (!lease) break; // another replica works on it, and looks again before it lets go
+      try {
+        // Another replica had this session since this one last did: forget what was cached of it.
+        if (lease.changedHands) this.deps.stacks.evict(key);
+        while (worker.dirty && !lease.lost && !this.deps.shutdown.aborted) {
+          worker.dirty = false;
+          const next = await this.look(key, worker);
+          if (!next) break;
+          worker.dirty = true;
+          const abort = new AbortController();
+          worker.turn = { request: next.id, abort };
+          try {
+            await this.deps.runTurn(next, AbortSignal.any([this.deps.shutdown, abort.signal]), lease);
+          } finally {
+            worker.turn = null;
+          }
+        }
+        if (!lease.lost) await this.deps.deliver(key);
+        await Promise.allSettled([...worker.side].map((id) => this.sides.get(id)));
+      } finally {
+        await this.deps.leases.release(key);
+      }
+      if (lease.lost) break;
+    }
+    // No await between the last look at `dirty` and leaving: a wake after this starts a new worker.
+    this.workers.delete(key);
+  }
+
+  private readonly sides = new Map<string, Promise<void>>();
+
+  /**
+   * Reads the session's unfinished requests: answers read-only commands at once (beside a running turn), stops
+   * the running turn when a /cancel or /reset waits, and returns what the worker should run next.
+   */
+  private async look(key: string, worker: Worker): Promise<RequestRecord | null> {
+    const all = (await this.deps.store.unfinishedRequestsOf(key)).filter((r) => !this.deps.settled(r.id) && !worker.side.has(r.id));
+    if (!this.deps.leases.holds(key)) return null; // only the lease holder acts on them
+    for (const request of all.filter((r) => this.deps.isSide(r) && r.status === "pending")) {
+      worker.side.add(request.id);
+      const run = this.deps.runSide(request).finally(() => this.sides.delete(request.id));
+      this.sides.set(request.id, run);
+    }
+    const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
+    const interrupting = queued.find((r) => this.deps.interrupts(r));
+    if (interrupting && worker.turn) worker.turn.abort.abort();
+    return interrupting ?? queued[0] ?? null;
+  }
+}
