@@ -16,6 +16,8 @@ installProcessGuard(log);
 const app = await startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
+/** Configured chat providers that could not start (GET /readyz reports them). */
+const notConnected: Record<string, string> = {};
 
 // Signals are handled from the start, so a stop during startup is graceful too.
 let keepAlive: NodeJS.Timeout | null = null;
@@ -41,6 +43,7 @@ async function startProvider(name: string, provider: { start(): Promise<void>; s
     providers.push(name);
   } catch (error) {
     log.error({ err: error }, `the ${name} provider could not start; ${hint}`);
+    notConnected[name] = `could not start: ${error instanceof Error ? error.message : String(error)}`;
   }
 }
 
@@ -90,6 +93,7 @@ const http = new HttpProvider(app.gateway, {
         : undefined,
   },
   log: log.child({ provider: "http" }),
+  readiness: () => ({ ...Object.fromEntries(providers.filter((p) => p !== "http").map((p) => [p, null])), ...notConnected }),
 });
 try {
   await http.start();

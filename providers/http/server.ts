@@ -17,6 +17,11 @@ export interface HttpOptions {
   log: Logger;
   /** For the SSE keepalive; tests drive it by hand. */
   timers?: Timers;
+  /**
+   * What GET /readyz checks besides the database (the chat providers' connections); each entry names a check and
+   * says why it is not ready, or null when it is.
+   */
+  readiness?: () => Record<string, string | null>;
   keepaliveMs?: number;
 }
 
@@ -113,6 +118,9 @@ export class HttpProvider {
     let path = "/";
     try {
       path = new URL(req.url ?? "/", "http://x").pathname;
+      // For load balancers and orchestrators: no authentication, nothing about the conversations.
+      if (req.method === "GET" && path === "/healthz") return this.json(res, 200, { status: "ok" });
+      if (req.method === "GET" && path === "/readyz") return await this.ready(res);
       if (req.method === "GET" && (path === "/" || path === "/index.html")) {
         res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(WEB_PAGE);
         return;
@@ -304,6 +312,24 @@ export class HttpProvider {
     } finally {
       events?.close();
     }
+  }
+
+  /** 200 when the database answers (so its migrations are done: the store opened) and every provider is connected; else 503 naming what is not. */
+  private async ready(res: ServerResponse): Promise<void> {
+    const checks: Record<string, string> = {};
+    const failing: Record<string, string> = {};
+    try {
+      await this.gateway.store.ping();
+      checks.database = "ok";
+    } catch (error) {
+      failing.database = `not reachable: ${error instanceof Error ? error.message : String(error)}`;
+    }
+    for (const [name, problem] of Object.entries(this.options.readiness?.() ?? {})) {
+      if (problem === null) checks[name] = "ok";
+      else failing[name] = problem;
+    }
+    const ok = Object.keys(failing).length === 0;
+    this.json(res, ok ? 200 : 503, { status: ok ? "ready" : "not_ready", checks: { ...checks, ...failing } });
   }
 
   private json(res: ServerResponse, status: number, body: unknown): void {

@@ -9,6 +9,7 @@ import type { Logger } from "pino";
 import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
+import { Leadership } from "../../src/gateway/leadership.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import {
   isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf,
@@ -42,6 +43,7 @@ const NOT_ALLOWED = "Sorry, this bot is private and you are not on its list of u
 export class TelegramProvider {
   readonly bot: Bot;
   private runner: RunnerHandle | null = null;
+  private polling: Leadership | null = null;
   private server: Server | null = null;
   private readonly refused = new Set<string>();
   /** Group → supergroup moves already handed to the gateway (Telegram announces each in both chats). */
@@ -246,12 +248,44 @@ export class TelegramProvider {
       log.info({ bot: this.bot.botInfo.username, port: this.webhookPort(), path }, "telegram webhook listening");
     } else {
       await this.bot.api.deleteWebhook();
-      this.runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES] }, silent: true } });
-      // The runner gives up on a revoked token (401), a second instance (409) or hours of failures; its
-      // task then rejects, which nobody else awaits.
-      this.runner.task()?.catch((error: unknown) => log.error({ err: error }, "telegram long polling stopped; restart the service to resume"));
-      log.info({ bot: this.bot.botInfo.username }, "telegram long polling started");
+      // Long polling runs on one replica at a time (Telegram answers a second getUpdates with 409); another
+      // replica takes it over when that one dies. Every replica sends replies.
+      const { id, leaseMs } = this.gateway.replica;
+      this.polling = new Leadership(this.gateway.store, {
+        key: "@telegram-polling",
+        replica: id,
+        ttlMs: leaseMs,
+        log,
+        onGain: () => this.startPolling(),
+        onLose: () => this.stopPolling(),
+      });
+      await this.polling.start();
+      if (!this.polling.leading) log.info({ bot: this.bot.botInfo.username }, "telegram long polling runs on another replica; this one takes over if it stops");
     }
+  }
+
+  private startPolling(): void {
+    const { log } = this.options;
+    const runner = run(this.bot, { runner: { fetch: { allowed_updates: [...ALLOWED_UPDATES] }, silent: true } });
+    this.runner = runner;
+    // The runner gives up on a revoked token (401), a second instance (409, e.g. a replica that has not yet
+    // noticed it lost the job) or hours of failures; its task then rejects, which nobody else awaits.
+    runner.task()?.catch((error: unknown) => {
+      if (this.runner !== runner) return;
+      this.runner = null;
+      log.error({ err: error }, "telegram long polling stopped; it starts again shortly if this replica still runs it");
+      const again = setTimeout(() => {
+        if (this.polling?.leading && this.runner === null) this.startPolling();
+      }, this.gateway.replica.leaseMs);
+      again.unref();
+    });
+    log.info({ bot: this.bot.botInfo.username }, "telegram long polling started");
+  }
+
+  private async stopPolling(): Promise<void> {
+    const runner = this.runner;
+    this.runner = null;
+    if (runner?.isRunning()) await runner.stop();
   }
 
   /** The port the webhook server listens on (useful when 0 was asked for). */
@@ -261,7 +295,8 @@ export class TelegramProvider {
   }
 
   async stop(): Promise<void> {
-    if (this.runner?.isRunning()) await this.runner.stop();
+    await this.polling?.stop();
+    await this.stopPolling();
     await this.closeServer();
   }
 

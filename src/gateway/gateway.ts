@@ -181,6 +181,11 @@ export class Gateway {
     return this.deps.store;
   }
 
+  /** This replica's name and lease lifetime (for jobs that run on one replica only, e.g. Telegram long polling). */
+  get replica(): { id: string; leaseMs: number } {
+    return { id: this.deps.leases.replica, leaseMs: this.deps.leases.ttlMs };
+  }
+
   /** The owner of the running task of a chat, if any (providers use it to address replies). */
   async activeTask(sessionKey: string): Promise<{ ownerId: string } | null> {
     const task = await this.deps.store.activeTask(sessionKey);
