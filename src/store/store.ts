@@ -274,6 +274,8 @@ export interface Store {
   requests(sessionKey: string): Promise<RequestRecord[]>;
   /** Requests not yet done, oldest first: the work a restart must pick up. */
   unfinishedRequests(): Promise<RequestRecord[]>;
+  /** The same for one session (what its worker runs next). */
+  unfinishedRequestsOf(sessionKey: string): Promise<RequestRecord[]>;
   task(id: string): Promise<TaskRecord | null>;
   activeTask(sessionKey: string): Promise<TaskRecord | null>;
   /** Every task of a session, oldest first. */
