@@ -2,6 +2,8 @@ import Database from "better-sqlite3";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { systemText } from "../test/fakes/anthropic/server.js";
+import { PostgresStore } from "../src/store/postgres/postgres-store.js";
+import { benchDatabase } from "./postgres.js";
 import { benchWorld, percentile, ScriptModel, send } from "./world.js";
 
 export interface Result {
@@ -74,6 +76,30 @@ export async function handoffRoundtrip(): Promise<Result> {
     peak_rss_mb: rss(),
     db_bytes_per_session: Math.round(bytes / sessions),
   };
+}
+
+/** The same round trip on PostgreSQL (a local server: every statement is a round trip over loopback TCP). */
+export async function handoffRoundtripPostgres(): Promise<Result> {
+  const database = benchDatabase();
+  if ("skipped" in database) return { scenario: "handoff-roundtrip-postgres", skipped: database.skipped };
+  try {
+    const store = await PostgresStore.open(database.url);
+    const model = handoffModel();
+    const world = benchWorld(model, undefined, store);
+    const latencies: number[] = [];
+    const sessions = 500;
+    const start = performance.now();
+    for (let s = 0; s < sessions; s++) {
+      latencies.push(await send(world, `h${s}`, "plan a trip"));
+      latencies.push(await send(world, `h${s}`, "Lisbon"));
+    }
+    const elapsed = performance.now() - start;
+    await world.close();
+    world.remove();
+    return { scenario: "handoff-roundtrip-postgres", sessions, user_messages: sessions * 2, model_calls: model.calls, ...summary(latencies, elapsed, sessions * 2), peak_rss_mb: rss() };
+  } finally {
+    database.stop();
+  }
 }
 
 export async function concurrent(): Promise<Result> {

@@ -14,6 +14,7 @@ import { Orchestrator, type RuntimeDeps } from "../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../src/runtime/tools/registry.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../src/store/store.js";
 import { writeFileSync, mkdirSync } from "node:fs";
 
 /** A zero-latency model (or a fixed latency with timers) that answers by a script function. */
@@ -49,10 +50,10 @@ export function benchCatalog(root: string): Catalog {
 }
 
 /** The real gateway and runtime on a SQLite file with the production settings; logs at info to /dev/null. */
-export function benchWorld(model: Model, dir?: string) {
+export function benchWorld(model: Model, dir?: string, database?: Store) {
   const root = dir ?? mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const dbFile = join(root, "bench.db");
-  const store = new SqliteStore(dbFile);
+  const store = database ?? new SqliteStore(dbFile);
   const log = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: true }));
   const catalog = benchCatalog(root);
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });

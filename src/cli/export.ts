@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { loadConfigOrExit } from "../config.js";
 import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
 
 // `npm run export -- <session key>`: the session's context log as JSONL on stdout, one entry per line.
 const key = process.argv[2];
@@ -10,12 +11,7 @@ if (!key) {
   process.exit(2);
 }
 const config = loadConfigOrExit();
-const file = join(config.DATA_DIR, "switchboard.db");
-if (!existsSync(file)) {
-  process.stderr.write(`no database at ${file}; set DATA_DIR to where Switchboard keeps its data\n`);
-  process.exit(1);
-}
-const store = new SqliteStore(file);
+const store = await openForReading();
 const entries = await store.sessionLog(key);
 if (entries.length === 0) process.stderr.write(`no log entries for session ${key}\n`);
 for (const e of entries) {
@@ -33,4 +29,18 @@ for (const e of entries) {
     })}\n`,
   );
 }
-store.close();
+await store.close();
+
+/** The database the gateway uses (DATABASE_URL, else DATA_DIR), opened beside a running gateway. */
+async function openForReading(): Promise<Store> {
+  if (config.DATABASE_URL) {
+    const { PostgresStore } = await import("../store/postgres/postgres-store.js");
+    return PostgresStore.open(config.DATABASE_URL);
+  }
+  const file = join(config.DATA_DIR, "switchboard.db");
+  if (!existsSync(file)) {
+    process.stderr.write(`no database at ${file}; set DATA_DIR (or DATABASE_URL) to where Switchboard keeps its data\n`);
+    process.exit(1);
+  }
+  return new SqliteStore(file);
+}
