@@ -1,9 +1,20 @@
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/store/**", "test/replicas/**"] },
+      },
+      {
+        // The tests that need PostgreSQL (the store contract, the replicas): vitest runs a project's globalSetup only
+        // when one of its tests is selected, so only such a run starts the throwaway server (test/setup/postgres.ts).
+        extends: true,
+        test: { name: "store", include: ["test/store/**/*.test.ts", "test/replicas/**/*.test.ts"], globalSetup: ["test/setup/postgres.ts"] },
+      },
+    ],
   },
 });

@@ -63,6 +63,8 @@ export class Gateway {
   /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
   private readonly unrecorded: UnrecordedFailures;
   private readonly unwatch: () => void;
+  /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
+  private readonly registering = new Set<Promise<unknown>>();
 
   constructor(private readonly deps: GatewayDeps) {
     this.outbox = new Outbox({
@@ -94,11 +96,11 @@ export class Gateway {
   register(sink: ProviderSink): void {
     this.sinks.set(sink.prefix, sink);
     // Replies committed before a restart but not yet shown go out now.
-    void this.outbox.deliverAll(sink.prefix).catch((error: unknown) => this.deps.log.error({ err: error }, "could not read the pending replies"));
+    this.track(this.outbox.deliverAll(sink.prefix).catch((error: unknown) => this.deps.log.error({ err: error }, "could not read the pending replies")));
     // Indicators a previous process showed and never took back ("typing", 👀) come off now.
     if (sink.clearIndicator) {
       const clear = sink.clearIndicator.bind(sink);
-      void this.deps.store
+      this.track(this.deps.store
         .indicators(sink.prefix)
         .then((shown) =>
           Promise.all(
@@ -109,8 +111,13 @@ export class Gateway {
             ),
           ),
         )
-        .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators"));
+        .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators")));
     }
+  }
+
+  private track(work: Promise<unknown>): void {
+    this.registering.add(work);
+    void work.finally(() => this.registering.delete(work));
   }
 
   /** A provider records an indicator it showed (a reaction, a status) so that a restart can take it back. */
@@ -258,6 +265,7 @@ export class Gateway {
   }
 
   async idle(): Promise<void> {
+    await Promise.allSettled([...this.registering]);
     await this.workers.idle();
     await this.outbox.idle();
   }

@@ -344,9 +344,12 @@ export interface Store {
    * the fencing token. Null when another holder's lease is still live.
    */
   acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null>;
-  /** Extends the lease if it still carries `token` (it may have expired, as long as nobody took it over). */
+  /**
+   * Extends the lease if it still carries `token` (it may have expired, as long as nobody took it over: the fence,
+   * too, checks only the token, so a holder whose lease ran out but was not taken over still commits).
+   */
   renewLease(key: string, holder: string, token: number, ttlMs: number): Promise<boolean>;
-  /** Gives the lease up at once (so any replica may take the session's next message); keeps its token. */
+  /** Gives the lease up at once (so any replica may take the session's next message): expiresAt 0, token kept. */
   releaseLease(key: string, holder: string, token: number): Promise<void>;
   lease(key: string): Promise<Lease | null>;
   /**
@@ -354,7 +357,12 @@ export interface Store {
    * replica polls for when a notification was missed, and what it takes over when another replica died.
    */
   orphanedSessions(): Promise<string[]>;
-  /** Calls `listener` for every change any replica commits or announces (this one included). Returns unsubscribe. */
+  /**
+   * Calls `listener` for every change any replica commits or announces (this one included). Returns unsubscribe.
+   * On PostgreSQL changes arrive asynchronously, one outbound commit may arrive as several changes, and changes
+   * made while the listening connection reconnects are lost: treat them as hints and read the store (the poll for
+   * orphaned sessions covers what is missed).
+   */
   watch(listener: (change: StoreChange) => void): () => void;
   announce(change: StoreChange): Promise<void>;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */

@@ -57,8 +57,8 @@ describe("restart recovery", () => {
     await second.close();
 
     const third = await boot();
-    expect(third.runtime.stacks.hasActive("console:t")).toBe(false);
-    expect(third.store.frames("console:t")).toEqual([]);
+    expect(await third.runtime.stacks.hasActive("console:t")).toBe(false);
+    expect(await third.store.frames("console:t")).toEqual([]);
   });
 
   it("a request cut off mid-turn runs again from its last commit, without repeating what was committed", async () => {
@@ -78,10 +78,10 @@ describe("restart recovery", () => {
       expect(req.messages).toHaveLength(1);
       return text("Where to?");
     });
-    second.gateway.recover();
+    await second.gateway.recover();
     await second.gateway.idle();
     expect(second.seen.map((m) => `${m.agent}: ${m.text}`)).toEqual(["skill:interview: Where to?"]);
-    const log = second.store.sessionLog("console:t");
+    const log = await second.store.sessionLog("console:t");
     expect(log.filter((e) => e.type === "agent_session")).toHaveLength(1);
     expect(log.filter((e) => e.type === "message" && (e.payload as { role: string }).role === "user")).toHaveLength(2);
   });
@@ -109,7 +109,7 @@ describe("restart recovery", () => {
       expect(JSON.stringify(req.messages.at(-1))).toContain("interrupted by a restart; it may or may not have run");
       return text("The email may not have been sent; please check your outbox.");
     });
-    second.gateway.recover();
+    await second.gateway.recover();
     await second.gateway.idle();
     expect(runs).toBe(1);
     expect(second.seen.map((m) => m.text)).toEqual(["The email may not have been sent; please check your outbox."]);
@@ -137,11 +137,11 @@ describe("restart recovery", () => {
       expect(JSON.stringify(req.messages.at(-1))).toContain("call_agent was interrupted by a restart");
       return text("The mail may not have gone out.");
     });
-    second.gateway.recover();
+    await second.gateway.recover();
     await second.gateway.idle();
     // Found by the simulation: the mailer's session stayed open with send_email unanswered.
-    const log = second.store.sessionLog("console:t");
-    expect(second.store.openAgentSessions("console:t")).toEqual([]);
+    const log = await second.store.sessionLog("console:t");
+    expect(await second.store.openAgentSessions("console:t")).toEqual([]);
     const answered = log.filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toContain("toolu_mail");
   });
@@ -177,7 +177,7 @@ describe("restart recovery", () => {
       },
       text("It is 42."),
     );
-    second.gateway.recover();
+    await second.gateway.recover();
     await second.gateway.idle();
     expect(runs).toBe(2);
     expect(second.seen.map((m) => m.text)).toEqual(["It is 42."]);

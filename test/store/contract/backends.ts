@@ -1,20 +1,26 @@
-// The backends the Store contract suite runs against. A new backend (PostgreSQL) adds one entry here; the
-// suite itself talks only to the Store interface.
+// The backends the Store contract suite runs against: SQLite, and PostgreSQL (a fresh database per test on
+// the server test/setup/postgres.ts provides). The suite itself talks only to the Store interface.
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
+import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../../src/store/store.js";
+import { adminQuery, dropEmptyDatabase, emptyDatabase, postgresSkipReason, type FreshDatabase } from "../../helpers/postgres.js";
 
 export interface StoreBackend {
   name: string;
+  /** Set when the backend cannot run here (no PostgreSQL server): its tests are skipped, saying why. */
+  unavailable?: string | null;
   /** A fresh, empty store whose timestamps come from `now`. */
   open(now: () => number): Promise<Store>;
   /** Closes `store` and opens the same database again (what a restart does). */
   reopen(store: Store, now: () => number): Promise<Store>;
   /** Closes the store and throws its database away. */
   close(store: Store): Promise<void>;
+  /** After the suite: releases what the backend kept between tests. */
+  teardown?(): Promise<void>;
   // Backend hooks: the only place the suite reaches below the interface, to plant a row the store cannot
   // read back (a hand-edited or truncated row). Each throws when the row does not exist, so a test that
   // plants into nothing fails instead of passing vacuously. A backend without them skips those tests.
@@ -52,24 +58,66 @@ const sqlite: StoreBackend = {
     sqliteFiles.set(store, { dir, file });
     return Promise.resolve(store);
   },
-  reopen(store, now) {
+  async reopen(store, now) {
     const where = sqliteFile(store);
-    store.close();
+    await store.close();
     sqliteFiles.delete(store);
     const next = new SqliteStore(where.file, now);
     sqliteFiles.set(next, where);
-    return Promise.resolve(next);
+    return next;
   },
-  close(store) {
+  async close(store) {
     const where = sqliteFiles.get(store);
-    store.close();
+    await store.close();
     sqliteFiles.delete(store);
     if (where) rmSync(where.dir, { recursive: true, force: true });
-    return Promise.resolve();
   },
   plantCorruptApproval: (store, id) => plantSqlite(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = ?`, id),
   plantCorruptTaskOutput: (store, id) => plantSqlite(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = ?`, id),
   plantCorruptFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = ?`, id),
 };
 
-export const BACKENDS: StoreBackend[] = [sqlite];
+const postgresDatabases = new Map<Store, FreshDatabase>();
+
+function postgresDatabase(store: Store): FreshDatabase {
+  const database = postgresDatabases.get(store);
+  if (!database) throw new Error("this store was not opened by the postgres contract backend");
+  return database;
+}
+
+/** Runs `sql` as the admin in the store's database: the same malformed JSON the SQLite hooks write. */
+async function plantPostgres(store: Store, sql: string, id: string): Promise<void> {
+  const { rowCount } = await adminQuery(postgresDatabase(store), sql, [id]);
+  if (rowCount !== 1) throw new Error(`plant: no row ${id} to corrupt (${sql})`);
+}
+
+// Each test gets an empty database: the file's one database, emptied (see emptyDatabase: the same isolation as
+// a new database per test, at a fiftieth of the cost). The PostgreSQL-only tests use new databases.
+const postgres: StoreBackend = {
+  name: "postgres",
+  unavailable: postgresSkipReason(),
+  async open(now) {
+    const database = await emptyDatabase();
+    const store = await PostgresStore.open(database.url, { now, poolMax: 4 });
+    postgresDatabases.set(store, database);
+    return store;
+  },
+  async reopen(store, now) {
+    const database = postgresDatabase(store);
+    await store.close();
+    postgresDatabases.delete(store);
+    const next = await PostgresStore.open(database.url, { now, poolMax: 4 });
+    postgresDatabases.set(next, database);
+    return next;
+  },
+  async close(store) {
+    await store.close();
+    postgresDatabases.delete(store);
+  },
+  teardown: dropEmptyDatabase,
+  plantCorruptApproval: (store, id) => plantPostgres(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = $1`, id),
+  plantCorruptTaskOutput: (store, id) => plantPostgres(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = $1`, id),
+  plantCorruptFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = $1`, id),
+};
+
+export const BACKENDS: StoreBackend[] = [sqlite, postgres];

@@ -150,6 +150,21 @@ export function requestContract(ctx: ContractContext): void {
       expect(await store.request("r3")).toMatchObject({ status: "failed", error: "boom" });
     });
 
+    it("unfinishedRequestsOf lists one session's pending and running requests, oldest first", async () => {
+      const { store, clock } = ctx;
+      for (const [id, key] of [["r1", K], ["r2", OTHER], ["r3", K], ["r4", K]] as const) {
+        await store.insertRequest(newRequest(id, key));
+        clock.advance(10);
+      }
+      await store.commit({ sessionKey: K, request: { id: "r3", status: "running" } });
+      await store.commit({ sessionKey: K, request: { id: "r1", status: "done" } });
+      expect((await store.unfinishedRequestsOf(K)).map((r) => [r.id, r.status])).toEqual([
+        ["r3", "running"],
+        ["r4", "pending"],
+      ]);
+      expect(await store.unfinishedRequestsOf("http:none")).toEqual([]);
+    });
+
     it("runningRequests lists only the session's running requests", async () => {
       const { store } = ctx;
       for (const [id, key] of [["r1", K], ["r2", K], ["r3", OTHER], ["r4", K]] as const) await store.insertRequest(newRequest(id, key));

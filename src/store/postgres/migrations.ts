@@ -1,0 +1,214 @@
+import pg from "pg";
+import { checkUrl, clientConfig, connectionError, describeTarget, scrubPassword } from "./connection.js";
+
+// Each entry moves the schema one version up; schema_migrations records which versions a database has. Version
+// 1 is the whole schema as the SQLite store has it at its version 7, plus leases. New versions are appended,
+// never edited. Stored JSON stays TEXT (not jsonb) so a malformed row can exist, be read, and be quarantined
+// like in SQLite. Every step runs as an ordinary role that owns its database: no extensions, no superuser.
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE sessions (
+    key TEXT PRIMARY KEY,
+    owner_id TEXT,
+    main_agent_session_id TEXT NOT NULL,
+    input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+    tokens_since_reset BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE TABLE tasks (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    request_id TEXT,
+    result TEXT,
+    error TEXT,
+    structured_output TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX tasks_by_session ON tasks (session_key, status);
+  CREATE INDEX tasks_active_by_owner ON tasks (owner_id) WHERE status IN ('running', 'waiting_user', 'waiting_approval');
+  CREATE TABLE requests (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    external_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    status TEXT NOT NULL,
+    task_id TEXT,
+    error TEXT,
+    input_tokens BIGINT NOT NULL DEFAULT 0,
+    output_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_read_tokens BIGINT NOT NULL DEFAULT 0,
+    cache_write_tokens BIGINT NOT NULL DEFAULT 0,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    UNIQUE (session_key, external_id)
+  );
+  CREATE INDEX requests_by_session ON requests (session_key, seq);
+  CREATE INDEX requests_unfinished ON requests (seq) WHERE status IN ('pending', 'running');
+  CREATE INDEX requests_by_task ON requests (task_id);
+  CREATE TABLE frames (
+    frame_id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (session_key, position)
+  );
+  CREATE TABLE context_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    task_id TEXT,
+    request_id TEXT,
+    frame_id TEXT,
+    agent_session_id TEXT,
+    type TEXT NOT NULL,
+    payload TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX log_by_session ON context_log (session_key, seq);
+  CREATE INDEX log_by_agent_session ON context_log (agent_session_id, seq);
+  CREATE TABLE outbox (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    session_key TEXT NOT NULL,
+    request_id TEXT,
+    task_id TEXT,
+    approval_id TEXT,
+    agent TEXT NOT NULL,
+    depth INTEGER NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    delivered_at BIGINT,
+    failed_at BIGINT,
+    failure TEXT,
+    created_at BIGINT NOT NULL
+  );
+  CREATE INDEX outbox_pending ON outbox (session_key, seq) WHERE delivered_at IS NULL AND failed_at IS NULL;
+  CREATE INDEX outbox_by_request ON outbox (request_id, seq);
+  CREATE INDEX outbox_failed ON outbox (session_key, seq) WHERE failed_at IS NOT NULL;
+  CREATE TABLE deliveries (
+    outbound_id TEXT NOT NULL,
+    chunk INTEGER NOT NULL,
+    platform_message_id TEXT NOT NULL,
+    sent_at BIGINT NOT NULL,
+    PRIMARY KEY (outbound_id, chunk)
+  );
+  CREATE TABLE approvals (
+    id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    task_id TEXT,
+    frame_id TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    input TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    requested_at BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    decided_by TEXT,
+    decided_at BIGINT,
+    UNIQUE (tool_use_id, tool_name, input_hash)
+  );
+  CREATE INDEX approvals_pending ON approvals (expires_at) WHERE status = 'pending';
+  CREATE INDEX approvals_pending_by_session ON approvals (session_key, requested_at) WHERE status = 'pending';
+  CREATE TABLE idempotency_keys (
+    user_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    request_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    response TEXT,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (user_id, key)
+  );
+  CREATE TABLE quarantine (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    kind TEXT NOT NULL,
+    row_id TEXT NOT NULL,
+    session_key TEXT,
+    reason TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    PRIMARY KEY (kind, row_id)
+  );
+  CREATE TABLE indicators (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    session_key TEXT PRIMARY KEY,
+    data TEXT NOT NULL,
+    created_at BIGINT NOT NULL
+  );
+  -- A lease row is never deleted: its token must only ever grow. A released lease has expires_at = 0.
+  CREATE TABLE leases (
+    key TEXT PRIMARY KEY,
+    holder TEXT NOT NULL,
+    token BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL
+  );
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Taken (per transaction) around the whole migration, so replicas starting together migrate exactly once. */
+const MIGRATION_LOCK = "7310586118470193475"; // a fixed bigint for Switchboard, no meaning beyond that
+
+/**
+ * Brings the schema up to `target` (the newest by default; tests stop earlier to build old databases), in one
+ * transaction holding an advisory lock. Refuses a database that is newer than this code. Returns the version.
+ */
+export async function migrate(client: pg.ClientBase, target = SCHEMA_VERSION): Promise<number> {
+  await client.query("BEGIN");
+  try {
+    await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await client.query(
+      `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
+    );
+    const { rows } = await client.query<{ v: number }>(`SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_migrations`);
+    const current = rows[0]?.v ?? 0;
+    if (current > SCHEMA_VERSION) {
+      throw new Error(
+        `the database is at schema version ${current}, newer than this Switchboard (schema version ${SCHEMA_VERSION}); upgrade Switchboard or point DATABASE_URL at another database`,
+      );
+    }
+    for (let version = current; version < target; version++) {
+      await client.query(MIGRATIONS[version]!);
+      await client.query(`INSERT INTO schema_migrations (version) VALUES ($1)`, [version + 1]);
+    }
+    await client.query("COMMIT");
+    return Math.max(current, target);
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}
+
+/** `npm run migrate`: connects once, migrates, and returns the schema version the database is now at. */
+export async function migrateDatabase(url: string): Promise<number> {
+  checkUrl(url);
+  const client = new pg.Client(clientConfig(url));
+  client.on("error", () => undefined); // a failure surfaces through the awaited call below
+  try {
+    await client.connect();
+  } catch (error) {
+    await client.end().catch(() => undefined);
+    throw connectionError(error, url);
+  }
+  try {
+    return await migrate(client);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw new Error(scrubPassword(`cannot migrate the PostgreSQL database at ${describeTarget(url)}: ${message}`, url), { cause: error });
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}

@@ -1,0 +1,52 @@
+// Storing an inbound request: dedupe by (session, external id) and by (user, idempotency key), claiming a
+// private session, and announcing the request, all or nothing. Safe against a concurrent twin on another
+// replica: the unique keys decide, and ON CONFLICT waits for the twin's transaction before it answers.
+import type pg from "pg";
+import { CorruptStateError, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
+import { encodeChange } from "./changes.js";
+import { toRequest, type Row } from "./rows.js";
+import { S, type Sql } from "./statements.js";
+
+const run = (client: pg.ClientBase | pg.Pool, statement: Sql, values: unknown[]) => client.query<Row>({ ...statement, values });
+
+/** True when storing `input` takes more than one statement, so it needs a transaction of its own. */
+export function needsTransaction(input: NewRequest): boolean {
+  return input.idempotency !== undefined || input.claimSession !== undefined;
+}
+
+/**
+ * Stores `input` through `client`: inside an open transaction when needsTransaction(input), or on its own
+ * (the one INSERT is atomic) otherwise. Writes nothing for a duplicate or a forbidden request.
+ */
+export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: NewRequest, now: number): Promise<InsertResult> {
+  const idempotency = input.idempotency;
+  // The key first: of two twins racing with one key, the second waits here for the first and is its duplicate.
+  if (idempotency) {
+    const { rowCount } = await run(client, S.insertIdempotency, [input.userId, idempotency.key, input.id, input.sessionKey, idempotency.fingerprint, now]);
+    if (rowCount === 0) return { status: "duplicate", request: await requestByKey(client, input.userId, idempotency.key) };
+  }
+  const undoKey = async () => {
+    if (idempotency) await run(client, S.deleteIdempotency, [input.userId, idempotency.key]);
+  };
+  if (input.claimSession) {
+    const { rows } = await run(client, S.claimSession, [input.sessionKey, input.userId, input.claimSession.mainAgentSessionId, now]);
+    const owner = String(rows[0]?.owner_id);
+    if (owner !== input.userId) {
+      await undoKey();
+      return { status: "forbidden", ownerId: owner };
+    }
+  }
+  const [payload] = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
+  const { rows } = await run(client, S.insertRequest, [input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, payload]);
+  if (rows[0]) return { status: "inserted", request: toRequest(rows[0]) };
+  await undoKey();
+  const seen = await run(client, S.requestByExternal, [input.sessionKey, input.externalId]);
+  if (!seen.rows[0]) throw new Error(`request ${input.externalId} of ${input.sessionKey} was neither stored nor found (was it deleted meanwhile?)`);
+  return { status: "duplicate", request: toRequest(seen.rows[0]) };
+}
+
+async function requestByKey(client: pg.ClientBase | pg.Pool, userId: string, key: string): Promise<RequestRecord> {
+  const { rows } = await run(client, S.requestByIdempotency, [userId, key]);
+  if (!rows[0]) throw new CorruptStateError(`idempotency key ${key} of ${userId} points at a request that does not exist`);
+  return toRequest(rows[0]);
+}

@@ -1,0 +1,180 @@
+// Rows read back from PostgreSQL into the Store's records (the same rules as ../sqlite/rows.ts). Stored JSON is
+// TEXT and parsed here; what cannot be read throws CorruptStateError, and the store decides whether to
+// quarantine the row or fail its session.
+import { frameRecordSchema } from "../frame-schema.js";
+import {
+  CorruptStateError,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type FrameRecord,
+  type IdempotencyRecord,
+  type Lease,
+  type LogEntry,
+  type OutboundRecord,
+  type QuarantineRecord,
+  type RequestRecord,
+  type SessionRecord,
+  type SessionUsage,
+  type UndeliverableRecord,
+} from "../store.js";
+
+export type Row = Record<string, unknown>;
+
+export function nullable(v: unknown): string | null {
+  return v === null || v === undefined ? null : String(v);
+}
+
+export function toRequest(r: Row): RequestRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    externalId: String(r.external_id),
+    kind: String(r.kind) as RequestRecord["kind"],
+    userId: String(r.user_id),
+    text: String(r.text),
+    status: String(r.status) as RequestRecord["status"],
+    taskId: nullable(r.task_id),
+    error: nullable(r.error),
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens),
+    cacheWriteTokens: Number(r.cache_write_tokens),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toSession(r: Row): SessionRecord {
+  return { key: String(r.key), ownerId: nullable(r.owner_id), mainAgentSessionId: String(r.main_agent_session_id), createdAt: Number(r.created_at) };
+}
+
+export function toOutbound(r: Row): OutboundRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    requestId: nullable(r.request_id),
+    taskId: nullable(r.task_id),
+    agent: String(r.agent),
+    depth: Number(r.depth),
+    text: String(r.text),
+    kind: String(r.kind) as OutboundRecord["kind"],
+    approvalId: nullable(r.approval_id),
+    createdAt: Number(r.created_at),
+  };
+}
+
+export function toUndeliverable(r: Row): UndeliverableRecord {
+  return { ...toOutbound(r), failure: String(r.failure), failedAt: Number(r.failed_at) };
+}
+
+export function toApproval(r: Row): ApprovalRecord {
+  return {
+    id: String(r.id),
+    sessionKey: String(r.session_key),
+    taskId: nullable(r.task_id),
+    frameId: String(r.frame_id),
+    toolUseId: String(r.tool_use_id),
+    toolName: String(r.tool_name),
+    input: parseObject(r.input, `approval ${String(r.id)}`),
+    agent: String(r.agent),
+    ownerId: String(r.owner_id),
+    status: String(r.status) as ApprovalStatus,
+    requestedAt: Number(r.requested_at),
+    expiresAt: Number(r.expires_at),
+    decidedBy: nullable(r.decided_by),
+    decidedAt: r.decided_at === null || r.decided_at === undefined ? null : Number(r.decided_at),
+  };
+}
+
+export function toLogEntry(r: Row): LogEntry {
+  let payload: unknown;
+  try {
+    payload = JSON.parse(String(r.payload));
+  } catch {
+    throw new CorruptStateError(`context log row ${String(r.seq)} of ${String(r.session_key)} is not valid JSON`);
+  }
+  return {
+    seq: Number(r.seq),
+    sessionKey: String(r.session_key),
+    taskId: nullable(r.task_id),
+    requestId: nullable(r.request_id),
+    frameId: nullable(r.frame_id),
+    agentSessionId: nullable(r.agent_session_id),
+    type: String(r.type) as LogEntry["type"],
+    payload,
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** A stored frame, validated; a frame that does not parse fails its whole session (the caller decides). */
+export function toFrame(r: Row, sessionKey: string): FrameRecord {
+  let data: unknown;
+  try {
+    data = JSON.parse(String(r.data));
+  } catch {
+    throw new CorruptStateError(`stored frame ${String(r.frame_id)} of ${sessionKey} is not valid JSON`);
+  }
+  const parsed = frameRecordSchema.safeParse(data);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
+    throw new CorruptStateError(`stored frame ${String(r.frame_id)} of ${sessionKey} is invalid (${where})`);
+  }
+  return parsed.data;
+}
+
+export function toIdempotency(r: Row): IdempotencyRecord {
+  return {
+    userId: String(r.user_id),
+    key: String(r.key),
+    requestId: String(r.request_id),
+    sessionKey: String(r.session_key),
+    fingerprint: String(r.fingerprint),
+    response: nullable(r.response),
+  };
+}
+
+export function toQuarantine(r: Row): QuarantineRecord {
+  return {
+    kind: String(r.kind) as QuarantineRecord["kind"],
+    rowId: String(r.row_id),
+    sessionKey: nullable(r.session_key),
+    reason: String(r.reason),
+    createdAt: Number(r.created_at),
+  };
+}
+
+/** A session's token totals; zeros for a session that does not exist. */
+export function toSessionUsage(r: Row | null): SessionUsage {
+  return {
+    inputTokens: Number(r?.input_tokens ?? 0),
+    outputTokens: Number(r?.output_tokens ?? 0),
+    cacheReadTokens: Number(r?.cache_read_tokens ?? 0),
+    cacheWriteTokens: Number(r?.cache_write_tokens ?? 0),
+    sinceReset: Number(r?.tokens_since_reset ?? 0),
+  };
+}
+
+export function toTaskUsage(r: Row): Omit<SessionUsage, "sinceReset"> {
+  return { inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w) };
+}
+
+/** An agent_session log row as an open agent session; its payload is read like any log row's. */
+export function toOpenAgentSession(r: Row, sessionKey: string): { agentSessionId: string; agentName: string } {
+  const entry = toLogEntry({ ...r, session_key: sessionKey });
+  const name = (entry.payload as { agent_name?: unknown } | null)?.agent_name;
+  return { agentSessionId: String(r.agent_session_id), agentName: String(name) };
+}
+
+export function toLease(r: Row): Lease {
+  return { key: String(r.key), holder: String(r.holder), token: Number(r.token), expiresAt: Number(r.expires_at) };
+}
+
+function parseObject(value: unknown, what: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(String(value));
+  } catch {
+    throw new CorruptStateError(`stored JSON of ${what} is not valid`);
+  }
+  if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CorruptStateError(`stored JSON of ${what} is not an object`);
+  return parsed as Record<string, unknown>;
+}
