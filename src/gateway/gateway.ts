@@ -60,6 +60,10 @@ export class Gateway {
   private readonly waiters = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
   /** Requests this process is running or delivering: their end is told by the run, not by the change feed. */
   private readonly local = new Set<string>();
+  /** Requests this process is storing: it wakes their session itself, so their change needs no second wake-up. */
+  private readonly storing = new Set<string>();
+  /** Requests this process answered with an internal error (the rest read it from the store). */
+  private readonly internal = new Set<string>();
   /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
   private readonly unrecorded: UnrecordedFailures;
   private readonly unwatch: () => void;
@@ -217,16 +221,20 @@ export class Gateway {
     }
     if (!task && !addressed && !command) return { status: "ignored" };
 
-    const inserted = await store.insertRequest({
-      id: ids.next("req"),
+    const id = ids.next("req");
+    const newRequest = {
+      id,
       sessionKey: message.sessionKey,
       externalId: message.messageId,
-      kind: command ? "command" : "message",
+      kind: command ? ("command" as const) : ("message" as const),
       userId: message.userId,
       text: message.text,
       ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
-    });
+    };
+    // This process wakes the session itself below; the change the insert announces needs no second wake-up.
+    this.storing.add(id);
+    const inserted = await store.insertRequest(newRequest).finally(() => this.storing.delete(id));
     if (inserted.status === "forbidden") return { status: "forbidden" };
     const { request } = inserted;
     if (inserted.status === "duplicate") {
@@ -282,7 +290,8 @@ export class Gateway {
 
   /** A change any replica committed: work to pick up, or the end of a request someone here waits for. */
   private heard(change: StoreChange): void {
-    if (change.kind === "request" || change.kind === "outbound") this.workers.wake(change.sessionKey);
+    if (change.kind === "request" && !this.storing.has(change.requestId)) this.workers.wake(change.sessionKey);
+    else if (change.kind === "outbound") this.workers.replies(change.sessionKey);
     else if (change.kind === "done" && !this.local.has(change.requestId) && this.waiters.has(change.requestId)) {
       void this.settleIfDone(change.requestId).catch(() => {});
     } else if (change.kind === "stack") this.sinks.get(providerOf(change.sessionKey))?.event?.(change.sessionKey, change.event);
@@ -308,7 +317,7 @@ export class Gateway {
       await this.outbox.deliver(request.sessionKey);
     } finally {
       this.local.delete(request.id);
-      const internal = this.unrecorded.has(request.id) || failedInternally((await this.deps.store.request(request.id).catch(() => null)) ?? request);
+      const internal = this.unrecorded.has(request.id) || this.internal.delete(request.id);
       this.settle(request.id, { internalError: internal });
     }
   }
@@ -349,10 +358,10 @@ export class Gateway {
     }
   }
 
-  private async process(request: RequestRecord, signal: AbortSignal): Promise<void> {
+  /** `current` was read just now, by the worker that picked it. */
+  private async process(current: RequestRecord, signal: AbortSignal): Promise<void> {
     const { model, orchestrator, store } = this.deps;
-    const current = await store.request(request.id);
-    if (!current || current.status === "done" || current.status === "failed" || signal.aborted) return;
+    if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, model.setupHint, "failed");
     if (current.kind === "message" && current.status === "pending") {
       const pending = await store.pendingApprovals(current.sessionKey);
@@ -391,6 +400,7 @@ export class Gateway {
       return;
     }
     const corrupt = error instanceof CorruptStateError;
+    this.internal.add(request.id);
     this.deps.log.error(
       { session: request.sessionKey, request: request.id, err: error },
       corrupt ? "stored state for this session is corrupt" : "request failed",
@@ -408,6 +418,7 @@ export class Gateway {
       // processed, and from then on the request is failed, here and (once the store can write) on disk: a
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
+      this.internal.add(request.id);
       this.unrecorded.add(request.id, request.sessionKey, STORE_FAILING);
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink

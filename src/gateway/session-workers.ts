@@ -23,6 +23,8 @@ export interface SessionWorkersDeps {
 interface Worker {
   /** Something changed since the worker last looked: look again before letting the lease go. */
   dirty: boolean;
+  /** Replies were committed since the worker's last delivery pass. */
+  undelivered: boolean;
   turn: { request: string; abort: AbortController } | null;
   /** Read-only commands this worker started (kept, so a late look never starts one twice). */
   side: Set<string>;
@@ -49,7 +51,7 @@ export class SessionWorkers {
       void this.look(key, worker).catch((error: unknown) => this.deps.log.error({ session: key, err: error }, "could not read the session's requests"));
       return;
     }
-    const created: Worker = { dirty: true, turn: null, side: new Set(), done: Promise.resolve() };
+    const created: Worker = { dirty: true, undelivered: false, turn: null, side: new Set(), done: Promise.resolve() };
     this.workers.set(key, created);
     created.done = this.work(key, created).catch((error: unknown) => {
       this.deps.log.error({ session: key, err: error }, "session worker failed");
@@ -59,6 +61,13 @@ export class SessionWorkers {
 
   running(key: string): boolean {
     return this.workers.has(key);
+  }
+
+  /** Replies were committed for `key`: the running worker sends them before it lets go, or a new one starts. */
+  replies(key: string): void {
+    const worker = this.workers.get(key);
+    if (worker) worker.undelivered = true;
+    else this.wake(key);
   }
 
   /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */
@@ -100,8 +109,12 @@ export class SessionWorkers {
             worker.turn = null;
           }
         }
-        if (!lease.lost) await this.deps.deliver(key);
         await Promise.allSettled([...worker.side].map((id) => this.sides.get(id)));
+        while (!lease.lost && !this.deps.shutdown.aborted) {
+          worker.undelivered = false;
+          await this.deps.deliver(key);
+          if (!worker.undelivered) break;
+        }
       } finally {
         await this.deps.leases.release(key);
       }
