@@ -3,7 +3,7 @@
 // released lease keeps holder and token with expires_at = 0. The fence itself is checked in commit.ts.
 import type pg from "pg";
 import type { Lease } from "../store.js";
-import { toLease, type Row } from "./rows.js";
+import { toLease, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
 export class Leases {

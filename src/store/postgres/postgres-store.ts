@@ -31,7 +31,7 @@ import { Leases } from "./leases.js";
 import { moveSession } from "./move.js";
 import { Quarantine } from "./quarantine.js";
 import { insertRequestWith, needsTransaction } from "./requests.js";
-import * as rows from "./rows.js";
+import * as rows from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
 export interface PostgresStoreOptions {

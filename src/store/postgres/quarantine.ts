@@ -3,7 +3,7 @@
 // it. Each is recorded once in the quarantine table, in one statement, and reported to the store's owner.
 import type pg from "pg";
 import type { ApprovalRecord, QuarantineRecord, TaskRecord } from "../store.js";
-import { nullable, toApproval, toQuarantine, type Row } from "./rows.js";
+import { nullable, toApproval, toQuarantine, toTask, type Row } from "../rows.js";
 import { S } from "./statements.js";
 
 export class Quarantine {
@@ -34,27 +34,9 @@ export class Quarantine {
 
   /** A task whose structured output cannot be read keeps working without it; the value is quarantined. */
   async task(r: Row): Promise<TaskRecord> {
-    let structuredOutput: unknown = null;
-    if (r.structured_output !== null && r.structured_output !== undefined) {
-      try {
-        structuredOutput = JSON.parse(String(r.structured_output));
-      } catch {
-        const reason = `structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`;
-        await this.record("task", String(r.id), String(r.session_key), reason, false);
-      }
-    }
-    return {
-      id: String(r.id),
-      sessionKey: String(r.session_key),
-      ownerId: String(r.owner_id),
-      status: String(r.status) as TaskRecord["status"],
-      requestId: nullable(r.request_id),
-      result: nullable(r.result),
-      error: nullable(r.error),
-      structuredOutput,
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-    };
+    const { task, unreadable } = toTask(r);
+    if (unreadable) await this.record("task", task.id, task.sessionKey, unreadable, false);
+    return task;
   }
 
   async list(): Promise<QuarantineRecord[]> {

@@ -4,7 +4,7 @@
 import type pg from "pg";
 import { CorruptStateError, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
 import { encodeChange } from "./changes.js";
-import { toRequest, type Row } from "./rows.js";
+import { toRequest, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase | pg.Pool, statement: Sql, values: unknown[]) => client.query<Row>({ ...statement, values });

@@ -28,7 +28,7 @@ import {
 import { migrate } from "./migrations.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
-import { nullable, toApproval, toLease, toLogEntry, toOutbound, toRequest, toSession, type Row } from "./rows.js";
+import { nullable, toApproval, toFrame, toTask, toIdempotency, toLease, toLogEntry, toOutbound, toQuarantine, toRequest, toSession, toSessionUsage, toTaskUsage, toUndeliverable, type Row } from "../rows.js";
 
 
 export interface SqliteStoreOptions {
@@ -193,15 +193,7 @@ export class SqliteStore implements Store {
 
   async idempotency(userId: string, key: string): Promise<IdempotencyRecord | null> {
     const r = this.stmts.idempotency.get(userId, key) as Row | undefined;
-    if (!r) return null;
-    return {
-      userId,
-      key,
-      requestId: String(r.request_id),
-      sessionKey: String(r.session_key),
-      fingerprint: String(r.fingerprint),
-      response: nullable(r.response),
-    };
+    return r ? toIdempotency(r) : null;
   }
 
   async saveIdempotentResponse(userId: string, key: string, response: string): Promise<void> {
@@ -246,26 +238,9 @@ export class SqliteStore implements Store {
 
   /** A task whose structured output cannot be read keeps working without it; the value is quarantined. */
   private toTask(r: Row): TaskRecord {
-    let structuredOutput: unknown = null;
-    if (r.structured_output !== null && r.structured_output !== undefined) {
-      try {
-        structuredOutput = JSON.parse(String(r.structured_output));
-      } catch {
-        this.quarantine("task", String(r.id), String(r.session_key), `structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`);
-      }
-    }
-    return {
-      id: String(r.id),
-      sessionKey: String(r.session_key),
-      ownerId: String(r.owner_id),
-      status: String(r.status) as TaskRecord["status"],
-      requestId: nullable(r.request_id),
-      result: nullable(r.result),
-      error: nullable(r.error),
-      structuredOutput,
-      createdAt: Number(r.created_at),
-      updatedAt: Number(r.updated_at),
-    };
+    const { task, unreadable } = toTask(r);
+    if (unreadable) this.quarantine("task", task.id, task.sessionKey, unreadable);
+    return task;
   }
 
   /** Records an unreadable row once and tells the owner of the store (who logs it). */
@@ -281,30 +256,11 @@ export class SqliteStore implements Store {
   }
 
   async quarantined(): Promise<QuarantineRecord[]> {
-    return (this.stmts.quarantined.all() as Row[]).map((r) => ({
-      kind: String(r.kind) as QuarantineRecord["kind"],
-      rowId: String(r.row_id),
-      sessionKey: nullable(r.session_key),
-      reason: String(r.reason),
-      createdAt: Number(r.created_at),
-    }));
+    return (this.stmts.quarantined.all() as Row[]).map(toQuarantine);
   }
 
   async frames(sessionKey: string): Promise<FrameRecord[]> {
-    return (this.stmts.frames.all(sessionKey) as Row[]).map((row) => {
-      let data: unknown;
-      try {
-        data = JSON.parse(String(row.data));
-      } catch {
-        throw new CorruptStateError(`stored frame ${String(row.frame_id)} of ${sessionKey} is not valid JSON`);
-      }
-      const parsed = frameRecordSchema.safeParse(data);
-      if (!parsed.success) {
-        const where = parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`).join("; ");
-        throw new CorruptStateError(`stored frame ${String(row.frame_id)} of ${sessionKey} is invalid (${where})`);
-      }
-      return parsed.data;
-    });
+    return (this.stmts.frames.all(sessionKey) as Row[]).map((row) => toFrame(row, sessionKey));
   }
 
   async history(agentSessionId: string): Promise<LogEntry[]> {
@@ -316,19 +272,11 @@ export class SqliteStore implements Store {
   }
 
   async sessionUsage(sessionKey: string) {
-    const r = this.stmts.sessionUsage.get(sessionKey) as Row | undefined;
-    return {
-      inputTokens: Number(r?.input_tokens ?? 0),
-      outputTokens: Number(r?.output_tokens ?? 0),
-      cacheReadTokens: Number(r?.cache_read_tokens ?? 0),
-      cacheWriteTokens: Number(r?.cache_write_tokens ?? 0),
-      sinceReset: Number(r?.tokens_since_reset ?? 0),
-    };
+    return toSessionUsage((this.stmts.sessionUsage.get(sessionKey) as Row | undefined) ?? null);
   }
 
   async taskUsage(taskId: string) {
-    const r = this.stmts.taskUsage.get(taskId) as Row;
-    return { inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w) };
+    return toTaskUsage(this.stmts.taskUsage.get(taskId) as Row);
   }
 
   async openAgentSessions(sessionKey: string): Promise<Array<{ agentSessionId: string; agentName: string }>> {
@@ -357,7 +305,7 @@ export class SqliteStore implements Store {
   }
 
   async undeliverable(sessionKey: string): Promise<UndeliverableRecord[]> {
-    return (this.stmts.undeliverable.all(sessionKey) as Row[]).map((r) => ({ ...toOutbound(r), failure: String(r.failure), failedAt: Number(r.failed_at) }));
+    return (this.stmts.undeliverable.all(sessionKey) as Row[]).map(toUndeliverable);
   }
 
   async moveSession(from: string, to: string): Promise<{ moved: number } | { refused: string }> {

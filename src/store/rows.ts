@@ -1,7 +1,7 @@
-// Rows read back from PostgreSQL into the Store's records (the same rules as ../sqlite/rows.ts). Stored JSON is
-// TEXT and parsed here; what cannot be read throws CorruptStateError, and the store decides whether to
+// Rows read back into the Store's records, for both backends: their tables have the same columns, and JSON is
+// stored as TEXT and parsed here. What cannot be read throws CorruptStateError, and the store decides whether to
 // quarantine the row or fail its session.
-import { frameRecordSchema } from "../frame-schema.js";
+import { frameRecordSchema } from "./frame-schema.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
@@ -15,8 +15,9 @@ import {
   type RequestRecord,
   type SessionRecord,
   type SessionUsage,
+  type TaskRecord,
   type UndeliverableRecord,
-} from "../store.js";
+} from "./store.js";
 
 export type Row = Record<string, unknown>;
 
@@ -37,8 +38,8 @@ export function toRequest(r: Row): RequestRecord {
     error: nullable(r.error),
     inputTokens: Number(r.input_tokens),
     outputTokens: Number(r.output_tokens),
-    cacheReadTokens: Number(r.cache_read_tokens),
-    cacheWriteTokens: Number(r.cache_write_tokens),
+    cacheReadTokens: Number(r.cache_read_tokens ?? 0),
+    cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
     createdAt: Number(r.created_at),
   };
 }
@@ -119,6 +120,37 @@ export function toFrame(r: Row, sessionKey: string): FrameRecord {
     throw new CorruptStateError(`stored frame ${String(r.frame_id)} of ${sessionKey} is invalid (${where})`);
   }
   return parsed.data;
+}
+
+/**
+ * A task row. Its structured output is parsed here; when it cannot be, the task keeps working without it and
+ * `unreadable` says why, for the store to quarantine the value.
+ */
+export function toTask(r: Row): { task: TaskRecord; unreadable: string | null } {
+  let structuredOutput: unknown = null;
+  let unreadable: string | null = null;
+  if (r.structured_output !== null && r.structured_output !== undefined) {
+    try {
+      structuredOutput = JSON.parse(String(r.structured_output));
+    } catch {
+      unreadable = `structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`;
+    }
+  }
+  return {
+    unreadable,
+    task: {
+      id: String(r.id),
+      sessionKey: String(r.session_key),
+      ownerId: String(r.owner_id),
+      status: String(r.status) as TaskRecord["status"],
+      requestId: nullable(r.request_id),
+      result: nullable(r.result),
+      error: nullable(r.error),
+      structuredOutput,
+      createdAt: Number(r.created_at),
+      updatedAt: Number(r.updated_at),
+    },
+  };
 }
 
 export function toIdempotency(r: Row): IdempotencyRecord {
