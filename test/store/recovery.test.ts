@@ -68,7 +68,7 @@ describe("restart recovery", () => {
       hung.resolve();
       return { hang: true };
     });
-    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "plan a trip" });
+    await first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "plan a trip" });
     await hung.promise;
     first.crash();
 
@@ -100,7 +100,7 @@ describe("restart recovery", () => {
     };
     const first = await boot({ tools: [sendEmail] });
     fake.script(reply(toolUse("send_email", {}, "toolu_mail")));
-    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "email Bob" });
+    await first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "email Bob" });
     await started.promise;
     first.crash();
 
@@ -128,7 +128,7 @@ describe("restart recovery", () => {
     const files = { ...skillFile("interview", "Ask."), "agents/mailer.md": "---\nname: mailer\ndescription: Mails.\n---\nMail.\n" };
     const first = await boot({ tools: [sendEmail], files });
     fake.script(reply(toolUse("call_agent", { agent: "mailer", message: "mail Bob" }, "toolu_call")), reply(toolUse("send_email", {}, "toolu_mail")));
-    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "mail Bob" });
+    await first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "mail Bob" });
     await started.promise;
     first.crash();
 
@@ -165,7 +165,7 @@ describe("restart recovery", () => {
     };
     const first = await boot({ tools: [lookup] });
     fake.script(reply(toolUse("lookup", {})));
-    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "look up" });
+    await first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "look up" });
     await started.promise;
     first.crash();
 
@@ -187,7 +187,7 @@ describe("restart recovery", () => {
     const first = await boot();
     first.gateway.register({ prefix: "console", deliver: () => Promise.reject(new Error("network down")) });
     fake.script(text("Hello!"));
-    first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "hi" });
+    await first.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "hi" });
     await first.gateway.idle();
     await first.close();
 
