@@ -64,6 +64,8 @@ export class Gateway {
   private readonly storing = new Set<string>();
   /** Requests this process answered with an internal error (the rest read it from the store). */
   private readonly internal = new Set<string>();
+  /** Requests this process stopped because another replica took their session over: that replica finishes them. */
+  private readonly handedOver = new Set<string>();
   /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
   private readonly unrecorded: UnrecordedFailures;
   private readonly unwatch: () => void;
@@ -318,7 +320,8 @@ export class Gateway {
     } finally {
       this.local.delete(request.id);
       const internal = this.unrecorded.has(request.id) || this.internal.delete(request.id);
-      this.settle(request.id, { internalError: internal });
+      // Not done here: its waiters hear of its end from the replica that took it over (the change feed or the poll).
+      if (!this.handedOver.delete(request.id)) this.settle(request.id, { internalError: internal });
     }
   }
 
@@ -328,8 +331,10 @@ export class Gateway {
     const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
     try {
       await this.process(request, signal);
+      if (this.handedOver.has(request.id)) lease.lost = true;
+      if (lease.lost) this.handedOver.add(request.id);
       // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      if (signal.aborted && !this.shutdown.signal.aborted && !lease.lost) await this.cutOff(request.id);
+      else if (signal.aborted && !this.shutdown.signal.aborted) await this.cutOff(request.id);
     } finally {
       stopWorking?.();
     }
@@ -396,6 +401,7 @@ export class Gateway {
     if (error instanceof FencedError) {
       // Another replica took the session over while this one was paused: it carries on from the last step
       // committed; nothing of this turn was written, and nothing is said from here.
+      this.handedOver.add(request.id);
       this.deps.log.warn({ session: request.sessionKey, request: request.id }, "this replica lost the session's lease; its turn stopped without committing");
       return;
     }

@@ -167,7 +167,7 @@ export class Orchestrator {
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
-            this.deps.stacks.keepMainHistory(frame.agentSessionId, frame.history);
+            this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, frame.history);
             return;
           }
           if (result.action === "SEND_TEXT") {

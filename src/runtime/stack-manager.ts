@@ -11,6 +11,8 @@ export class AgentStackManager {
   private readonly stacks = new Map<string, AgentStack>();
   /** The main agent's history of recently active sessions, so a new task does not re-read the log. */
   private readonly mainHistories = new Map<string, ChatMessage[]>();
+  /** Which main agent session each cached history belongs to, by session key (to forget a session whole). */
+  private readonly mainOf = new Map<string, string>();
 
   constructor(
     private readonly store: Store,
@@ -31,10 +33,13 @@ export class AgentStackManager {
   }
 
   /** Keeps a finished task's main history for the session's next task (least recently used are dropped). */
-  keepMainHistory(mainAgentSessionId: string, history: ChatMessage[]): void {
+  keepMainHistory(sessionKey: string, mainAgentSessionId: string, history: ChatMessage[]): void {
     this.mainHistories.delete(mainAgentSessionId);
     this.mainHistories.set(mainAgentSessionId, history);
+    this.mainOf.delete(sessionKey);
+    this.mainOf.set(sessionKey, mainAgentSessionId);
     if (this.mainHistories.size > this.historyCacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
+    if (this.mainOf.size > this.historyCacheSize) this.mainOf.delete(this.mainOf.keys().next().value!);
   }
 
   async getOrLoad(sessionKey: string): Promise<AgentStack> {
@@ -62,6 +67,17 @@ export class AgentStackManager {
   clear(sessionKey: string): void {
     this.stacks.get(sessionKey)?.clear();
     this.stacks.delete(sessionKey);
+  }
+
+  /**
+   * Forgets everything cached of a session, its stack and its main agent's history: another replica may have
+   * worked on it since (its lease changed hands), so only the store is right about it.
+   */
+  forget(sessionKey: string): void {
+    this.evict(sessionKey);
+    const main = this.mainOf.get(sessionKey);
+    if (main) this.mainHistories.delete(main);
+    this.mainOf.delete(sessionKey);
   }
 
   /** Forgets the cached copy (after a failed or aborted step) so the next use reloads it from the store. */
