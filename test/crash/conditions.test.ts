@@ -50,7 +50,7 @@ describe("a store that cannot write (disk full)", () => {
     const store = h.store;
     const realCommit = store.commit.bind(store);
     const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-    store.commit = () => {
+    store.commit = async () => {
       throw full;
     };
     const shown = await h.send("hello");
@@ -59,9 +59,9 @@ describe("a store that cannot write (disk full)", () => {
       ["error", "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later."],
     ]);
     // Nothing of the turn was written: no log rows, no task, no frames.
-    expect(store.sessionLog("console:t")).toEqual([]);
-    expect(store.activeTask("console:t")).toBeNull();
-    expect(store.frames("console:t")).toEqual([]);
+    expect(await store.sessionLog("console:t")).toEqual([]);
+    expect(await store.activeTask("console:t")).toBeNull();
+    expect(await store.frames("console:t")).toEqual([]);
   });
 });
 

@@ -94,7 +94,7 @@ describe("crash suite", () => {
       await proc!.exited;
       for (const line of proc!.lines) shown.push(JSON.parse(line) as Record<string, unknown>);
       kills++;
-      stacksAtKill.push(storedStackNames(env.DATA_DIR));
+      stacksAtKill.push(await storedStackNames(env.DATA_DIR));
       proc = null;
     };
     try {
@@ -156,33 +156,35 @@ describe("crash suite", () => {
     // No user message lost or processed twice: each reached the model's log exactly once.
     const store = new SqliteStore(join(env.DATA_DIR, "switchboard.db"));
     for (let c = 1; c <= conversations; c++) {
-      const log = store.sessionLog(`console:c${c}`);
+      const log = await store.sessionLog(`console:c${c}`);
       const said = log.filter((e) => e.type === "message" && (e.payload as { role: string }).role === "user").map((e) => JSON.stringify((e.payload as { content: unknown }).content));
       for (const message of ["plan a trip", `Lisbon (c${c})`]) {
         expect(said.filter((t) => t.includes(message)).length, `${context}: c${c} lost or doubled "${message}"`).toBe(1);
       }
-      expect(store.activeTask(`console:c${c}`), `${context}: c${c} left a task open`).toBeNull();
-      expect(store.openAgentSessions(`console:c${c}`), `${context}: c${c} left an agent session open`).toEqual([]);
+      expect(await store.activeTask(`console:c${c}`), `${context}: c${c} left a task open`).toBeNull();
+      expect(await store.openAgentSessions(`console:c${c}`), `${context}: c${c} left an agent session open`).toEqual([]);
     }
     // Every stack read right after a kill could be loaded back (what a restart loads).
     expect(stacksAtKill.every((s) => !s.startsWith("error")), `${context}: ${stacksAtKill.find((s) => s.startsWith("error"))}`).toBe(true);
-    store.close();
+    await store.close();
     rmSync(defs.root, { recursive: true, force: true });
     expect(kills).toBeGreaterThanOrEqual(KILLS);
   }, 120_000);
 });
 
 /** The stacks as a restart would load them (via the product's own loader), or an error. */
-function storedStackNames(dataDir: string): string {
+async function storedStackNames(dataDir: string): Promise<string> {
   try {
     const store = new SqliteStore(join(dataDir, "switchboard.db"));
     try {
       const db = new Database(join(dataDir, "switchboard.db"), { readonly: true });
       const keys = (db.prepare("SELECT DISTINCT session_key AS k FROM frames").all() as Array<{ k: string }>).map((r) => r.k);
       db.close();
-      return keys.map((k) => `${k}: ${store.frames(k).map((f) => f.agentName).join(" → ")}`).join("; ");
+      const stacks: string[] = [];
+      for (const k of keys) stacks.push(`${k}: ${(await store.frames(k)).map((f) => f.agentName).join(" → ")}`);
+      return stacks.join("; ");
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     return `error: ${error instanceof Error ? error.message : String(error)}`;

@@ -29,7 +29,7 @@ describe("approvals", () => {
     const { prompt } = await askForTransfer(h);
     expect(t.runs).toEqual(["balance"]);
     expect(prompt.text).toMatch(/^🔐 main wants to run transfer \{"amount":50\}\. Approve or deny it \(ap_\d+\)\.$/);
-    expect(h.store.activeTask("console:t")?.status).toBe("waiting_approval");
+    expect((await h.store.activeTask("console:t"))?.status).toBe("waiting_approval");
     expect(h.fake.calls).toHaveLength(1);
   });
 
@@ -44,7 +44,7 @@ describe("approvals", () => {
       ]);
       return text("Sent 50 EUR to Bob.");
     });
-    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
+    expect(await h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent 50 EUR to Bob.");
     expect(t.runs).toEqual(["balance", "transfer 50"]);
@@ -68,9 +68,11 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     h.fake.script(text("done"));
-    const first = h.gateway.decide(id, "alice", "approve");
-    const second = h.gateway.decide(id, "alice", "approve");
-    const third = h.gateway.decide(id, "alice", "deny");
+    const [first, second, third] = await Promise.all([
+      h.gateway.decide(id, "alice", "approve"),
+      h.gateway.decide(id, "alice", "approve"),
+      h.gateway.decide(id, "alice", "deny"),
+    ]);
     await h.gateway.idle();
     expect([first, second, third]).toEqual([
       { status: "approved", requestId: expect.any(String) },
@@ -84,12 +86,12 @@ describe("approvals", () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
-    expect(h.gateway.decide(id, "mallory", "approve")).toEqual({ status: "not_owner" });
+    expect(await h.gateway.decide(id, "mallory", "approve")).toEqual({ status: "not_owner" });
     expect(await h.say(`/approve ${id}`, { user: "mallory" })).toEqual([
       "switchboard: Only the person who started this task can approve or deny its tool calls.",
     ]);
     expect(t.runs).toEqual(["balance"]);
-    expect(h.store.approval(id)?.status).toBe("pending");
+    expect((await h.store.approval(id))?.status).toBe("pending");
   });
 
   it("answers new messages with a reminder while the approval is pending, without calling the model", async () => {
@@ -104,18 +106,18 @@ describe("approvals", () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list, approvalTimeoutMs: 60_000 });
     const { id } = await askForTransfer(h);
-    expect(h.gateway.expireApprovals(Date.now())).toBe(0);
+    expect(await h.gateway.expireApprovals(Date.now())).toBe(0);
     h.fake.script((req) => {
       expect(toolResults(req)[1]).toEqual({ id: "toolu_t", content: "no one approved this call in time, so it was treated as denied", error: true });
       return text("The transfer was not approved in time.");
     });
-    expect(h.gateway.expireApprovals(Date.now() + 61_000)).toBe(1);
+    expect(await h.gateway.expireApprovals(Date.now() + 61_000)).toBe(1);
     await h.gateway.idle();
     expect(h.seen.slice(-2).map((m) => m.text)).toEqual([
       `Nobody approved transfer (${id}) in time, so I treated it as denied.`,
       "The transfer was not approved in time.",
     ]);
-    expect(h.gateway.decide(id, "alice", "approve")).toEqual({ status: "already_decided", decided: "expired" });
+    expect(await h.gateway.decide(id, "alice", "approve")).toEqual({ status: "already_decided", decided: "expired" });
     expect(t.runs).toEqual(["balance"]);
   });
 
@@ -123,16 +125,17 @@ describe("approvals", () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
-    const store = h.store as unknown as { insertRequest: (...args: unknown[]) => unknown };
-    const real = store.insertRequest.bind(store);
-    store.insertRequest = () => {
+    // The store writes the resume inside the decision's transaction (insertRequestNow): make that insert fail.
+    const store = h.store as unknown as { insertRequestNow: (...args: unknown[]) => unknown };
+    const real = store.insertRequestNow.bind(store);
+    store.insertRequestNow = () => {
       throw new Error("disk I/O error");
     };
-    expect(() => h.gateway.decide(id, "alice", "approve")).toThrow("disk I/O error");
-    store.insertRequest = real;
-    expect(h.store.approval(id)?.status).toBe("pending");
+    await expect(h.gateway.decide(id, "alice", "approve")).rejects.toThrow("disk I/O error");
+    store.insertRequestNow = real;
+    expect((await h.store.approval(id))?.status).toBe("pending");
     h.fake.script(text("Sent."));
-    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
+    expect(await h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(t.runs).toEqual(["balance", "transfer 50"]);
   });
@@ -147,7 +150,7 @@ describe("approvals", () => {
       text("ok"),
     );
     await h.send("go");
-    const results = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => e.payload as { tool_use_id: string; content: string });
+    const results = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => e.payload as { tool_use_id: string; content: string });
     expect(results.find((r) => r.tool_use_id === "toolu_pay")?.content).toBe("not run: agent:banker finished in the same message");
     expect(t.runs).toEqual([]);
   });
@@ -164,7 +167,7 @@ describe("approvals", () => {
       },
     );
     await h.send("go");
-    const answered = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    const answered = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toContain("toolu_pay");
     expect(t.runs).toEqual([]);
   });
@@ -174,7 +177,7 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     await h.send("/cancel");
-    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "already_decided" });
+    expect(await h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "already_decided" });
     await h.gateway.idle();
     expect(t.runs).toEqual(["balance"]);
   });
@@ -208,7 +211,7 @@ describe("approvals across a restart", () => {
 
     h = await startHarness(options);
     fake.script(text("Sent after the restart."));
-    expect(h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
+    expect(await h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Sent after the restart.");
     expect(t.runs).toEqual(["balance", "transfer 50"]);

@@ -18,18 +18,18 @@ describe("commands during a running turn", () => {
       modelCalled.resolve();
       return { hang: true };
     });
-    h.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "alice", text: "go" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "alice", text: "go" });
     await modelCalled.promise;
 
-    h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/status" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/status" });
     const status = await h.delivered((m) => m.text.startsWith("main →"));
     expect(status.text).toMatch(/^main → skill:interview \(iteration 1\/25\)/);
 
-    h.gateway.submit({ sessionKey: "console:t", messageId: "3", userId: "alice", text: "/cancel" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "3", userId: "alice", text: "/cancel" });
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text).at(-1)).toBe("Cancelled. Stopped: skill:interview.");
     // The cut-off turn is closed, so a restart will not resume it.
-    expect(h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.store.unfinishedRequests()).toEqual([]);
     h.fake.script(text("Ready."));
     expect(await h.say("new question")).toEqual(["main: Ready."]);
     expect(h.fake.rejected()).toEqual([]);
@@ -44,13 +44,13 @@ describe("a turn cut off before its first commit", () => {
       called.resolve();
       return { hang: true };
     });
-    h.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "alice", text: "think" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "alice", text: "think" });
     await called.promise;
-    h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/cancel" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/cancel" });
     await h.gateway.idle();
     // Found by the simulation: the cut-off request stayed pending and ran again on the next start.
-    expect(h.store.unfinishedRequests()).toEqual([]);
-    expect(h.gateway.recover()).toBe(0);
+    expect(await h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.gateway.recover()).toBe(0);
   });
 });
 
@@ -60,12 +60,12 @@ describe("owner rules", () => {
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), text("Q1?"));
     await h.send("go", { user: "alice" });
 
-    const bob = h.gateway.submit({ sessionKey: "console:t", messageId: "b1", userId: "bob", text: "@bot hello" });
+    const bob = await h.gateway.submit({ sessionKey: "console:t", messageId: "b1", userId: "bob", text: "@bot hello" });
     expect(bob).toMatchObject({ status: "refused" });
-    expect(h.gateway.submit({ sessionKey: "console:t", messageId: "b2", userId: "bob", text: "chatter", addressed: false })).toEqual({
+    expect(await h.gateway.submit({ sessionKey: "console:t", messageId: "b2", userId: "bob", text: "chatter", addressed: false })).toEqual({
       status: "ignored",
     });
-    expect(h.gateway.submit({ sessionKey: "console:t", messageId: "b3", userId: "bob", text: "/cancel" })).toMatchObject({
+    expect(await h.gateway.submit({ sessionKey: "console:t", messageId: "b3", userId: "bob", text: "/cancel" })).toMatchObject({
       status: "refused",
     });
     expect(await h.say("/status", { user: "bob" })).toEqual([
@@ -73,7 +73,7 @@ describe("owner rules", () => {
     ]);
 
     // The owner's unaddressed message still reaches the agent.
-    h.gateway.submit({ sessionKey: "console:t", messageId: "a2", userId: "alice", text: "answer", addressed: false });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "a2", userId: "alice", text: "answer", addressed: false });
     h.fake.script(text("Q2?"));
     await h.gateway.idle();
     expect(h.seen.at(-1)?.text).toBe("Q2?");
@@ -81,7 +81,7 @@ describe("owner rules", () => {
 
   it("with no task running, unaddressed messages are ignored and addressed ones start a task", async () => {
     h = await startHarness();
-    expect(h.gateway.submit({ sessionKey: "console:g", messageId: "1", userId: "bob", text: "lunch?", addressed: false })).toEqual({
+    expect(await h.gateway.submit({ sessionKey: "console:g", messageId: "1", userId: "bob", text: "lunch?", addressed: false })).toEqual({
       status: "ignored",
     });
     h.fake.script(text("Hi Bob."));

@@ -16,8 +16,8 @@ describe("inbox", () => {
   it("processes a message id seen twice only once", async () => {
     h = await startHarness();
     h.fake.script(text("Hi once."));
-    const first = h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
-    const second = h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
+    const first = await h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
+    const second = await h.gateway.submit({ sessionKey: "console:t", messageId: "tg-42", userId: "alice", text: "hi" });
     await h.gateway.idle();
     expect(first.status).toBe("accepted");
     expect(second).toEqual({ status: "duplicate", requestId: (first as { requestId: string }).requestId });
@@ -37,11 +37,11 @@ describe("inbox", () => {
       }
       return text(`reply to ${said}`);
     });
-    h.gateway.submit({ sessionKey: "console:a", messageId: "1", userId: "ann", text: "A1" });
-    h.gateway.submit({ sessionKey: "console:a", messageId: "2", userId: "ann", text: "A2" });
+    await h.gateway.submit({ sessionKey: "console:a", messageId: "1", userId: "ann", text: "A1" });
+    await h.gateway.submit({ sessionKey: "console:a", messageId: "2", userId: "ann", text: "A2" });
     await aStarted.promise;
     // Session b finishes while a's first turn is still waiting on the model.
-    h.gateway.submit({ sessionKey: "console:b", messageId: "1", userId: "bob", text: "B1" });
+    await h.gateway.submit({ sessionKey: "console:b", messageId: "1", userId: "bob", text: "B1" });
     await h.delivered((m) => m.sessionKey === "console:b");
     expect(h.seen.map((m) => `${m.sessionKey} ${m.text}`)).toEqual(["console:b reply to B1"]);
     // a's second message has not reached the model: it waits for the first.
@@ -82,20 +82,20 @@ describe("inbox", () => {
       },
     });
     h.fake.script(text("one"), text("two"));
-    h.gateway.submit({ sessionKey: "flaky:x", messageId: "1", userId: "u", text: "a" });
-    h.gateway.submit({ sessionKey: "flaky:x", messageId: "2", userId: "u", text: "b" });
+    await h.gateway.submit({ sessionKey: "flaky:x", messageId: "1", userId: "u", text: "a" });
+    await h.gateway.submit({ sessionKey: "flaky:x", messageId: "2", userId: "u", text: "b" });
     await done.promise;
     await h.gateway.idle();
     expect(shown).toEqual(["one", "two"]);
-    expect(h.store.pendingOutbound("flaky:x")).toEqual([]);
+    expect(await h.store.pendingOutbound("flaky:x")).toEqual([]);
   });
 
   it("records token usage per request", async () => {
     h = await startHarness();
     h.fake.script({ content: [{ type: "text", text: "ok" }], usage: { input_tokens: 120, output_tokens: 7 } });
-    const submitted = h.gateway.submit({ sessionKey: "console:t", messageId: "u1", userId: "alice", text: "count me" });
+    const submitted = await h.gateway.submit({ sessionKey: "console:t", messageId: "u1", userId: "alice", text: "count me" });
     await h.gateway.idle();
     expect(submitted.status).toBe("accepted");
-    expect(h.store.request((submitted as { requestId: string }).requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
+    expect(await h.store.request((submitted as { requestId: string }).requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
   });
 });

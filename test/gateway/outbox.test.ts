@@ -54,14 +54,14 @@ describe("a delivery the platform refuses for good", () => {
     const tg = platform((m) => (blocked && m.text === "first answer" ? new DeliveryError("403: Forbidden: bot was blocked by the user", { kind: "permanent", reason: "bot was blocked by the user" }) : null));
     h.gateway.register(tg.sink);
     fake!.script(text("first answer"));
-    send(h, "tg:1", "1", "hello");
+    await send(h, "tg:1", "1", "hello");
     await h.gateway.idle();
     expect(tg.attempts).toEqual(["first answer"]);
-    expect(h.store.undeliverable("tg:1").map((o) => [o.text, o.failure])).toEqual([["first answer", "bot was blocked by the user"]]);
-    expect(h.store.pendingOutbound("tg:1")).toEqual([]);
+    expect((await h.store.undeliverable("tg:1")).map((o) => [o.text, o.failure])).toEqual([["first answer", "bot was blocked by the user"]]);
+    expect(await h.store.pendingOutbound("tg:1")).toEqual([]);
 
     blocked = false;
-    send(h, "tg:1", "2", "/status");
+    await send(h, "tg:1", "2", "/status");
     await h.gateway.idle();
     expect(tg.shown.at(-1)?.text).toMatch(/1 reply could not be delivered \(last: bot was blocked by the user\)\.$/);
     await h.close(true);
@@ -69,7 +69,7 @@ describe("a delivery the platform refuses for good", () => {
     h = await startHarness(options);
     const after = platform();
     h.gateway.register(after.sink);
-    h.gateway.recover();
+    await h.gateway.recover();
     await h.gateway.idle();
     expect(after.attempts).toEqual([]);
   });
@@ -79,8 +79,8 @@ describe("a delivery the platform refuses for good", () => {
     const tg = platform((m) => (m.sessionKey === "tg:1:topic:9" ? new DeliveryError("400: message thread not found", { kind: "permanent", reason: "message thread not found" }) : null));
     h.gateway.register(tg.sink);
     h.fake.script(text("into the closed topic"), text("in the main chat"));
-    send(h, "tg:1:topic:9", "1", "hi");
-    send(h, "tg:1", "2", "hi");
+    await send(h, "tg:1:topic:9", "1", "hi");
+    await send(h, "tg:1", "2", "hi");
     await h.gateway.idle();
     expect(tg.shown).toEqual([{ key: "tg:1", text: "in the main chat" }]);
   });
@@ -94,7 +94,7 @@ describe("a platform that asks to wait", () => {
     const tg = platform(() => (waits-- > 0 ? new DeliveryError("429: Too Many Requests: retry after 300", { kind: "retry_after", ms: 300_000 }) : null));
     h.gateway.register(tg.sink);
     h.fake.script(text("patience"));
-    send(h, "tg:1", "1", "hi");
+    await send(h, "tg:1", "1", "hi");
     await h.gateway.idle();
     expect(clock.delays()).toEqual([300_000]);
     expect(tg.shown).toEqual([]);
@@ -110,18 +110,18 @@ describe("a chat that moved", () => {
     const tg = platform((m) => (m.sessionKey === "tg:100" ? new DeliveryError("400: group chat was upgraded to a supergroup chat", { kind: "moved", to: "tg:-100200" }) : null));
     h.gateway.register(tg.sink);
     h.fake.script(text("hello group"));
-    send(h, "tg:100", "1", "remember the word swordfish");
+    await send(h, "tg:100", "1", "remember the word swordfish");
     await h.gateway.idle();
     expect(tg.shown).toEqual([{ key: "tg:-100200", text: "hello group" }]);
-    expect(h.store.findSession("tg:100")).toBeNull();
-    expect(h.store.requests("tg:-100200")).toHaveLength(1);
+    expect(await h.store.findSession("tg:100")).toBeNull();
+    expect(await h.store.requests("tg:-100200")).toHaveLength(1);
 
     const seen = deferred<string>();
     h.fake.script((req) => {
       seen.resolve(JSON.stringify(req.messages));
       return text(`you said ${lastUserText(req)}`);
     });
-    send(h, "tg:-100200", "2", "what was the word?");
+    await send(h, "tg:-100200", "2", "what was the word?");
     await h.gateway.idle();
     expect(await seen.promise).toContain("swordfish");
     expect(tg.shown.at(-1)).toEqual({ key: "tg:-100200", text: "you said what was the word?" });
@@ -134,12 +134,12 @@ describe("moving a conversation", () => {
     const tg = platform();
     h.gateway.register(tg.sink);
     h.fake.script(text("old chat"), { content: [{ type: "tool_use", id: "toolu_1", name: "use_skill", input: { name: "ask", message: "go" } }] }, text("Which one?"));
-    send(h, "tg:100", "1", "hi");
-    send(h, "tg:-1002", "2", "start something");
+    await send(h, "tg:100", "1", "hi");
+    await send(h, "tg:-1002", "2", "start something");
     await h.gateway.idle();
-    expect(h.store.activeTask("tg:-1002")?.status).toBe("waiting_user");
-    expect(h.store.moveSession("tg:100", "tg:-1002")).toEqual({ refused: "tg:-1002 already has a conversation under way" });
-    expect(h.store.requests("tg:100")).toHaveLength(1);
+    expect((await h.store.activeTask("tg:-1002"))?.status).toBe("waiting_user");
+    expect(await h.store.moveSession("tg:100", "tg:-1002")).toEqual({ refused: "tg:-1002 already has a conversation under way" });
+    expect(await h.store.requests("tg:100")).toHaveLength(1);
   });
 });
 
@@ -147,9 +147,9 @@ describe("indicators a previous process left behind", () => {
   it("are taken back when the provider registers again, and forgotten once cleared", async () => {
     const options = await persistent();
     h = await startHarness(options);
-    h.gateway.rememberIndicator("tg:1", '{"reaction":"eyes","ts":"1.2"}');
-    h.gateway.rememberIndicator("tg:2", '{"reaction":"eyes","ts":"3.4"}');
-    h.gateway.forgetIndicator("tg:2");
+    await h.gateway.rememberIndicator("tg:1", '{"reaction":"eyes","ts":"1.2"}');
+    await h.gateway.rememberIndicator("tg:2", '{"reaction":"eyes","ts":"3.4"}');
+    await h.gateway.forgetIndicator("tg:2");
     await h.close(true);
 
     h = await startHarness(options);
@@ -165,6 +165,6 @@ describe("indicators a previous process left behind", () => {
     await done.promise;
     expect(cleared).toEqual([["tg:1", '{"reaction":"eyes","ts":"1.2"}']]);
     await h.gateway.idle();
-    expect(h.store.indicators("tg")).toEqual([]);
+    expect(await h.store.indicators("tg")).toEqual([]);
   });
 });

@@ -61,7 +61,7 @@ class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
    */
   async run(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
     const started = await this.boot(options, tools);
-    started.h.gateway.recover();
+    await started.h.gateway.recover();
     return { ...started, send: slackSender(started.url, { secret: SECRET }) };
   }
 

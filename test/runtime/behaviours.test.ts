@@ -44,7 +44,7 @@ describe("Behaviors", () => {
     expect(systemText(childCall!)).toContain('You are the skill "interview"');
     expect(lastUserText(childCall!)).toBe("plan a trip");
     expect(toolResultsIn(mainAgain!)).toEqual([{ type: "tool_result", tool_use_id: "toolu_a", content: "goal: Lisbon in May" }]);
-    expect(h.runtime.stacks.hasActive("console:t")).toBe(false);
+    expect(await h.runtime.stacks.hasActive("console:t")).toBe(false);
   });
 
   it("skill needs interaction: the user talks to the skill at depth 2", async () => {
@@ -52,7 +52,7 @@ describe("Behaviors", () => {
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where to?"));
     const first = await h.send("plan a trip");
     expect(first.map((m) => [m.agent, m.depth, m.text])).toEqual([["skill:interview", 2, "Where to?"]]);
-    expect(h.store.activeTask("console:t")?.status).toBe("waiting_user");
+    expect((await h.store.activeTask("console:t"))?.status).toBe("waiting_user");
 
     h.fake.script(text("When?"));
     expect(await h.say("Lisbon")).toEqual(["skill:interview: When?"]);
@@ -115,7 +115,7 @@ describe("Behaviors", () => {
     );
     expect(await h.say("go")).toEqual(["main: All set."]);
     expect(h.fake.accepted()).toHaveLength(5);
-    expect(h.store.activeTask("console:t")).toBeNull();
+    expect(await h.store.activeTask("console:t")).toBeNull();
   });
 
   it("stack empty + message: the main agent answers and the task completes", async () => {
@@ -126,10 +126,10 @@ describe("Behaviors", () => {
     expect(systemText(req)).toContain("- interview: The interview skill for tests.");
     expect(systemText(req)).toContain("- researcher: The researcher agent for tests.");
     expect(toolNames(req)).toEqual(["use_skill", "use_agent", "call_agent"]);
-    const tasks = h.store.sessionLog("console:t").map((e) => e.taskId);
-    expect(h.store.task(tasks[0]!)?.status).toBe("completed");
+    const tasks = (await h.store.sessionLog("console:t")).map((e) => e.taskId);
+    expect((await h.store.task(tasks[0]!))?.status).toBe("completed");
     // Pushed and popped in one step: nothing may stay behind to be resurrected after a restart.
-    expect(h.store.frames("console:t")).toEqual([]);
+    expect(await h.store.frames("console:t")).toEqual([]);
   });
 
   it("stack active + message: the message goes to the top frame, not main", async () => {
@@ -164,7 +164,7 @@ describe("Errors", () => {
     const [shown] = await h.send("go");
     expect(shown).toMatchObject({ agent: "switchboard", kind: "error" });
     expect(shown!.text).toContain("main stopped after reaching its limit of 1 iterations");
-    expect(h.runtime.stacks.hasActive("console:t")).toBe(false);
+    expect(await h.runtime.stacks.hasActive("console:t")).toBe(false);
   });
 
   it("a model error at depth 1 tells the user what failed", async () => {
@@ -197,11 +197,11 @@ describe("Errors", () => {
 
   it("a resumed request whose stack is already empty is closed without a model call", async () => {
     h = await startHarness();
-    const { request } = h.store.insertRequest({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" }) as { request: RequestRecord };
-    h.store.commit({ sessionKey: "console:t", request: { id: request.id, status: "running" } });
-    h.gateway.recover();
+    const { request } = await h.store.insertRequest({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" }) as { request: RequestRecord };
+    await h.store.commit({ sessionKey: "console:t", request: { id: request.id, status: "running" } });
+    await h.gateway.recover();
     await h.gateway.idle();
-    expect(h.store.request("r1")?.status).toBe("done");
+    expect((await h.store.request("r1"))?.status).toBe("done");
     expect(h.fake.calls).toHaveLength(0);
   });
 });

@@ -31,7 +31,7 @@ describe("call_agent", () => {
       },
     );
     expect(await h.say("when should I go?")).toEqual(["main: Go in May."]);
-    expect(h.runtime.stacks.hasActive("console:t")).toBe(false);
+    expect(await h.runtime.stacks.hasActive("console:t")).toBe(false);
   });
 
   it("returns the report_back value when given an output_schema", async () => {
@@ -125,13 +125,13 @@ describe("call_agent", () => {
         return text("The slow agent did not answer in time.");
       },
     );
-    h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "go" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "go" });
     await calleeCalled.promise;
     expect(clock.delays()).toEqual([1000]); // timeout_ms 0 was clamped to the minimum
     clock.fireAll();
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text)).toEqual(["The slow agent did not answer in time."]);
-    const closed = h.store.sessionLog("console:t").filter((e) => e.type === "agent_session_complete");
+    const closed = (await h.store.sessionLog("console:t")).filter((e) => e.type === "agent_session_complete");
     expect(closed.map((e) => e.payload)).toEqual([
       expect.objectContaining({ agent_name: "agent:slow", is_error: true, result: "call to slow timed out after 1 s" }),
     ]);
@@ -151,14 +151,14 @@ describe("call_agent", () => {
       },
       text("timed out, sorry"),
     );
-    h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "go" });
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "go" });
     await innerCalled.promise;
     clock.fireAll();
     await h.gateway.idle();
     // Found by the simulation: toolu_later stayed without a result.
-    const answered = h.store.sessionLog("console:t").filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    const answered = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toEqual(expect.arrayContaining(["toolu_inner", "toolu_later"]));
-    expect(h.store.openAgentSessions("console:t")).toEqual([]);
+    expect(await h.store.openAgentSessions("console:t")).toEqual([]);
   });
 
   it("caps calls in flight per target: others wait in a bounded queue, then get 'target busy'", async () => {
@@ -174,7 +174,7 @@ describe("call_agent", () => {
       return result ? text(`main got: ${result.content}`) : reply(toolUse("call_agent", { agent: "busy", message: lastUserText(req) }));
     });
     for (const session of ["s1", "s2", "s3"]) {
-      h.gateway.submit({ sessionKey: `console:${session}`, messageId: session, userId: "u", text: session });
+      await h.gateway.submit({ sessionKey: `console:${session}`, messageId: session, userId: "u", text: session });
       if (session === "s1") await firstIn.promise;
     }
     const busy = await h.delivered((m) => m.sessionKey === "console:s3");

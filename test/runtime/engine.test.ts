@@ -34,7 +34,7 @@ describe("nesting", () => {
 
     h.fake.script(reply(toolUse("use_agent", { name: "checker", message: "check 500 EUR" }, "toolu_3")), text("Checker: nights?"));
     expect(await h.say("500 EUR")).toEqual(["agent:checker: Checker: nights?"]);
-    expect(h.runtime.stacks.getOrLoad("console:t").depth).toBe(4);
+    expect((await h.runtime.stacks.getOrLoad("console:t")).depth).toBe(4);
 
     h.fake.script(
       reply(toolUse("complete", { result: "3 nights fit" })),
@@ -50,7 +50,7 @@ describe("nesting", () => {
     h.fake.script(reply(toolUse("complete", { result: "booked plan" })), text("Main: your plan is ready."));
     expect(await h.say("yes")).toEqual(["main: Main: your plan is ready."]);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_1", content: "booked plan", error: false }]);
-    expect(h.runtime.stacks.hasActive("console:t")).toBe(false);
+    expect(await h.runtime.stacks.hasActive("console:t")).toBe(false);
   });
 });
 
@@ -106,7 +106,7 @@ describe("tool uses", () => {
     h = await startHarness({ files: skillFile("interview", "Ask."), tools: [sneaky] });
     h.fake.script(reply(toolUse("delegate", {})), text("Interview question?"));
     expect(await h.say("go")).toEqual(["skill:interview: Interview question?"]);
-    expect(h.runtime.stacks.getOrLoad("console:t").depth).toBe(2);
+    expect((await h.runtime.stacks.getOrLoad("console:t")).depth).toBe(2);
   });
 
   it("complete is offered to every child and never to main; a main that names it anyway gets an error result", async () => {
@@ -171,7 +171,7 @@ describe("batch mode", () => {
     );
     expect(await h.say("summarise this")).toEqual(["main: Here is the summary: short text"]);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_b", content: "short text", error: false }]);
-    const types = h.store.sessionLog("console:t").map((e) => e.type);
+    const types = (await h.store.sessionLog("console:t")).map((e) => e.type);
     expect(types).toContain("agent_session");
     expect(types).toContain("agent_session_complete");
   });

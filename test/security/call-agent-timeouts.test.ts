@@ -52,7 +52,7 @@ describe("a callee that ignores its abort signal", () => {
         return reply(toolUse("call_agent", { agent: "slow", message: lastUserText(req), timeout_ms: 1000 }));
       });
 
-      h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "think" });
+      await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "think" });
       await stuck.entered;
       time.advance(999);
       time.advance(1);
@@ -62,16 +62,16 @@ describe("a callee that ignores its abort signal", () => {
 
       // The tool still hangs: the callee keeps its slot, so the cap of one still holds for everyone.
       expect(limiter.inFlight("slow")).toBe(1);
-      expect(h.store.openAgentSessions("console:s1").map((s) => s.agentName)).toEqual(["agent:slow"]);
-      h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "think too" });
+      expect((await h.store.openAgentSessions("console:s1")).map((s) => s.agentName)).toEqual(["agent:slow"]);
+      await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "think too" });
       const refused = await h.delivered((m) => m.sessionKey === "console:s2");
       expect(refused.text).toBe("main got: target busy: 1 calls to slow are running and 0 are waiting; try again later (error)");
 
       stuck.release();
       await limiter.idle();
       expect(limiter.inFlight("slow")).toBe(0);
-      expect(h.store.openAgentSessions("console:s1")).toEqual([]);
-      const closed = h.store.sessionLog("console:s1").filter((e) => e.type === "agent_session_complete");
+      expect(await h.store.openAgentSessions("console:s1")).toEqual([]);
+      const closed = (await h.store.sessionLog("console:s1")).filter((e) => e.type === "agent_session_complete");
       expect(closed.map((e) => e.payload)).toEqual([
         expect.objectContaining({
           agent_name: "agent:slow",
@@ -107,9 +107,9 @@ describe("a callee that ignores its abort signal", () => {
       if (result) return text(`main got: ${result.content}`);
       return reply(toolUse("call_agent", { agent: "busy", message: lastUserText(req), timeout_ms: lastUserText(req) === "first" ? 60_000 : 2_000 }));
     });
-    h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "first" });
+    await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "first" });
     await firstIn.promise;
-    h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "second" });
+    await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "second" });
     // The second call waits in the queue; the wait counts against its 2 s.
     await queued.promise;
     time.advance(2_000);
@@ -147,8 +147,8 @@ describe("two chats whose agents call each other's busy targets", () => {
       }
       return text(`${who} answers ${said.replace("from ", "")}`);
     });
-    h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "s1" });
-    h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "s2" });
+    await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "s1" });
+    await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "s2" });
     await Promise.all([xIn.promise, yIn.promise]);
     go.resolve();
     const replies = await Promise.all([

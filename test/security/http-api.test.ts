@@ -86,19 +86,19 @@ describe("identities carry their source", () => {
     const jwt = await new SignJWT({ sub: "alice" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt().setExpirationTime("5m").sign(privateKey);
     expect((await get(base, `/v1/sessions/${String(mine.session_id)}`, jwt)).status).toBe(403);
     expect((await post(base, "/v1/messages", message("me too", { session_id: mine.session_id }), jwt)).status).toBe(403);
-    expect(h.store.task(String(mine.task_id))?.ownerId).toBe("http:alice");
+    expect((await h.store.task(String(mine.task_id)))?.ownerId).toBe("http:alice");
   });
 
   it("an HTTP user named like a Telegram user id cannot decide that Telegram user's approval", async () => {
     const runs: string[] = [];
     const { h, base } = await boot({ tools: [transferTool(runs)] }, { tokens: new Map([["tok-4242", "4242"]]) });
     h.fake.script(reply(toolUse("transfer", { amount: 5 })));
-    h.gateway.submit({ sessionKey: "telegram:4242", messageId: "1", userId: "telegram:4242", text: "pay" });
+    await h.gateway.submit({ sessionKey: "telegram:4242", messageId: "1", userId: "telegram:4242", text: "pay" });
     await h.gateway.idle();
-    const [approval] = h.store.pendingApprovals("telegram:4242");
+    const [approval] = await h.store.pendingApprovals("telegram:4242");
     const r = await post(base, `/v1/approvals/${approval!.id}`, { decision: "approve" }, "tok-4242");
     expect(r.status).toBe(403);
-    expect(h.store.approval(approval!.id)?.status).toBe("pending");
+    expect((await h.store.approval(approval!.id))?.status).toBe("pending");
     expect(runs).toEqual([]);
   });
 });
@@ -116,7 +116,7 @@ describe("session ownership", () => {
     expect(JSON.stringify(await squat.json())).not.toContain("secret");
     held.release(text("noted"));
     expect((await json(await first)).text).toBe("noted");
-    expect(h.store.requests(`http:${sessionId}`).map((r) => r.userId)).toEqual(["http:alice"]);
+    expect((await h.store.requests(`http:${sessionId}`)).map((r) => r.userId)).toEqual(["http:alice"]);
     expect(h.fake.calls).toHaveLength(1);
     expect((await get(base, `/v1/sessions/${sessionId}`, "tok-bob")).status).toBe(403);
   });
@@ -130,7 +130,7 @@ describe("session ownership", () => {
       post(base, "/v1/messages", message("second", { session_id: sessionId }), "tok-bob"),
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 403]);
-    expect(h.store.requests(`http:${sessionId}`)).toHaveLength(1);
+    expect(await h.store.requests(`http:${sessionId}`)).toHaveLength(1);
   });
 });
 
@@ -214,7 +214,7 @@ describe("Idempotency-Key", () => {
     const { h: second, base: base2 } = await boot(options);
     fake.script(text("resumed"));
     const retry = post(base2, "/v1/messages", message("hi"), "tok-alice", key("k-5"));
-    second.gateway.recover();
+    await second.gateway.recover();
     expect((await json(await retry)).text).toBe("resumed");
   });
 
@@ -231,7 +231,7 @@ describe("Idempotency-Key", () => {
     const { request_id } = (await decided.json()) as { request_id: string };
     await h.gateway.whenDone(request_id);
     expect(runs).toEqual(["sent"]);
-    expect(h.store.outboundFor(request_id).map((m) => m.text)).toEqual(["paid"]);
+    expect((await h.store.outboundFor(request_id)).map((m) => m.text)).toEqual(["paid"]);
   });
 });
 
@@ -243,7 +243,7 @@ describe("a full disk", () => {
     const { h: first, base } = await boot(options);
     fake.script(text("cannot be stored"));
     const realCommit = first.store.commit.bind(first.store);
-    first.store.commit = () => {
+    first.store.commit = async () => {
       throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
     };
     const failed = await post(base, "/v1/messages", message("first"), "tok-alice", key("k-full"));
@@ -259,10 +259,10 @@ describe("a full disk", () => {
     await first.close(true);
     const { h: second } = await boot(options);
     const calls = fake.calls.length;
-    expect(second.gateway.recover()).toBe(0);
+    expect(await second.gateway.recover()).toBe(0);
     await second.gateway.idle();
     expect(fake.calls).toHaveLength(calls);
-    const [request] = second.store.unfinishedRequests();
+    const [request] = await second.store.unfinishedRequests();
     expect(request).toBeUndefined();
 
     function key(k: string) {

@@ -45,14 +45,14 @@ describe("corrupt rows affect only their own session", () => {
     dir = mkdtempSync(join(tmpdir(), "switchboard-corrupt-"));
     const env = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_MAX_RETRIES: "0", DATA_DIR: join(dir, "data"), SKILLS_DIR: join(dir, "s"), AGENTS_DIR: join(dir, "a") };
     const config = loadConfig(env);
-    app = createApp(config, captureLog().log);
+    app = await createApp(config, captureLog().log);
     // A write through http_request needs the owner's approval.
     fake.script(reply(toolUse("http_request", { method: "POST", url: "https://example.test/x", body: "hi" }, "toolu_post")));
-    app.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "console:alice", text: "post it" });
-    app.gateway.submit({ sessionKey: "console:other", messageId: "1", userId: "console:bob", text: "hello" });
+    await app.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "console:alice", text: "post it" });
+    await app.gateway.submit({ sessionKey: "console:other", messageId: "1", userId: "console:bob", text: "hello" });
     fake.script(text("hello bob"));
     await app.gateway.idle();
-    const [approval] = app.store.pendingApprovals("console:t");
+    const [approval] = await app.store.pendingApprovals("console:t");
     await app.close();
     app = undefined;
 
@@ -61,18 +61,18 @@ describe("corrupt rows affect only their own session", () => {
     db.close();
 
     const { lines, log } = captureLog();
-    app = createApp(config, log); // expires due approvals at once: used to exit 1 here
-    expect(app.gateway.expireApprovals(Date.now() + 86_400_000)).toBe(0);
-    expect(app.gateway.expireApprovals(Date.now() + 86_400_000)).toBe(0);
+    app = await createApp(config, log); // expires due approvals at once: used to exit 1 here
+    expect(await app.gateway.expireApprovals(Date.now() + 86_400_000)).toBe(0);
+    expect(await app.gateway.expireApprovals(Date.now() + 86_400_000)).toBe(0);
     const reports = lines.filter((l) => String(l.msg).includes(`stored approval ${approval!.id} could not be read`));
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ level: 50, session: "console:t", kind: "approval" });
-    expect(app.store.quarantined().map((q) => [q.kind, q.rowId])).toEqual([["approval", approval!.id]]);
+    expect((await app.store.quarantined()).map((q) => [q.kind, q.rowId])).toEqual([["approval", approval!.id]]);
     // The other session never noticed; the damaged one asks for a fresh approval of the same call.
-    expect(app.store.activeTask("console:other")).toBeNull();
-    app.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "console:alice", text: "still there?" });
+    expect(await app.store.activeTask("console:other")).toBeNull();
+    await app.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "console:alice", text: "still there?" });
     await app.gateway.idle();
-    const [fresh] = app.store.pendingApprovals("console:t");
+    const [fresh] = await app.store.pendingApprovals("console:t");
     expect(fresh?.toolUseId).toBe("toolu_post");
     expect(fresh?.id).not.toBe(approval!.id);
   });
@@ -90,8 +90,8 @@ describe("corrupt rows affect only their own session", () => {
     expect(await h.say("/reset")).toEqual(["switchboard: Started a fresh conversation: earlier messages are forgotten."]);
     h.fake.script(text("Fresh start."));
     expect(await h.say("hello")).toEqual(["main: Fresh start."]);
-    expect(h.store.quarantined().filter((q) => q.kind === "frame")).toHaveLength(2);
-    expect(h.store.tasks("console:t")[0]?.status).toBe("cancelled");
+    expect((await h.store.quarantined()).filter((q) => q.kind === "frame")).toHaveLength(2);
+    expect((await h.store.tasks("console:t"))[0]?.status).toBe("cancelled");
   });
 
   it("/cancel also recovers it", async () => {
@@ -116,8 +116,8 @@ describe("corrupt rows affect only their own session", () => {
     db.close();
     h.fake.script(text("two"));
     expect(await h.say("second")).toEqual(["main: two"]);
-    expect(h.store.tasks("console:t")[0]?.structuredOutput).toBeNull();
-    expect(h.store.quarantined().map((q) => q.kind)).toEqual(["task"]);
+    expect((await h.store.tasks("console:t"))[0]?.structuredOutput).toBeNull();
+    expect((await h.store.quarantined()).map((q) => q.kind)).toEqual(["task"]);
   });
 });
 
@@ -128,7 +128,7 @@ describe("approvals are bound to the call, and inherited", () => {
     h.fake.script(reply(toolUse("transfer", { amount: 1 }, "toolu_same")));
     const [prompt] = (await h.send("pay 1", { session: "a" })).filter((m) => m.approvalId);
     h.fake.script(text("paid 1"));
-    h.gateway.decide(prompt!.approvalId!, "alice", "approve");
+    await h.gateway.decide(prompt!.approvalId!, "alice", "approve");
     await h.gateway.idle();
     expect(t.runs).toEqual(["transfer 1"]);
 
@@ -136,7 +136,7 @@ describe("approvals are bound to the call, and inherited", () => {
     const shown = await h.send("pay 1000", { session: "b" });
     expect(t.runs).toEqual(["transfer 1"]);
     expect(shown.at(-1)?.text).toMatch(/^🔐 main wants to run transfer \{"amount":1000\}/);
-    expect(h.store.pendingApprovals("console:b")).toHaveLength(1);
+    expect(await h.store.pendingApprovals("console:b")).toHaveLength(1);
   });
 
   it("a guarded agent cannot shed its guard by handing the call to a skill", async () => {
@@ -167,7 +167,7 @@ describe("approvals are bound to the call, and inherited", () => {
 });
 
 describe("user ids stored before they carried their source", () => {
-  it("are qualified by the session they belong to when the database is upgraded", () => {
+  it("are qualified by the session they belong to when the database is upgraded", async () => {
     dir = mkdtempSync(join(tmpdir(), "switchboard-migrate-"));
     const file = join(dir, "db.sqlite");
     const db = new Database(file);
@@ -188,13 +188,15 @@ describe("user ids stored before they carried their source", () => {
 
     const store = new SqliteStore(file);
     try {
-      expect(["t1", "t2", "t3", "t4"].map((id) => store.task(id)?.ownerId)).toEqual(["telegram:4242", "slack:T1:U1", "http:alice", "console:me"]);
-      expect(store.request("r1")?.userId).toBe("slack:T1:U7");
-      expect(store.approval("ap1")).toMatchObject({ ownerId: "telegram:4242", decidedBy: "timeout" });
-      expect(store.approvalFor({ id: "toolu_1", name: "transfer", input: { amount: 1 } })?.id).toBe("ap1");
-      expect(store.findSession("http:3b1f")?.ownerId).toBe("http:alice");
+      const owners: Array<string | undefined> = [];
+      for (const id of ["t1", "t2", "t3", "t4"]) owners.push((await store.task(id))?.ownerId);
+      expect(owners).toEqual(["telegram:4242", "slack:T1:U1", "http:alice", "console:me"]);
+      expect((await store.request("r1"))?.userId).toBe("slack:T1:U7");
+      expect(await store.approval("ap1")).toMatchObject({ ownerId: "telegram:4242", decidedBy: "timeout" });
+      expect((await store.approvalFor({ id: "toolu_1", name: "transfer", input: { amount: 1 } }))?.id).toBe("ap1");
+      expect((await store.findSession("http:3b1f"))?.ownerId).toBe("http:alice");
     } finally {
-      store.close();
+      await store.close();
     }
   });
 });

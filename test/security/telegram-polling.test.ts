@@ -40,7 +40,7 @@ it("an update whose handler throws is logged through the provider's logger, and 
   const { h } = await boot();
   const submit = h.gateway.submit.bind(h.gateway);
   let failures = 1;
-  h.gateway.submit = (input) => {
+  h.gateway.submit = async (input) => {
     if (failures-- > 0) throw new Error("the store is failing");
     return submit(input);
   };

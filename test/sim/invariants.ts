@@ -10,8 +10,10 @@ export function serializeStack(frames: ReadonlyArray<FrameRecord & { history: Ch
   return JSON.stringify(frames.map((f) => ({ ...toRecord(f), history: f.history })));
 }
 
-export function storedStack(store: Store, key: string): string {
-  return serializeStack(store.frames(key).map((r) => ({ ...r, history: rebuildHistory(store.history(r.agentSessionId)) })));
+export async function storedStack(store: Store, key: string): Promise<string> {
+  const frames = await store.frames(key);
+  const histories = await Promise.all(frames.map((r) => store.history(r.agentSessionId)));
+  return serializeStack(frames.map((r, i) => ({ ...r, history: rebuildHistory(histories[i]!) })));
 }
 
 /**
@@ -31,11 +33,16 @@ export class Checker {
     if (!this.violations.includes(message)) this.violations.push(message);
   }
 
-  afterCommit(store: Store, cached: AgentStack | undefined, step: StepCommit): void {
+  async afterCommit(store: Store, cached: AgentStack | undefined, step: StepCommit): Promise<void> {
     for (const row of step.log ?? []) this.track(row);
     const changesStack = (step.log?.length ?? 0) > 0 || step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length;
     if (!changesStack) return;
-    const frames = store.frames(step.sessionKey);
+    // The stack in memory as the step left it (the turn waits for this check before it goes on). Recorded
+    // before the reads below: if the process dies while they run, the step still committed.
+    const memory = cached ? serializeStack(cached.all()) : null;
+    if (memory !== null) this.lastStack.set(step.sessionKey, memory);
+    else this.lastStack.delete(step.sessionKey);
+    const frames = await store.frames(step.sessionKey);
     if (frames.length - 1 > this.callDepthMax) {
       this.report(`stack depth: ${step.sessionKey} has ${frames.length - 1} frames below main, over the limit ${this.callDepthMax}`);
     }
@@ -44,13 +51,9 @@ export class Checker {
         this.report(`no agent twice in a chain: ${frame.agentName} in ${step.sessionKey} has the chain ${frame.callChain.join(" → ")}`);
       }
     }
-    if (cached) {
-      const memory = serializeStack(cached.all());
-      const durable = storedStack(store, step.sessionKey);
+    if (memory !== null) {
+      const durable = await storedStack(store, step.sessionKey);
       if (memory !== durable) this.report(`durability: the stack in memory of ${step.sessionKey} differs from the committed one after a step`);
-      this.lastStack.set(step.sessionKey, memory);
-    } else {
-      this.lastStack.delete(step.sessionKey);
     }
   }
 
@@ -71,25 +74,25 @@ export class Checker {
   }
 
   /** After a restart, before anything runs: each rebuilt stack equals the last one in memory. */
-  afterRestart(store: Store, load: (key: string) => AgentStack): void {
+  async afterRestart(store: Store, load: (key: string) => Promise<AgentStack>): Promise<void> {
     for (const [key, before] of this.lastStack) {
-      const after = serializeStack(load(key).all());
+      const after = serializeStack((await load(key)).all());
       if (after !== before) this.report(`restart: the rebuilt stack of ${key} differs from the stack before the crash`);
     }
   }
 
   /** Once everything is idle. */
-  atEnd(store: Store, sessions: string[], outside: Outside, messages: ReadonlyArray<{ text: string; accepted: boolean }>): void {
-    const allRows: LogEntry[] = sessions.flatMap((key) => store.sessionLog(key));
-    const requests = sessions.flatMap((key) => requestsOf(store, key));
+  async atEnd(store: Store, sessions: string[], outside: Outside, messages: ReadonlyArray<{ text: string; accepted: boolean }>): Promise<void> {
+    const allRows: LogEntry[] = (await Promise.all(sessions.map((key) => store.sessionLog(key)))).flat();
+    const requests = (await Promise.all(sessions.map((key) => requestsOf(store, key)))).flat();
     for (const r of requests) {
       if (r.status !== "done" && r.status !== "failed") this.report(`no hang: request ${r.id} is still ${r.status}`);
     }
     for (const key of sessions) {
-      const task = store.activeTask(key);
-      const waitsForApproval = task?.status === "waiting_approval" && store.pendingApprovals(key).length > 0;
+      const task = await store.activeTask(key);
+      const waitsForApproval = task?.status === "waiting_approval" && (await store.pendingApprovals(key)).length > 0;
       if (task && task.status !== "waiting_user" && !waitsForApproval) this.report(`no hang: task ${task.id} of ${key} was left ${task.status}`);
-      if (task && store.frames(key).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
+      if (task && (await store.frames(key)).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
     }
     for (const m of messages) {
       const stored = requests.filter((r) => r.text === m.text).length;
@@ -106,11 +109,11 @@ export class Checker {
       seen.add(d.id);
     }
     for (const key of sessions) {
-      const live = store.frames(key);
+      const live = await store.frames(key);
       // A frame below the top waits for its child: its spawning tool use and any after it are answered later.
       const waiting = new Set(live.slice(0, -1).map((f) => f.agentSessionId));
       const liveSessions = new Set(live.map((f) => f.agentSessionId));
-      const rows = store.sessionLog(key);
+      const rows = await store.sessionLog(key);
       const used = new Map<string, { session: string; name: string; input: Record<string, unknown> }>();
       const answered = new Set<string>();
       for (const row of rows) {
@@ -123,7 +126,7 @@ export class Checker {
       }
       for (const [id, { session, name, input }] of used) {
         // Open while its owner has not decided (approval pending), or while its frame waits for a child.
-        const awaitingDecision = store.approvalFor({ id, name, input })?.status === "pending";
+        const awaitingDecision = (await store.approvalFor({ id, name, input }))?.status === "pending";
         if (!answered.has(id) && !waiting.has(session) && !awaitingDecision) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
       }
       const started = rows.filter((r) => r.type === "agent_session").map((r) => r.agentSessionId!);

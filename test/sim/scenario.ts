@@ -67,6 +67,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       crashAt: crashPoint(),
       plants: options.plants ?? {},
       callDepthMax: CALL_DEPTH_MAX,
+      replica: `sim-${restarts}`,
       onCommit: (world, step) => checker.afterCommit(world.store, world.stacks.cached(step.sessionKey), step),
     });
 
@@ -77,8 +78,8 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     if (process.env.SIM_DEBUG) console.log(`restart #${restarts}`);
     world = boot();
     try {
-      checker.afterRestart(world.store, (key) => world.stacks.getOrLoad(key));
-      world.gateway.recover();
+      await checker.afterRestart(world.store, (key) => world.stacks.getOrLoad(key));
+      await world.gateway.recover();
     } catch (error) {
       if (!(error instanceof Crash)) throw error;
     }
@@ -99,14 +100,14 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       if (kind === "decide" || kind === "expire") {
         // The owner clicks Approve or Deny (sometimes twice), or time runs out.
         try {
-          if (kind === "expire") world.gateway.expireApprovals(time.now() + 120_000);
+          if (kind === "expire") await world.gateway.expireApprovals(time.now() + 120_000);
           else {
-            const pending = world.store.pendingApprovals(session);
+            const pending = await world.store.pendingApprovals(session);
             if (pending.length > 0) {
               const approval = prng.pick(pending);
               const decision = prng.chance(0.6) ? "approve" : "deny";
-              world.gateway.decide(approval.id, `user-${session}`, decision);
-              if (prng.chance(0.3)) world.gateway.decide(approval.id, `user-${session}`, decision === "approve" ? "deny" : "approve");
+              await world.gateway.decide(approval.id, `user-${session}`, decision);
+              if (prng.chance(0.3)) await world.gateway.decide(approval.id, `user-${session}`, decision === "approve" ? "deny" : "approve");
             }
           }
         } catch (error) {
@@ -124,7 +125,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       // A platform redelivers what the process died before acknowledging: submit until a live world takes it.
       for (;;) {
         try {
-          const result = world.gateway.submit({ sessionKey: session, messageId: message.id, userId: `user-${session}`, text: message.text });
+          const result = await world.gateway.submit({ sessionKey: session, messageId: message.id, userId: `user-${session}`, text: message.text });
           if (process.env.SIM_DEBUG) console.log(`submit ${session} ${message.id} "${message.text}" → ${JSON.stringify(result)}`);
           if (result.status === "accepted" || result.status === "duplicate") message.accepted = true;
           break;
@@ -144,12 +145,12 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   let traceHash = "";
   let compactions = 0;
   try {
-    compactions = sessions.flatMap((key) => world.store.sessionLog(key)).filter((e) => e.type === "compaction").length;
-    checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
-    traceHash = trace(world, sessions, outside);
+    compactions = (await Promise.all(sessions.map((key) => world.store.sessionLog(key)))).flat().filter((e) => e.type === "compaction").length;
+    await checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
+    traceHash = await trace(world, sessions, outside);
   } finally {
-    world.store.close();
-    if (!process.env.SIM_KEEP_DB) for (const suffix of ["", "-wal", "-shm"]) rmSync(dbFile + suffix, { force: true });
+    await world.store.close();
+    if (!process.env.SIM_KEEP_DB) for (const suffix of ["", "-wal", "-shm", ".lock"]) rmSync(dbFile + suffix, { force: true });
   }
   const violations = [...model.violations, ...checker.violations].map(
     (v) => `seed ${seed}: ${v}\n  replay: ${replayCommand(seed)}`,
@@ -194,11 +195,11 @@ function randomIdSource(): Ids {
 }
 
 /** A hash of everything observable: the context log, every request's end, and what the platform showed. */
-function trace(world: World, sessions: string[], outside: Outside): string {
+async function trace(world: World, sessions: string[], outside: Outside): Promise<string> {
   const hash = createHash("sha256");
   for (const key of sessions) {
-    for (const e of world.store.sessionLog(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
-    for (const r of world.store.requests(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
+    for (const e of await world.store.sessionLog(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
+    for (const r of await world.store.requests(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
   }
   for (const d of outside.delivered) hash.update(JSON.stringify([d.id, d.agent, d.text]));
   hash.update(String(outside.ledger));

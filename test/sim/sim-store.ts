@@ -1,4 +1,4 @@
-import type { LogEntry, NewRequest, StepCommit, Store } from "../../src/store/store.js";
+import type { NewRequest, StepCommit, Store } from "../../src/store/store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 /** The process died: every later use of its store fails, like calls into a dead process. */
@@ -16,11 +16,17 @@ export interface StorePlants {
 
 /**
  * The world's SQLite store, with a crash point: at commit number `crashAt` the process "dies" either just
- * before or just after the commit reaches the disk. `onCommit` lets the checkers look at every step.
+ * before or just after the commit reaches the disk. `onCommit` lets the checkers look at every step; the commit
+ * resolves only once they have, so the turn that made the step waits for them.
+ *
+ * Every method is async, so a call into a dead process rejects (as a networked store's would) rather than
+ * throwing where the caller does not expect it (a lease renewal on a timer).
  */
 export class SimStore implements Store {
   private readonly inner: SqliteStore;
   private commits = 0;
+  /** forgetDeliveries: replies this process handed out; kept in memory only, so a restart sends them again. */
+  private readonly claimedHere = new Set<string>();
   dead = false;
 
   constructor(
@@ -28,9 +34,11 @@ export class SimStore implements Store {
     now: () => number,
     private readonly crashAt: { commit: number; after: boolean } | null,
     private readonly plants: StorePlants,
-    private readonly onCommit: (step: StepCommit) => void,
+    private readonly onCommit: (step: StepCommit) => Promise<void>,
   ) {
-    this.inner = new SqliteStore(file, now);
+    // Exclusive, like the gateway's own store: the file is this process's, so the leases the previous
+    // (crashed) process left in it are expired at once and the restart resumes its sessions.
+    this.inner = new SqliteStore(file, now, { exclusive: true });
   }
 
   private alive(): SqliteStore {
@@ -40,10 +48,20 @@ export class SimStore implements Store {
 
   die(): void {
     this.dead = true;
-    this.inner.close();
+    void this.inner.close();
   }
 
-  commit(step: StepCommit): void {
+  async commit(step: StepCommit): Promise<void> {
+    // One commit at a time, each with its checks (SQLite has a single writer anyway): the checkers see the
+    // state a step left, before any other step lands.
+    const turn = this.committing.then(() => this.commitNow(step));
+    this.committing = turn.catch(() => {});
+    return turn;
+  }
+
+  private committing: Promise<void> = Promise.resolve();
+
+  private async commitNow(step: StepCommit): Promise<void> {
     const store = this.alive();
     this.commits++;
     const crashing = this.crashAt !== null && this.commits === this.crashAt.commit;
@@ -56,62 +74,86 @@ export class SimStore implements Store {
       ...(this.plants.dropToolResults ? { log: (step.log ?? []).filter((e, i) => e.type !== "tool_result" || i % 3 !== 0) } : {}),
       ...(this.plants.dropFrameUpdates ? { framesUpdated: [] } : {}),
     };
-    store.commit(planted);
-    this.onCommit(planted);
+    await store.commit(planted);
+    await this.onCommit(planted);
     if (crashing) {
       this.die();
       throw new Crash(`crashed after commit ${this.commits}`);
     }
   }
 
-  session: Store["session"] = (key, id) => this.alive().session(key, id);
-  insertRequest(input: NewRequest) {
-    const result = this.alive().insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
-    return result;
-  }
-  findSession: Store["findSession"] = (key) => this.alive().findSession(key);
-  idempotency: Store["idempotency"] = (user, key) => this.alive().idempotency(user, key);
-  saveIdempotentResponse: Store["saveIdempotentResponse"] = (user, key, response) => this.alive().saveIdempotentResponse(user, key, response);
-  outboundFor: Store["outboundFor"] = (id) => this.alive().outboundFor(id);
-  quarantined: Store["quarantined"] = () => this.alive().quarantined();
-  request: Store["request"] = (id) => this.alive().request(id);
-  requests: Store["requests"] = (key) => this.alive().requests(key);
-  unfinishedRequests: Store["unfinishedRequests"] = () => this.alive().unfinishedRequests();
-  task: Store["task"] = (id) => this.alive().task(id);
-  activeTask: Store["activeTask"] = (key) => this.alive().activeTask(key);
-  tasks: Store["tasks"] = (key) => this.alive().tasks(key);
-  activeTaskOf: Store["activeTaskOf"] = (prefix, owner) => this.alive().activeTaskOf(prefix, owner);
-  frames: Store["frames"] = (key) => this.alive().frames(key);
-  history: Store["history"] = (id) => this.alive().history(id);
-  sessionLog = (key: string): LogEntry[] => this.alive().sessionLog(key);
-  sessionUsage: Store["sessionUsage"] = (key) => this.alive().sessionUsage(key);
-  taskUsage: Store["taskUsage"] = (id) => this.alive().taskUsage(id);
-  openAgentSessions: Store["openAgentSessions"] = (key) => this.alive().openAgentSessions(key);
-  runningRequests: Store["runningRequests"] = (key) => this.alive().runningRequests(key);
-  pendingOutbound: Store["pendingOutbound"] = (key) => this.alive().pendingOutbound(key);
-  markDelivered: Store["markDelivered"] = (id) => {
-    if (!this.plants.forgetDeliveries) this.alive().markDelivered(id);
+  session: Store["session"] = async (key, id) => this.alive().session(key, id);
+  insertRequest: Store["insertRequest"] = async (input: NewRequest) =>
+    this.alive().insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
+  findSession: Store["findSession"] = async (key) => this.alive().findSession(key);
+  idempotency: Store["idempotency"] = async (user, key) => this.alive().idempotency(user, key);
+  saveIdempotentResponse: Store["saveIdempotentResponse"] = async (user, key, response) => this.alive().saveIdempotentResponse(user, key, response);
+  outboundFor: Store["outboundFor"] = async (id) => this.alive().outboundFor(id);
+  quarantined: Store["quarantined"] = async () => this.alive().quarantined();
+  request: Store["request"] = async (id) => this.alive().request(id);
+  requests: Store["requests"] = async (key) => this.alive().requests(key);
+  unfinishedRequests: Store["unfinishedRequests"] = async () => this.alive().unfinishedRequests();
+  unfinishedRequestsOf: Store["unfinishedRequestsOf"] = async (key) => this.alive().unfinishedRequestsOf(key);
+  task: Store["task"] = async (id) => this.alive().task(id);
+  activeTask: Store["activeTask"] = async (key) => this.alive().activeTask(key);
+  tasks: Store["tasks"] = async (key) => this.alive().tasks(key);
+  activeTaskOf: Store["activeTaskOf"] = async (prefix, owner) => this.alive().activeTaskOf(prefix, owner);
+  frames: Store["frames"] = async (key) => this.alive().frames(key);
+  history: Store["history"] = async (id) => this.alive().history(id);
+  sessionLog: Store["sessionLog"] = async (key) => this.alive().sessionLog(key);
+  sessionUsage: Store["sessionUsage"] = async (key) => this.alive().sessionUsage(key);
+  taskUsage: Store["taskUsage"] = async (id) => this.alive().taskUsage(id);
+  openAgentSessions: Store["openAgentSessions"] = async (key) => this.alive().openAgentSessions(key);
+  runningRequests: Store["runningRequests"] = async (key) => this.alive().runningRequests(key);
+  pendingOutbound: Store["pendingOutbound"] = async (key) => this.alive().pendingOutbound(key);
+  markDelivered: Store["markDelivered"] = async (id) => {
+    const store = this.alive();
+    if (!this.plants.forgetDeliveries) await store.markDelivered(id);
   };
-  markUndelivered: Store["markUndelivered"] = (id) => {
-    if (!this.plants.forgetDeliveries) this.alive().markUndelivered(id);
+  markUndelivered: Store["markUndelivered"] = async (id) => {
+    const store = this.alive();
+    if (this.plants.forgetDeliveries) this.claimedHere.delete(id);
+    else await store.markUndelivered(id);
   };
-  markUndeliverable: Store["markUndeliverable"] = (id, reason) => this.alive().markUndeliverable(id, reason);
-  undeliverable: Store["undeliverable"] = (key) => this.alive().undeliverable(key);
-  moveSession: Store["moveSession"] = (from, to) => this.alive().moveSession(from, to);
-  saveIndicator: Store["saveIndicator"] = (key, data) => this.alive().saveIndicator(key, data);
-  deleteIndicator: Store["deleteIndicator"] = (key) => this.alive().deleteIndicator(key);
-  indicators: Store["indicators"] = (provider) => this.alive().indicators(provider);
-  deliveredChunks: Store["deliveredChunks"] = (id) => this.alive().deliveredChunks(id);
-  recordChunk: Store["recordChunk"] = (id, chunk, platformId) => {
-    if (!this.plants.forgetDeliveries) this.alive().recordChunk(id, chunk, platformId);
+  /**
+   * With forgetDeliveries the claim is never written down: this process does not hand a reply out twice, but
+   * after a restart every reply it sent is pending again.
+   */
+  claimNextOutbound: Store["claimNextOutbound"] = async (key) => {
+    const store = this.alive();
+    if (!this.plants.forgetDeliveries) return store.claimNextOutbound(key);
+    const next = (await store.pendingOutbound(key)).find((o) => !this.claimedHere.has(o.id)) ?? null;
+    if (next) this.claimedHere.add(next.id);
+    return next;
   };
-  approvalFor: Store["approvalFor"] = (id) => this.alive().approvalFor(id);
-  approval: Store["approval"] = (id) => this.alive().approval(id);
-  pendingApprovals: Store["pendingApprovals"] = (key) => this.alive().pendingApprovals(key);
-  decideApproval: Store["decideApproval"] = (id, status, by) => this.alive().decideApproval(id, status, by);
-  decideApprovalAndResume: Store["decideApprovalAndResume"] = (id, status, by, resume) => this.alive().decideApprovalAndResume(id, status, by, resume);
-  dueApprovals: Store["dueApprovals"] = (now) => this.alive().dueApprovals(now);
-  close(): void {
-    if (!this.dead) this.inner.close();
+  markUndeliverable: Store["markUndeliverable"] = async (id, reason) => this.alive().markUndeliverable(id, reason);
+  undeliverable: Store["undeliverable"] = async (key) => this.alive().undeliverable(key);
+  moveSession: Store["moveSession"] = async (from, to) => this.alive().moveSession(from, to);
+  saveIndicator: Store["saveIndicator"] = async (key, data) => this.alive().saveIndicator(key, data);
+  deleteIndicator: Store["deleteIndicator"] = async (key) => this.alive().deleteIndicator(key);
+  indicators: Store["indicators"] = async (provider) => this.alive().indicators(provider);
+  deliveredChunks: Store["deliveredChunks"] = async (id) => this.alive().deliveredChunks(id);
+  recordChunk: Store["recordChunk"] = async (id, chunk, platformId) => {
+    const store = this.alive();
+    if (!this.plants.forgetDeliveries) await store.recordChunk(id, chunk, platformId);
+  };
+  approvalFor: Store["approvalFor"] = async (id) => this.alive().approvalFor(id);
+  approval: Store["approval"] = async (id) => this.alive().approval(id);
+  pendingApprovals: Store["pendingApprovals"] = async (key) => this.alive().pendingApprovals(key);
+  decideApproval: Store["decideApproval"] = async (id, status, by) => this.alive().decideApproval(id, status, by);
+  decideApprovalAndResume: Store["decideApprovalAndResume"] = async (id, status, by, resume) => this.alive().decideApprovalAndResume(id, status, by, resume);
+  dueApprovals: Store["dueApprovals"] = async (now) => this.alive().dueApprovals(now);
+  acquireLease: Store["acquireLease"] = async (key, holder, ttlMs) => this.alive().acquireLease(key, holder, ttlMs);
+  renewLease: Store["renewLease"] = async (key, holder, token, ttlMs) => this.alive().renewLease(key, holder, token, ttlMs);
+  releaseLease: Store["releaseLease"] = async (key, holder, token) => this.alive().releaseLease(key, holder, token);
+  lease: Store["lease"] = async (key) => this.alive().lease(key);
+  orphanedSessions: Store["orphanedSessions"] = async () => this.alive().orphanedSessions();
+  // The change feed is the process's own: a dead process hears nothing more (closing the inner store drops it).
+  watch: Store["watch"] = (listener) => this.inner.watch(listener);
+  announce: Store["announce"] = async (change) => this.alive().announce(change);
+  ping: Store["ping"] = async () => this.alive().ping();
+
+  async close(): Promise<void> {
+    if (!this.dead) await this.inner.close();
   }
 }

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { Catalog } from "../../src/catalog/definition.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
 import { Gateway } from "../../src/gateway/gateway.js";
+import { Leases } from "../../src/gateway/leases.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 import { silentLogger } from "../../src/log.js";
 import { CallLimiter } from "../../src/runtime/call-limiter.js";
@@ -66,13 +67,16 @@ export class World {
     crashAt: { commit: number; after: boolean } | null;
     plants: WorldPlants;
     callDepthMax: number;
-    onCommit: (world: World, step: StepCommit) => void;
+    /** This process's name among the replicas: a restarted process is a new holder of its leases. */
+    replica: string;
+    onCommit: (world: World, step: StepCommit) => Promise<void>;
   }) {
     this.store = new SimStore(opts.dbFile, () => opts.time.now(), opts.crashAt, opts.plants, (step) => opts.onCommit(this, step));
-    this.stacks = new AgentStackManager(this.store);
+    const leases = new Leases(this.store, { replica: opts.replica, ttlMs: 15_000, timers: opts.time });
+    this.stacks = new AgentStackManager(leases.fenced());
     const tools = new ToolRegistry(simTools(opts.prng, opts.outside, opts.plants.ruleFreeSpawn === true));
     const runtime: RuntimeDeps = {
-      store: this.store,
+      store: leases.fenced(),
       stacks: this.stacks,
       model: opts.model,
       tools,
@@ -97,13 +101,13 @@ export class World {
     // Tag every model call with its request, so the no-hang bound is per request.
     const handle = orchestrator.handleMessage.bind(orchestrator);
     orchestrator.handleMessage = (request, signal) => currentRequest.run(request.id, () => handle(request, signal));
-    this.gateway = new Gateway({ store: this.store, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1 });
+    this.gateway = new Gateway({ store: this.store, leases, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1 });
     this.gateway.register({
       prefix: "sim",
       deliver: async (message, receipt) => {
         if (receipt.sentChunks.has(0)) return;
         opts.outside.delivered.push(message);
-        receipt.chunkSent(0, message.id);
+        await receipt.chunkSent(0, message.id);
       },
     });
   }

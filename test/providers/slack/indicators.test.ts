@@ -75,7 +75,7 @@ describe("indicators across a restart", () => {
     await send(dm(ts));
     await held.entered;
     await world.slack.waitFor("reactions.add");
-    expect(h.store.indicators("slack")).toEqual([{ sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) }]);
+    expect(await h.store.indicators("slack")).toEqual([{ sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) }]);
     held.release(text("done"));
     await world.posts(1, DM);
     await h.gateway.idle();

@@ -13,7 +13,7 @@ const world = useSlackWorld();
 /** The shared boot, recovering at start as main.ts does, with `send` for signed event callbacks. */
 async function boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
   const { h, bot, url } = await world.boot(options, tools);
-  h.gateway.recover();
+  await h.gateway.recover();
   const send = (event: Record<string, unknown>, opts: { eventId?: string; retryNum?: number } = {}) =>
     sendSigned(url, eventCallback(event, { teamId: world.slack.teamId, ...(opts.eventId ? { eventId: opts.eventId } : {}) }), "application/json", {
       secret: SECRET,

@@ -52,7 +52,7 @@ class SocketWorld extends ProviderWorld<SocketSlack, SlackProvider> {
     const bot = new SlackProvider(h.gateway, providerOptions(this.slack, { appToken: this.socket.appToken }, options));
     await bot.start();
     this.started(h, bot);
-    h.gateway.recover();
+    await h.gateway.recover();
     return { h, bot };
   }
 }

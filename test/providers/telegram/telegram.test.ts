@@ -34,7 +34,7 @@ function manualTimers() {
 /** The shared boot with grammY's retries on, recovering at start as main.ts does. */
 async function boot(options: Partial<TelegramOptions> = {}) {
   const started = await world.boot({ maxRetries: 2, ...options });
-  started.h.gateway.recover();
+  await started.h.gateway.recover();
   return started;
 }
 
@@ -282,7 +282,7 @@ describe("restarts", () => {
     // …and neither asked the model nor answered twice.
     expect(world.tg.sent(ALICE).map((m) => m.text)).toEqual(["only once", "second message answered"]);
     expect(world.model.accepted().map(lastUserText)).toEqual(["hi", "next"]);
-    expect(second.h.store.unfinishedRequests()).toEqual([]);
+    expect(await second.h.store.unfinishedRequests()).toEqual([]);
   });
 
   it("a long reply cut off after its first chunk continues at the next chunk after a restart", async () => {
