@@ -273,6 +273,11 @@ export class TelegramProvider {
     runner.task()?.catch((error: unknown) => {
       if (this.runner !== runner) return;
       this.runner = null;
+      if ((error as { error_code?: number }).error_code === 401) {
+        // Nothing to retry: the token itself is refused.
+        log.error({ err: error }, "telegram long polling stopped: the bot token is revoked or wrong (401); set TELEGRAM_BOT_TOKEN and restart the service");
+        return;
+      }
       log.error({ err: error }, "telegram long polling stopped; it starts again shortly if this replica still runs it");
       const again = setTimeout(() => {
         if (this.polling?.leading && this.runner === null) this.startPolling();

@@ -40,8 +40,12 @@ export class Outbox {
     this.timers = deps.timers ?? systemTimers;
   }
 
-  /** Resolves when a pass over the session's pending replies has finished. */
-  deliver(sessionKey: string): Promise<void> {
+  /**
+   * Resolves when a pass over the session's pending replies has finished. While a failed send waits for its retry
+   * (backoff, or the time the platform asked for), nothing is sent before it: the retry sends them all, in order.
+   */
+  deliver(sessionKey: string, retrying = false): Promise<void> {
+    if (!retrying && this.retries.has(sessionKey)) return Promise.resolve();
     return new Promise((resolve) => {
       this.passes.push(sessionKey, async () => {
         try {
@@ -126,7 +130,7 @@ export class Outbox {
     log.warn({ err: error, attempt, delayMs: delay }, waitMs === null ? "delivery failed; retrying" : "the platform asked to wait; delivering then");
     const pending = this.retries.get(sessionKey);
     if (pending) this.timers.clearTimeout(pending.timer);
-    const timer = this.timers.setTimeout(() => void this.deliver(sessionKey), delay);
+    const timer = this.timers.setTimeout(() => void this.deliver(sessionKey, true), delay);
     // A pending retry must not keep a finished process alive.
     (timer as { unref?: () => void }).unref?.();
     this.retries.set(sessionKey, { timer, attempt });

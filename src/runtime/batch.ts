@@ -1,3 +1,4 @@
+import { Journal } from "./journal.js";
 import { addUserText, executeTurn, type TurnDeps } from "./executor.js";
 import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
 import { AgentStack, type StackFrame } from "./frame.js";
@@ -81,18 +82,20 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
  */
 async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): Promise<ToolOutput> {
   const bottom = stack.all()[0]!;
+  // Its own journal: the caller's may be in the middle of a step of its own, which this must not commit.
+  const journal = new Journal(deps.store, deps.journal.sessionKey, deps.journal.requestId, deps.journal.taskId);
   const stopped = { content: `${bottom.agentName} was stopped: ${reason}`, isError: true };
-  const closed = (await deps.store.sessionLog(deps.journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
+  const closed = (await deps.store.sessionLog(journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
   if (!closed) {
     for (;;) {
       const top = stack.top!;
-      closeUnresolved(top, deps.journal, `not run: ${reason}`);
+      closeUnresolved(top, journal, `not run: ${reason}`);
       if (top !== bottom) {
-        returnToParent(stack, deps.journal, reason, true);
+        returnToParent(stack, journal, reason, true);
         continue;
       }
       stack.pop();
-      deps.journal.append(top, "agent_session_complete", {
+      journal.append(top, "agent_session_complete", {
         agent_session_id: top.agentSessionId,
         agent_name: top.agentName,
         result: reason,
@@ -102,7 +105,7 @@ async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string)
       break;
     }
   }
-  await deps.journal.flush();
+  await journal.flush();
   deps.log.info({ frame: bottom.frameId, agent: bottom.agentName, reason }, "batch run stopped after its caller gave up");
   return stopped;
 }

@@ -70,11 +70,13 @@ export class Journal {
     if (this.requestId && Object.values(this.usage).some((n) => n > 0)) {
       step.usage = { requestId: this.requestId, ...this.usage };
     }
-    await this.store.commit(step);
+    // Taken before the commit is awaited: what is appended meanwhile (a batch run closing itself on this journal)
+    // belongs to the next flush, and is neither written twice nor lost.
     this.rows = [];
     this.touched.clear();
     this.staged = {};
     this.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    await this.store.commit(step);
   }
 }
 

@@ -108,7 +108,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
   const idPrefix = randomUUID().slice(0, 8);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
-  const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: options.timers ?? systemTimers });
+  // Real timers for the renewal: a test driving its own timers by hand sees only the ones it is about.
+  const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: systemTimers });
   const runtime: RuntimeDeps = {
     store: leases.fenced(),
     stacks: new AgentStackManager(leases.fenced()),

@@ -29,7 +29,7 @@ it("a revoked token (401 on getUpdates) stops polling with a logged error, not a
   const consoleError = vi.spyOn(console, "error");
   world.tg.failNext("getUpdates", { error_code: 401, description: "Unauthorized" });
   await boot();
-  const stopped = await logged("telegram long polling stopped; restart the service to resume");
+  const stopped = await logged("telegram long polling stopped: the bot token is revoked or wrong (401); set TELEGRAM_BOT_TOKEN and restart the service");
   expect(stopped.err?.message).toMatch(/401: Unauthorized/);
   expect(logs.map((l) => l.msg)).toContain("telegram getUpdates failed");
   expect(consoleError).not.toHaveBeenCalled();

@@ -51,7 +51,11 @@ export class Checker {
         this.report(`no agent twice in a chain: ${frame.agentName} in ${step.sessionKey} has the chain ${frame.callChain.join(" → ")}`);
       }
     }
-    if (memory !== null) {
+    // A commit that touches neither the stack's frames nor their histories (a batch run whose caller gave up, closing
+    // itself in the log while the caller is mid-step) leaves the stack as it was; the caller's own next step is checked.
+    const onStack = new Set(frames.map((f) => f.agentSessionId));
+    const touchesStack = step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length || (step.log ?? []).some((r) => r.agentSessionId !== null && onStack.has(r.agentSessionId));
+    if (memory !== null && touchesStack) {
       const durable = await storedStack(store, step.sessionKey);
       if (memory !== durable) this.report(`durability: the stack in memory of ${step.sessionKey} differs from the committed one after a step`);
     }
