@@ -316,7 +316,7 @@ export class Gateway {
     this.local.add(request.id);
     try {
       await work();
-      await this.outbox.deliver(request.sessionKey);
+      await this.workers.deliver(request.sessionKey);
     } finally {
       this.local.delete(request.id);
       const internal = this.unrecorded.has(request.id) || this.internal.delete(request.id);

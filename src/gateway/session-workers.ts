@@ -51,7 +51,7 @@ export class SessionWorkers {
       void this.look(key, worker).catch((error: unknown) => this.deps.log.error({ session: key, err: error }, "could not read the session's requests"));
       return;
     }
-    const created: Worker = { dirty: true, undelivered: false, turn: null, side: new Set(), done: Promise.resolve() };
+    const created: Worker = { dirty: true, undelivered: true, turn: null, side: new Set(), done: Promise.resolve() };
     this.workers.set(key, created);
     created.done = this.work(key, created).catch((error: unknown) => {
       this.deps.log.error({ session: key, err: error }, "session worker failed");
@@ -61,6 +61,13 @@ export class SessionWorkers {
 
   running(key: string): boolean {
     return this.workers.has(key);
+  }
+
+  /** A delivery pass over `key`'s replies; what is committed after it starts is sent by the next one. */
+  deliver(key: string): Promise<void> {
+    const worker = this.workers.get(key);
+    if (worker) worker.undelivered = false;
+    return this.deps.deliver(key);
   }
 
   /** Replies were committed for `key`: the running worker sends them before it lets go, or a new one starts. */
@@ -110,11 +117,8 @@ export class SessionWorkers {
           }
         }
         await Promise.allSettled([...worker.side].map((id) => this.sides.get(id)));
-        while (!lease.lost && !this.deps.shutdown.aborted) {
-          worker.undelivered = false;
-          await this.deps.deliver(key);
-          if (!worker.undelivered) break;
-        }
+        // Replies committed since the last pass (a notice from another replica, or what was pending when it woke).
+        while (worker.undelivered && !lease.lost && !this.deps.shutdown.aborted) await this.deliver(key);
       } finally {
         await this.deps.leases.release(key);
       }

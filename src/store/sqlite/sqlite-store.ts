@@ -421,7 +421,11 @@ export class SqliteStore implements Store {
   }
 
   async claimNextOutbound(sessionKey: string): Promise<OutboundRecord | null> {
-    const row = this.stmts.claimNext.get(this.now(), sessionKey) as Row | undefined;
+    // One process per file and no await in between: the read and the compare-and-set cannot interleave with another
+    // claim. Nothing pending (the common case at the end of a pass) costs a read, not a write.
+    const next = this.stmts.nextPending.get(sessionKey) as { seq: number } | undefined;
+    if (!next) return null;
+    const row = this.stmts.claim.get(this.now(), next.seq) as Row | undefined;
     return row ? toOutbound(row) : null;
   }
 

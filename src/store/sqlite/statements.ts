@@ -113,11 +113,8 @@ export function prepareStatements(db: Database.Database) {
     ),
     deleteIndicator: db.prepare(`DELETE FROM indicators WHERE session_key = ?`),
     indicators: db.prepare(`SELECT * FROM indicators WHERE substr(session_key, 1, length(?) + 1) = ? || ':' ORDER BY created_at`),
-    claimNext: db.prepare(
-      `UPDATE outbox SET delivered_at = ? WHERE seq = (
-         SELECT seq FROM outbox WHERE session_key = ? AND delivered_at IS NULL AND failed_at IS NULL ORDER BY seq LIMIT 1)
-       RETURNING *`,
-    ),
+    nextPending: db.prepare(`SELECT seq FROM outbox WHERE session_key = ? AND delivered_at IS NULL AND failed_at IS NULL ORDER BY seq LIMIT 1`),
+    claim: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE seq = ? AND delivered_at IS NULL AND failed_at IS NULL RETURNING *`),
     lease: db.prepare(`SELECT * FROM leases WHERE key = ?`),
     // Granted when free, expired or already ours; a different holder than the last one takes the next token.
     acquireLease: db.prepare(
