@@ -15,6 +15,7 @@ import { adminQuery, describeIfPostgres, freshDatabase, type FreshDatabase } fro
 import { run, type Proc } from "../integration/child-process.js";
 
 const TOKEN = "tok-alice-0123456789";
+const BOB = "tok-bob-0123456789";
 
 interface Replica {
   name: string;
@@ -78,7 +79,7 @@ async function startReplica(name: string): Promise<Replica> {
     SKILLS_DIR: defs.skills,
     AGENTS_DIR: defs.agents,
     HTTP_PORT: String(port),
-    HTTP_API_TOKENS: `${TOKEN}:alice`,
+    HTTP_API_TOKENS: `${TOKEN}:alice,${BOB}:bob`,
     HTTP_REQUEST_ALLOW: "127.0.0.1",
     LOG_LEVEL: "info",
   });
@@ -92,10 +93,10 @@ async function startReplica(name: string): Promise<Replica> {
   return { name, proc, base: `http://127.0.0.1:${port}` };
 }
 
-function api(replica: Replica, path: string, body?: unknown, headers: Record<string, string> = {}) {
+function api(replica: Replica, path: string, body?: unknown, headers: Record<string, string> = {}, token = TOKEN) {
   return fetch(replica.base + path, {
     method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${TOKEN}`, "content-type": "application/json", ...headers },
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
 }
@@ -195,6 +196,13 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
     expect(views[1]).toEqual(views[0]);
     expect(views[2]).toEqual(views[0]);
     expect(views[0]).toMatchObject({ status: "completed", result: "Booked.", stack: [] });
+    // And the same refusals: another user gets 403 for the task and the session on every replica, never a 404.
+    for (const r of replicas) {
+      expect((await api(r, `/v1/tasks/${String(first.task_id)}`, undefined, {}, BOB)).status).toBe(403);
+      expect((await api(r, `/v1/sessions/${session}`, undefined, {}, BOB)).status).toBe(403);
+      expect((await api(r, "/v1/messages", { session_id: session, items: [{ content_type: "text", content: "mine now" }] }, {}, BOB)).status).toBe(403);
+      expect((await api(r, `/v1/tasks/${String(first.task_id)}`, undefined, {}, "not-a-token")).status).toBe(401);
+    }
   });
 
   it("answers a synchronous request on one replica while another runs the session's turn", async () => {
