@@ -1,4 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
+import { createServer } from "node:net";
 import { createInterface } from "node:readline";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -69,4 +70,13 @@ export function run(entry: string, args: string[], env: Record<string, string>):
     stdio: ["pipe", "pipe", "pipe"],
   });
   return new Proc(child);
+}
+
+/** A TCP port free on 127.0.0.1 right now, for a child process to listen on. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as { port: number }).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

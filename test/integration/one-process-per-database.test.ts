@@ -1,11 +1,10 @@
 // SQLite is one process's database: a second gateway on the same DATA_DIR refuses to start, with one line that
 // says why, instead of silently sharing the file (and answering every message twice).
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
-import { run, type Proc } from "./child-process.js";
+import { freePort, run, type Proc } from "./child-process.js";
 
 const root = mkdtempSync(join(tmpdir(), "switchboard-lock-"));
 const procs: Proc[] = [];
@@ -14,14 +13,6 @@ afterAll(async () => {
   await Promise.all(procs.map((p) => p.exited));
   rmSync(root, { recursive: true, force: true });
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 async function start(): Promise<Proc> {
   const proc = run("src/main.ts", [], { DATA_DIR: join(root, "data"), HTTP_PORT: String(await freePort()), LOG_LEVEL: "info", SKILLS_DIR: join(root, "skills"), AGENTS_DIR: join(root, "agents") });

@@ -4,7 +4,6 @@
 // state is checked: every message answered once, no reply doubled, the booking made at most once, every
 // replica telling the same story.
 import { createServer, type Server } from "node:http";
-import { createServer as createNetServer } from "node:net";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -12,7 +11,7 @@ import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, typ
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { adminQuery, describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
-import { run, type Proc } from "../integration/child-process.js";
+import { freePort, run, type Proc } from "../integration/child-process.js";
 
 const TOKEN = "tok-alice-0123456789";
 const BOB = "tok-bob-0123456789";
@@ -57,14 +56,6 @@ async function model(req: MessagesRequest): Promise<FakeReply> {
   if (results.length > 0) return text("Booked.");
   if (said.startsWith("question")) return text(`answer to ${said}`);
   return reply(toolUse("use_skill", { name: "interview", message: "ask where to go" }));
-}
-
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const port = (server.address() as { port: number }).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
 }
 
 async function startReplica(name: string): Promise<Replica> {

@@ -108,3 +108,18 @@ export async function startTask(
     framesPushed: ids.frames ?? [],
   });
 }
+
+/** Everything a step can write for session `key`: compared before and after a commit that must write nothing. */
+export async function everythingOf(store: Store, key: string) {
+  return {
+    log: await store.sessionLog(key),
+    frames: await store.frames(key),
+    tasks: await store.tasks(key),
+    requests: await store.requests(key),
+    usage: await store.sessionUsage(key),
+    session: await store.findSession(key),
+    pending: await store.pendingOutbound(),
+    approvals: await store.pendingApprovals(key),
+    unfinished: await store.unfinishedRequests(),
+  };
+}

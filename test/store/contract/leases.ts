@@ -1,7 +1,7 @@
 // Contract: leases with fencing tokens (a replica's hold on a session or a singleton job), and fenced commits.
 import { describe, expect, it } from "vitest";
 import { FencedError, type StepCommit } from "../../../src/store/store.js";
-import { frame, freshAgentSessionId, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+import { everythingOf, frame, freshAgentSessionId, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
 
 const K = "telegram:100";
 const TTL = 10_000;
@@ -107,21 +107,7 @@ export function leaseContract(ctx: ContractContext): void {
   });
 
   describe("fenced commits", () => {
-    async function snapshot() {
-      const { store } = ctx;
-      return {
-        log: await store.sessionLog(K),
-        frames: await store.frames(K),
-        task: await store.task("t1"),
-        request: await store.request("r1"),
-        usage: await store.sessionUsage(K),
-        session: await store.findSession(K),
-        pending: await store.pendingOutbound(),
-        approvals: await store.pendingApprovals(K),
-        tasks: await store.tasks(K),
-        unfinished: await store.unfinishedRequests(),
-      };
-    }
+    const snapshot = () => everythingOf(ctx.store, K);
 
     /** A step touching every table a step can write. */
     const bigStep = (over: Partial<StepCommit> = {}): StepCommit => ({

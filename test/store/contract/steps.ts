@@ -1,28 +1,14 @@
 // Contract: a StepCommit is one transaction; the stack, the context log and token usage it writes.
 import { describe, expect, it } from "vitest";
 import { CorruptStateError, type StepCommit } from "../../../src/store/store.js";
-import { frame, freshAgentSessionId, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+import { everythingOf, frame, freshAgentSessionId, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
 
 const K = "telegram:100";
 const OTHER = "telegram:200";
 
 export function stepContract(ctx: ContractContext): void {
   describe("commit: one transaction per step", () => {
-    async function snapshot() {
-      const { store } = ctx;
-      return {
-        log: await store.sessionLog(K),
-        frames: await store.frames(K),
-        task: await store.task("t1"),
-        request: await store.request("r1"),
-        closed: await store.request("r0"),
-        usage: await store.sessionUsage(K),
-        session: await store.findSession(K),
-        pending: await store.pendingOutbound(),
-        approvals: await store.pendingApprovals(K),
-        tasks: await store.tasks(K),
-      };
-    }
+    const snapshot = () => everythingOf(ctx.store, K);
 
     // Everything a step can write, then a write that must fail: the whole step must be rolled back.
     const failingStep = (failure: Partial<StepCommit>): StepCommit => ({
