@@ -1,10 +1,12 @@
 // Drives the REAL @anthropic-ai/sdk client against the fake, proving that
-// scripted replies arrive and that every validation rule rejects with a 400
-// the way the real API would.
+// scripted replies arrive (whole or streamed) and that every validation rule
+// rejects with a 400 the way the real API would.
 
 import Anthropic from "@anthropic-ai/sdk";
+import type { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  holdStream,
   lastUserText,
   reply,
   startFakeAnthropic,
@@ -205,8 +207,6 @@ describe("validation (one test per rule)", () => {
     expect(body.request_id).toMatch(/^req_/);
   });
 
-  it("rejects streaming", () => expect400(send([user("hi")], { stream: true }), "fake: streaming is not supported by this fake"));
-
   it("2: model is required", () => expect400(send([user("hi")], { model: undefined }), "model: Field required"));
   it("2: max_tokens is required", () => expect400(send([user("hi")], { max_tokens: undefined }), "max_tokens: Field required"));
   it("2: max_tokens must be >= 1", () => expect400(send([user("hi")], { max_tokens: 0 }), "max_tokens: Input should be greater than or equal to 1"));
@@ -288,4 +288,248 @@ describe("validation (one test per rule)", () => {
     expect400(send([user("hi")], { system: [{ type: "image", text: "x" }] }), "system.0.type: Input should be 'text'"));
   it("16: system text must be non-empty", () =>
     expect400(send([user("hi")], { system: [{ type: "text", text: "" }] }), "system.0.text: text content blocks must be non-empty"));
+});
+
+// The event shapes asserted here are those of the "Streaming Messages" page of the Anthropic docs
+// (https://docs.claude.com/en/api/messages-streaming); test/fakes/anthropic/stream.ts says which part is which.
+describe("streaming", () => {
+  const params = (extra: Partial<Anthropic.MessageCreateParamsNonStreaming> = {}): Anthropic.MessageCreateParamsNonStreaming => ({
+    model: MODEL,
+    max_tokens: 100,
+    messages: [{ role: "user", content: "hi" }],
+    ...extra,
+  });
+  const tools = [weatherTool] as Anthropic.Tool[];
+
+  /** The SDK's events for one streamed request, as `type` or `type:index` strings, and its text deltas. */
+  function record(stream: MessageStream) {
+    const events: string[] = [];
+    const texts: string[] = [];
+    const partials: string[] = [];
+    stream.on("streamEvent", (e) => void events.push("index" in e ? `${e.type}:${e.index}` : e.type));
+    stream.on("text", (delta) => void texts.push(delta));
+    stream.on("inputJson", (partial) => void partials.push(partial));
+    return { events, texts, partials };
+  }
+
+  it("streams text deltas in order that concatenate to the scripted text", async () => {
+    fake.script(text("The quick brown fox jumps"));
+    const stream = client.messages.stream(params());
+    const { events, texts } = record(stream);
+    const msg = await stream.finalMessage();
+    expect(texts).toEqual(["The ", "quick ", "brown ", "fox ", "jumps"]);
+    expect(msg.content).toEqual([{ type: "text", text: "The quick brown fox jumps" }]);
+    expect(events).toEqual([
+      "message_start",
+      "content_block_start:0",
+      ...texts.map(() => "content_block_delta:0"),
+      "content_block_stop:0",
+      "message_delta",
+      "message_stop",
+    ]);
+    expect(stream.request_id).toMatch(/^req_/);
+    expect(fake.calls).toHaveLength(1);
+    expect(fake.calls[0]).toMatchObject({ status: 200, body: { stream: true } });
+    expect(fake.calls[0]?.error).toBeUndefined();
+  });
+
+  it("finalMessage() equals the non-streaming response to the same script", async () => {
+    const scripted = reply({ type: "text", text: "Checking the weather." }, toolUse("get_weather", { city: "Oslo" }, "toolu_1"));
+    fake.script(scripted, scripted, { ...text("cached"), usage: { input_tokens: 7, output_tokens: 3, cache_read_input_tokens: 5 } });
+    // The fields the API sends; the SDK adds its own (parsed_output) to a streamed final message.
+    const sent = ({ id, type, role, model, content, stop_reason, stop_sequence, usage }: Anthropic.Message) =>
+      ({ id, type, role, model, content, stop_reason, stop_sequence, usage });
+    const { id: plainId, ...plain } = sent(await client.messages.create(params({ tools })));
+    const { id: streamedId, ...streamed } = sent(await client.messages.stream(params({ tools })).finalMessage());
+    expect(streamedId).toMatch(/^msg_[0-9a-f]+$/);
+    expect(streamedId).not.toBe(plainId);
+    expect(streamed).toEqual(plain);
+    expect(streamed.stop_reason).toBe("tool_use");
+
+    const explicit = await client.messages.stream(params()).finalMessage();
+    expect(explicit.usage).toEqual({ input_tokens: 7, output_tokens: 3, cache_read_input_tokens: 5, cache_creation_input_tokens: 0 });
+  });
+
+  it("streams tool input as input_json_delta pieces that parse to the scripted input", async () => {
+    const input = { city: "Oslo", note: 'say "hei" \u{1F44B} \\ back', days: [1, 2, 3], nested: { metric: true } };
+    fake.script(reply(toolUse("get_weather", input, "toolu_1")));
+    const stream = client.messages.stream(params({ tools }));
+    const { partials } = record(stream);
+    const msg = await stream.finalMessage();
+    // The docs' example opens with an empty partial_json; the rest are slices of the JSON.
+    expect(partials[0]).toBe("");
+    expect(partials.length).toBeGreaterThan(3);
+    expect(partials.join("")).toBe(JSON.stringify(input));
+    expect(msg.content).toEqual([{ type: "tool_use", id: "toolu_1", name: "get_weather", input }]);
+    expect(msg.stop_reason).toBe("tool_use");
+  });
+
+  it("streams the text before a tool_use in the same reply first", async () => {
+    fake.script(reply({ type: "text", text: "Let me check." }, toolUse("get_weather", { city: "Oslo" }, "toolu_1")));
+    const stream = client.messages.stream(params({ tools }));
+    const { events } = record(stream);
+    const order: string[] = [];
+    stream.on("text", () => void order.push("text")).on("inputJson", () => void order.push("json"));
+    const msg = await stream.finalMessage();
+    expect(events.indexOf("content_block_stop:0")).toBeLessThan(events.indexOf("content_block_start:1"));
+    expect(order.lastIndexOf("text")).toBeLessThan(order.indexOf("json"));
+    expect(msg.content.map((b) => b.type)).toEqual(["text", "tool_use"]);
+  });
+
+  it("holds a gated stream after the first delta until the test releases it", async () => {
+    const hold = holdStream(1);
+    fake.script({ ...text("one two three"), stream: hold.stream });
+    const stream = client.messages.stream(params());
+    const { texts } = record(stream);
+    const firstSnapshot = new Promise<string>((resolve) => stream.once("text", (_delta, snapshot) => resolve(snapshot)));
+    expect(await firstSnapshot).toBe("one ");
+    await hold.paused;
+    // One more turn of the event loop: anything else the fake had sent would have arrived by now.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(texts).toEqual(["one "]);
+    expect(stream.currentMessage?.content).toEqual([{ type: "text", text: "one " }]);
+    expect(stream.ended).toBe(false);
+
+    hold.release();
+    const msg = await stream.finalMessage();
+    expect(texts).toEqual(["one ", "two ", "three"]);
+    expect(msg.content).toEqual([{ type: "text", text: "one two three" }]);
+  });
+
+  it("turns a mid-stream error event into an APIError after the deltas before it", async () => {
+    fake.script({ ...text("one two three"), stream: { failAfterDeltas: 2 } });
+    const stream = client.messages.stream(params());
+    const { texts } = record(stream);
+    const { err, message } = await apiError(stream.finalMessage());
+    expect(texts).toEqual(["one ", "two "]);
+    expect(err.type).toBe("overloaded_error");
+    expect(message).toBe("Overloaded");
+    expect(err.status).toBeUndefined(); // the 200 was sent before the error
+    expect(err.requestID).toMatch(/^req_/);
+    expect(fake.calls[0]).toMatchObject({ status: 200, error: "Overloaded" });
+  });
+
+  it("ends a create({ stream: true }) iteration with the scripted error type", async () => {
+    fake.script({ ...text("one two three"), stream: { failAfterDeltas: 1, failWith: { type: "api_error", message: "Internal server error" } } });
+    const seen: string[] = [];
+    const consume = async () => {
+      for await (const event of await client.messages.create({ ...params(), stream: true })) seen.push(event.type);
+    };
+    const { err, message } = await apiError(consume());
+    expect(err.type).toBe("api_error");
+    expect(message).toBe("Internal server error");
+    expect(seen).toEqual(["message_start", "content_block_start", "content_block_delta"]);
+  });
+
+  it("rejects finalMessage() when the connection drops mid-stream", async () => {
+    fake.script({ ...text("one two three"), stream: { failAfterDeltas: 1, failWith: "disconnect" } });
+    const stream = client.messages.stream(params());
+    const { texts } = record(stream);
+    const err = await stream.finalMessage().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Anthropic.AnthropicError);
+    expect(err).not.toBeInstanceOf(Anthropic.APIError);
+    expect(texts).toEqual(["one "]);
+    expect(fake.calls[0]).toMatchObject({ status: 200, error: "fake: connection dropped mid-stream" });
+  });
+
+  it("lets the client abort a stream that is held without a gate", async () => {
+    fake.script({ ...text("one two"), stream: { pauseAfterDeltas: 1 } });
+    const stream = client.messages.stream(params());
+    await new Promise<void>((resolve) => stream.once("text", () => resolve()));
+    stream.abort();
+    await expect(stream.finalMessage()).rejects.toBeInstanceOf(Anthropic.APIUserAbortError);
+    fake.script(text("still serving"));
+    expect((await client.messages.stream(params()).finalMessage()).content).toEqual([{ type: "text", text: "still serving" }]);
+  });
+
+  it("streams with a per-delta delay", async () => {
+    fake.script({ ...text("slow but sure"), stream: { delayMs: 1 } });
+    expect(await client.messages.stream(params()).finalText()).toBe("slow but sure");
+  });
+
+  it("answers a scripted HTTP error before the stream as JSON with its status", async () => {
+    fake.script({ error: { status: 529, type: "overloaded_error", message: "Overloaded" } });
+    const { err, message } = await apiError(client.messages.stream(params()).finalMessage());
+    expect(err).toBeInstanceOf(Anthropic.OverloadedError);
+    expect(err.status).toBe(529);
+    expect(message).toBe("Overloaded");
+  });
+
+  it("answers 500 when stream options do not fit the request or the reply", async () => {
+    fake.script({ ...text("one two"), stream: { pauseAfterDeltas: 1 } }, { ...text("one two"), stream: { failAfterDeltas: 3 } });
+    const plain = await apiError(client.messages.create(params()));
+    expect(plain.message).toBe("fake: the scripted reply pauses or fails a stream but the request did not set stream: true");
+    const tooFar = await apiError(client.messages.stream(params()).finalMessage());
+    expect(tooFar.err.status).toBe(500);
+    expect(tooFar.message).toBe("fake: stream.failAfterDeltas is 3 but the scripted reply streams only 2 deltas");
+  });
+
+  it("answers a malformed streaming request with a JSON 400 as before", async () => {
+    await expect400(send([user("")], { stream: true }), "messages.0: all messages must have non-empty content");
+    fake.reset();
+    await expect400(send([user("hi")], { stream: "yes" }), "stream: Input should be a valid boolean");
+    fake.reset();
+    const res = await fetch(`${fake.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, max_tokens: 0, stream: true, messages: [user("hi")] }),
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers.get("content-type")).toBe("application/json");
+    expect(await res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: "max_tokens: Input should be greater than or equal to 1" } });
+  });
+
+  it("sends the documented event order on the wire", async () => {
+    fake.script(reply({ type: "text", text: "Hi there" }, toolUse("get_weather", { city: "Oslo" }, "toolu_1")));
+    const res = await fetch(`${fake.url}/v1/messages`, {
+      method: "POST",
+      headers: { "x-api-key": "k", "anthropic-version": "2023-06-01", "content-type": "application/json" },
+      body: JSON.stringify({ model: MODEL, max_tokens: 100, stream: true, tools, messages: [user("hi")] }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/event-stream");
+    expect(res.headers.get("request-id")).toMatch(/^req_/);
+    const wire = await res.text();
+    expect(wire.endsWith("\n\n")).toBe(true);
+    const frames = wire.slice(0, -2).split("\n\n").map((f) => {
+      const match = /^event: (\w+)\ndata: (.+)$/.exec(f);
+      expect(match, `frame ${JSON.stringify(f)}`).not.toBeNull();
+      const data = JSON.parse(match![2]!) as { type: string; [k: string]: unknown };
+      expect(data.type).toBe(match![1]);
+      return data;
+    });
+    const names = frames.map((f) => ("index" in f ? `${f.type}:${f.index as number}` : f.type));
+    expect(names).toEqual([
+      "message_start",
+      "content_block_start:0",
+      "ping",
+      "content_block_delta:0",
+      "content_block_delta:0",
+      "content_block_stop:0",
+      "content_block_start:1",
+      ...names.filter((n) => n === "content_block_delta:1"),
+      "content_block_stop:1",
+      "message_delta",
+      "message_stop",
+    ]);
+    expect(frames[0]).toEqual({
+      type: "message_start",
+      message: {
+        id: expect.stringMatching(/^msg_/),
+        type: "message",
+        role: "assistant",
+        model: MODEL,
+        content: [],
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: expect.any(Number), output_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 },
+      },
+    });
+    expect(frames[1]).toEqual({ type: "content_block_start", index: 0, content_block: { type: "text", text: "" } });
+    expect(frames[3]).toEqual({ type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "Hi " } });
+    expect(frames[6]).toEqual({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_1", name: "get_weather", input: {} } });
+    expect(frames[7]).toEqual({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "" } });
+    expect(frames.at(-2)).toMatchObject({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: expect.any(Number) } });
+    expect(frames.at(-1)).toEqual({ type: "message_stop" });
+  });
 });

@@ -1,16 +1,36 @@
-// An HTTP fake of the Anthropic Messages API (POST /v1/messages, non-streaming).
+// An HTTP fake of the Anthropic Messages API (POST /v1/messages).
 //
 // Tests point the real @anthropic-ai/sdk client at `url` and script replies.
 // Requests are validated as strictly as the real API (see validate.ts), so a
 // client that builds a malformed history gets the same 400 it would get in
 // production instead of a happy scripted reply.
+//
+// Streaming: a request with "stream": true gets the same scripted FakeReply as
+// server-sent events (see stream.ts for the event shapes and where they come
+// from): text in one text_delta per word, tool input in input_json_delta
+// pieces, the same content, stop_reason and usage in the end. Errors before the
+// stream starts (validation, scripted FakeError) stay JSON responses with their
+// status. `FakeReply.stream` controls the timing without sleeps:
+//
+//   const hold = holdStream(1);                       // hold after the first delta
+//   fake.script({ ...text("one two three"), stream: hold.stream });
+//   const s = client.messages.stream(params);         // … see "one " arrive, then:
+//   hold.release();
+//
+//   fake.script({ ...text("one two three"), stream: { failAfterDeltas: 2 } });
+//   // "one ", "two ", then `event: error` overloaded_error; or failWith: "disconnect"
+//
+// Pausing or failing a reply to a request that does not stream is a 500: the
+// test expected a stream the client did not ask for.
 
 import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { parseAndValidate, type MessagesRequest } from "./validate.js";
+import { countDeltas, messageEvents, streamOptionsProblem, writeEvents, type FakeMessage, type FakeStreamOptions } from "./stream.js";
+import { parseAndValidate, validateRequest, type MessagesRequest, type ValidationError } from "./validate.js";
 
 export type { MessagesRequest } from "./validate.js";
+export { holdStream, type FakeStreamOptions, type StreamHold } from "./stream.js";
 
 export type FakeBlock =
   | { type: "text"; text: string }
@@ -24,6 +44,8 @@ export interface FakeReply {
   usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   /** Models do sometimes name a tool they were not offered; set this to script that on purpose. */
   allowUnoffered?: boolean;
+  /** Timing and failures when the request streams (see stream.ts); `delayMs` alone is ignored otherwise. */
+  stream?: FakeStreamOptions;
 }
 
 /** e.g. 500 api_error, 529 overloaded_error, 429 rate_limit_error. */
@@ -114,6 +136,19 @@ function estimateTokens(value: unknown): number {
   return Math.max(1, Math.ceil(JSON.stringify(value ?? "").length / 4));
 }
 
+// validate.ts also serves the simulation's in-process model, which does not stream, so it rejects
+// `stream: true`; this server speaks both, so it checks `stream` itself and validates the rest.
+function parseRequest(raw: string): { body: unknown; error: ValidationError | null; stream: boolean } {
+  const parsed = parseAndValidate(raw);
+  const body = parsed.body;
+  if (typeof body !== "object" || body === null || Array.isArray(body) || !("stream" in body)) return { ...parsed, stream: false };
+  const { stream, ...rest } = body as Record<string, unknown>;
+  if (stream !== undefined && typeof stream !== "boolean") {
+    return { body, error: { status: 400, type: "invalid_request_error", message: "stream: Input should be a valid boolean" }, stream: false };
+  }
+  return { body, error: validateRequest(rest), stream: stream === true };
+}
+
 export async function startFakeAnthropic(opts: { port?: number; contextLimit?: number } = {}): Promise<FakeAnthropic> {
   let contextLimit: number | null = opts.contextLimit ?? null;
   let queue: FakeStep[] = [];
@@ -126,6 +161,8 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
   function send(res: ServerResponse, status: number, body: unknown, extraHeaders: Record<string, string> = {}) {
     // The client may have gone away while an async step was running.
     if (res.destroyed || res.writableEnded) return;
+    // Too late for a status once a stream has started; dropping the connection is what a broken server does.
+    if (res.headersSent) return void res.destroy();
     const requestId = `req_${hex(12)}`;
     const payload = status >= 400 ? { ...(body as object), request_id: requestId } : body;
     res.writeHead(status, { "content-type": "application/json", "request-id": requestId, ...extraHeaders });
@@ -154,7 +191,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       sendError(res, call, status, type, message);
     };
 
-    const { body, error } = parseAndValidate(raw);
+    const { body, error, stream } = parseRequest(raw);
     call.body = body as MessagesRequest;
     // Headers are checked first, as the real API authenticates before reading the body.
     const auth = req.headers.authorization;
@@ -203,8 +240,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       input_tokens: estimateTokens([request.system, request.messages, request.tools]),
       output_tokens: estimateTokens(outcome.content),
     };
-    call.status = 200;
-    send(res, 200, {
+    const message: FakeMessage = {
       id: `msg_${hex(12)}`,
       type: "message",
       role: "assistant",
@@ -213,7 +249,23 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       stop_reason: outcome.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
       stop_sequence: null,
       usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
-    });
+    };
+    const streamOpts = outcome.stream ?? {};
+    if (!stream) {
+      if (streamOpts.pauseAfterDeltas !== undefined || streamOpts.failAfterDeltas !== undefined) {
+        return sendError(res, call, 500, "api_error", "fake: the scripted reply pauses or fails a stream but the request did not set stream: true");
+      }
+      call.status = 200;
+      return send(res, 200, message);
+    }
+
+    const events = messageEvents(message);
+    const problem = streamOptionsProblem(streamOpts, countDeltas(events));
+    if (problem) return sendError(res, call, 500, "api_error", problem);
+    if (res.destroyed) return;
+    call.status = 200;
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", "request-id": `req_${hex(12)}` });
+    await writeEvents(res, events, streamOpts, (message) => void (call.error = message));
   }
 
   const server = createServer((req, res) => {

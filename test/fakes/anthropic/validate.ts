@@ -50,7 +50,7 @@ export function parseAndValidate(raw: string): { body: unknown; error: Validatio
 /** Validate an already-parsed body. Pure: null when valid. */
 export function validateRequest(body: unknown): ValidationError | null {
   if (!isObj(body)) return invalid("There was an error parsing the body of your request");
-  // Not an API rule: this fake only speaks the non-streaming protocol.
+  // Not an API rule: the HTTP fake checks `stream` itself (server.ts) and streams; the simulation models, which never stream, still refuse it here.
   if (body.stream === true) return invalid("fake: streaming is not supported by this fake");
   const msg = checkTopLevel(body) ?? checkMessages(body.messages as Msg[]) ?? checkTools(body.tools) ?? checkSystem(body.system);
   return msg === null ? null : invalid(msg);
