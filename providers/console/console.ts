@@ -36,9 +36,26 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
   const defaultSession = options.session ?? "local";
   const defaultUser = options.user ?? safeUserName();
   const write = (line: string) => output.write(`${line}\n`);
+  /** The reply being written on the current line (plain mode): its agent and the text shown so far. */
+  let open: { sessionKey: string; agent: string; text: string } | null = null;
 
   gateway.register({
     prefix: "console",
+    // Plain mode prints a reply as the model writes it; --jsonl keeps one object per whole message.
+    ...(options.jsonl
+      ? {}
+      : {
+          stream(key: string, delta: { agent: string; depth: number; text: string }) {
+            if (!open || open.sessionKey !== key || open.agent !== delta.agent) {
+              if (open) output.write("\n");
+              else if (interactive) output.write("\r\x1b[K");
+              output.write(`${label({ agent: delta.agent, depth: delta.depth })} `);
+              open = { sessionKey: key, agent: delta.agent, text: "" };
+            }
+            open.text += delta.text;
+            output.write(delta.text);
+          },
+        }),
     async deliver(message: OutboundMessage) {
       if (options.jsonl) {
         write(
@@ -52,9 +69,17 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
           }),
         );
       } else {
-        // Replace the half-typed prompt line, print the reply, then redraw the prompt below it.
-        if (interactive) output.write("\r\x1b[K");
-        write(`${label(message)} ${message.text}`);
+        const streamed = open?.sessionKey === message.sessionKey && open.agent === message.agent ? open.text : null;
+        if (streamed !== null && message.text.startsWith(streamed)) {
+          // Shown as it was written: finish the line with whatever the stream had not shown yet.
+          write(message.text.slice(streamed.length));
+        } else {
+          // Replace the half-typed prompt line (or end a line the stream left), print the reply, redraw the prompt.
+          if (open) output.write("\n");
+          else if (interactive) output.write("\r\x1b[K");
+          write(`${label(message)} ${message.text}`);
+        }
+        open = null;
         if (message.approvalId) write(`  → /approve ${message.approvalId}   or   /deny ${message.approvalId}`);
         if (interactive) rl.prompt(true);
       }
@@ -129,7 +154,7 @@ function parsePlain(raw: string): { text: string; session?: string; user?: strin
   return raw.trim() === "" ? null : { text: raw };
 }
 
-function label(message: OutboundMessage): string {
+function label(message: { agent: string; depth: number }): string {
   return message.depth === 0 ? "·" : `[${message.agent}]`;
 }
 

@@ -54,6 +54,7 @@ export class RequestEvents {
   private heard(change: StoreChange): void {
     if (change.sessionKey !== this.sessionKey) return;
     if (change.kind === "stack") this.emit("stack", change.event);
+    else if (change.kind === "delta") this.emit("delta", change.event);
     else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
   }
 

@@ -15,6 +15,7 @@ export const WEB_PAGE = `<!doctype html>
   .me { margin-left: auto; background: #d8ecff; }
   .who { font-size: 12px; color: #52606d; margin-bottom: 2px; }
   .notice { background: #fff7e0; }
+  .writing { opacity: 0.75; }
   .approval button { margin-right: 8px; }
   form { display: flex; gap: 8px; padding: 12px 16px; background: #fff; border-top: 1px solid #ddd; }
   form input { flex: 1; padding: 8px; }
@@ -66,8 +67,30 @@ function approval(m) {
   }
 }
 
+// The reply being written: a bubble that grows with each delta and becomes the message when it arrives whole.
+let writing = null;
 function onEvent(event, data) {
-  if (event === "message") show(data.agent + (data.depth > 1 ? " · depth " + data.depth : ""), data.text, data.kind === "message" ? "" : "notice");
+  const who = (m) => m.agent + (m.depth > 1 ? " · depth " + m.depth : "");
+  if (event === "delta") {
+    if (!writing || writing.agent !== data.agent) {
+      writing = { agent: data.agent, text: "", div: show(who(data), "", "writing") };
+    }
+    writing.text += data.text;
+    writing.div.lastChild.textContent = writing.text;
+    $("log").scrollTop = $("log").scrollHeight;
+    return;
+  }
+  if (event === "message" && writing && writing.agent === data.agent) {
+    writing.div.className = "msg" + (data.kind === "message" ? "" : " notice");
+    writing.div.lastChild.textContent = data.text;
+    writing = null;
+    return;
+  }
+  if (event === "message") {
+    if (writing) writing.div.remove();
+    writing = null;
+    show(who(data), data.text, data.kind === "message" ? "" : "notice");
+  }
   if (event === "approval") approval(data);
   if (event === "stack") $("stack").textContent = (data.type === "push" ? "→ " : "← ") + data.agent + " (depth " + data.depth + ")";
   if (event === "done" || event === "error") $("stack").textContent = data.status;

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
-import type { Orchestrator, RuntimeDeps } from "../runtime/orchestrator.js";
+import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
@@ -184,9 +184,16 @@ export class Gateway {
     return done;
   }
 
-  /** Stack changes reach the provider that serves the session, on every replica (wired to the runtime's onEvent). */
-  emit(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void {
-    void this.deps.store.announce({ kind: "stack", sessionKey, event }).catch(() => {});
+  /**
+   * Stack changes and reply text as it is written reach whoever shows the session, on every replica (wired to the
+   * runtime's onEvent): announced through the store, so an HTTP client on another replica sees them too.
+   */
+  emit(sessionKey: string, event: RuntimeEvent): void {
+    const change =
+      event.type === "delta"
+        ? ({ kind: "delta", sessionKey, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
+        : ({ kind: "stack", sessionKey, event } as const);
+    void this.deps.store.announce(change).catch(() => {});
   }
 
   /** Read access for API providers. */
@@ -297,6 +304,10 @@ export class Gateway {
     else if (change.kind === "done" && !this.local.has(change.requestId) && this.waiters.has(change.requestId)) {
       void this.settleIfDone(change.requestId).catch(() => {});
     } else if (change.kind === "stack") this.sinks.get(providerOf(change.sessionKey))?.event?.(change.sessionKey, change.event);
+    else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
+      // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
+      this.sinks.get(providerOf(change.sessionKey))?.stream?.(change.sessionKey, change.event);
+    }
   }
 
   private async settleIfDone(requestId: string): Promise<void> {

@@ -63,6 +63,11 @@ export class SessionWorkers {
     return this.workers.has(key);
   }
 
+  /** This replica runs `key` now (holds its lease). */
+  holds(key: string): boolean {
+    return this.deps.leases.holds(key);
+  }
+
   /** A delivery pass over `key`'s replies; what is committed after it starts is sent by the next one. */
   deliver(key: string): Promise<void> {
     const worker = this.workers.get(key);

@@ -70,6 +70,11 @@ export interface ProviderSink {
   clearIndicator?(sessionKey: string, data: string): Promise<void>;
   /** Stack changes of a session (agent pushed or popped), for providers that show them. */
   event?(sessionKey: string, event: { type: "push" | "pop"; agent: string; depth: number }): void;
+  /**
+   * A piece of a reply as the model writes it (`text` is the new piece only), for providers that show replies being
+   * written. A preview: the whole reply still arrives through `deliver`, once.
+   */
+  stream?(sessionKey: string, delta: { agent: string; depth: number; text: string }): void;
 }
 
 /** What a platform said when a delivery failed, as the provider understood it. */

@@ -36,20 +36,34 @@ export class AnthropicModel implements Model {
   }
 
   async complete(request: ModelRequest): Promise<ModelResponse> {
+    const params = {
+      model: request.model,
+      max_tokens: request.maxTokens ?? this.maxTokens,
+      ...systemBlocks(request),
+      messages: request.messages,
+      // The tools and the system prompt form the stable prefix: cache it for long chats.
+      ...(request.tools.length > 0
+        ? { tools: request.tools.map((t, i) => (i === request.tools.length - 1 ? { ...t, cache_control: { type: "ephemeral" as const } } : t)) }
+        : {}),
+    };
     try {
-      const response = await this.client.messages.create(
-        {
-          model: request.model,
-          max_tokens: request.maxTokens ?? this.maxTokens,
-          ...systemBlocks(request),
-          messages: request.messages,
-          // The tools and the system prompt form the stable prefix: cache it for long chats.
-          ...(request.tools.length > 0
-            ? { tools: request.tools.map((t, i) => (i === request.tools.length - 1 ? { ...t, cache_control: { type: "ephemeral" as const } } : t)) }
-            : {}),
-        },
-        { signal: request.signal },
-      );
+      let response: Anthropic.Message;
+      if (request.onText) {
+        // Streamed: each text delta goes out as it arrives; the final message is the same as create() returns.
+        const stream = this.client.messages.stream(params, { signal: request.signal });
+        const onText = request.onText;
+        stream.on("text", (delta) => {
+          try {
+            onText(delta);
+          } catch {
+            // a preview that cannot be shown changes nothing about the reply
+          }
+        });
+        response = await stream.finalMessage();
+        (response as { _request_id?: string | null })._request_id ??= stream.request_id ?? null;
+      } else {
+        response = await this.client.messages.create(params, { signal: request.signal });
+      }
       const content: AssistantBlock[] = [];
       for (const block of response.content) {
         if (block.type === "text" && block.text.trim() !== "") content.push({ type: "text", text: block.text });

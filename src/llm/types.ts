@@ -47,6 +47,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   maxTokens?: number;
   signal?: AbortSignal;
+  /**
+   * Streams the reply: called with each piece of text as the model writes it (text only: tool-use input is not
+   * shown). A preview; the response this resolves with is the truth.
+   */
+  onText?: (delta: string) => void;
 }
 
 export interface ModelResponse {

@@ -29,6 +29,10 @@ export interface TurnDeps {
   timers: Timers;
   /** Runs a batch child to the end (runtime/batch.ts); injected to keep the import graph acyclic. */
   runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
+  /** The frame's depth on the session's stack (1 = main); set for the frames the user talks to. */
+  depth?: number;
+  /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
+  onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string }) => void;
 }
 
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
@@ -94,6 +98,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
       messages,
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
+      ...streaming(frame, deps),
     });
     deps.journal.addUsage(response.usage);
     const u = response.usage;
@@ -114,6 +119,14 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
     return { error: message };
   }
+}
+
+/** The user watches interactive frames write; batch runs (call_agent, mode: batch) answer their caller, not the chat. */
+function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string) => void } {
+  const { onEvent, depth } = deps;
+  if (!onEvent || depth === undefined || frame.mode !== "interactive") return {};
+  const sessionKey = deps.journal.sessionKey;
+  return { onText: (text) => onEvent(sessionKey, { type: "delta", agent: frame.agentName, depth, text }) };
 }
 
 /**

@@ -26,11 +26,14 @@ export interface RuntimeDeps {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
-  /** Told of stack changes after they are committed (the HTTP API streams them). */
-  onEvent?: (sessionKey: string, event: StackEvent) => void;
+  /** Told of stack changes after they are committed, and of reply text as the model writes it. */
+  onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
 }
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
+/** A piece of a reply being written (`text` is the new piece only). A preview: the committed reply is the truth. */
+export type DeltaEvent = { type: "delta"; agent: string; depth: number; text: string };
+export type RuntimeEvent = StackEvent | DeltaEvent;
 
 /**
  * Runs one inbound message through the session's stack: a flat loop over TurnResults (push on
@@ -143,6 +146,7 @@ export class Orchestrator {
         catalog: this.deps.catalog(),
         journal,
         signal,
+        depth: stack.depth,
         log: log.child({ frame: frame.frameId }),
         runBatch: runToCompletion,
       };

@@ -225,7 +225,9 @@ export type StoreChange =
   /** Replies were committed to the outbox. */
   | { kind: "outbound"; sessionKey: string; requestIds: (string | null)[] }
   /** The agent stack changed (a child took over or returned). */
-  | { kind: "stack"; sessionKey: string; event: { type: "push" | "pop"; agent: string; depth: number } };
+  | { kind: "stack"; sessionKey: string; event: { type: "push" | "pop"; agent: string; depth: number } }
+  /** A piece of a reply as the model writes it (a preview; never stored): whoever shows the chat may show it. */
+  | { kind: "delta"; sessionKey: string; event: { agent: string; depth: number; text: string } };
 
 export interface NewRequest {
   id: string;
