@@ -5,7 +5,7 @@
 import { Bot, GrammyError, HttpError } from "grammy";
 import type { MessageEntity as GrammyEntity } from "grammy/types";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { startFakeTelegram, type FakeTelegram } from "./telegram/server.js";
+import { DRAFT_ERRORS, startFakeTelegram, type FakeTelegram } from "./telegram/server.js";
 
 let fake: FakeTelegram;
 let bot: Bot;
@@ -366,6 +366,214 @@ describe("other methods", () => {
     await bot.api.setMessageReaction(CHAT, m.message_id, [{ type: "emoji", emoji: "👍" }]);
     const invalid = [{ type: "emoji", emoji: "✅" }] as unknown as Parameters<typeof bot.api.setMessageReaction>[2];
     await expect400(bot.api.setMessageReaction(CHAT, m.message_id, invalid), "Bad Request: REACTION_INVALID");
+  });
+});
+
+// Streaming a reply: sendMessageDraft shows partial text as an ephemeral draft, the final text is sent with
+// sendMessage (core.telegram.org/bots/api#sendmessagedraft). Rules and their sources: test/fakes/telegram/drafts.ts.
+describe("sendMessageDraft", () => {
+  let now: number;
+  beforeEach(() => {
+    now = Date.UTC(2026, 0, 1);
+    fake.useClock(() => now);
+    fake.addChat({ id: CHAT, type: "private" });
+  });
+
+  it("records every draft update, animated while the draft_id stays, until the final sendMessage replaces it", async () => {
+    expect(await bot.api.sendMessageDraft(CHAT, 7, "Hel")).toBe(true);
+    now += 300;
+    await bot.api.sendMessageDraft(CHAT, 7, "Hello wor");
+    now += 300;
+    await bot.api.sendMessageDraft(CHAT, 7, "<b>Hello</b> world", { parse_mode: "HTML" });
+
+    expect(fake.drafts(CHAT).map((d) => [d.text, d.animated, d.at - fake.drafts(CHAT)[0]!.at])).toEqual([
+      ["Hel", false, 0],
+      ["Hello wor", true, 300],
+      ["Hello world", true, 600],
+    ]);
+    expect(fake.drafts(CHAT)[2]).toMatchObject({ chat_id: CHAT, draft_id: 7, parse_mode: "HTML", entities: [{ type: "bold", offset: 0, length: 5 }] });
+    expect(fake.visibleDraft(CHAT)?.text).toBe("Hello world");
+
+    // The draft is only a preview: the bot must send the final text, and then the draft is gone.
+    const final = await bot.api.sendMessage(CHAT, "Hello world");
+    expect(final.date).toBe(Math.floor(now / 1000)); // message dates follow the fake clock
+    expect(fake.visibleDraft(CHAT)).toBeNull();
+    expect(fake.timeline(CHAT).map((e) => [e.kind, "text" in e ? e.text : null])).toEqual([
+      ["draft", "Hel"],
+      ["draft", "Hello wor"],
+      ["draft", "Hello world"],
+      ["message", "Hello world"],
+    ]);
+    expect(fake.sent(CHAT).filter((m) => m.text === "Hello world")).toHaveLength(1);
+    expect(fake.drafts(CHAT).every((d) => d.seq < fake.sent(CHAT)[0]!.seq)).toBe(true);
+    expect(fake.drafts(999)).toEqual([]);
+  });
+
+  it("shows the Thinking… placeholder for empty text and replaces a draft with another draft_id without animation", async () => {
+    await bot.api.sendMessageDraft(CHAT, 1, "");
+    await bot.api.sendMessageDraft(CHAT, 1, " \n "); // trimmed to nothing: still the placeholder
+    await bot.api.sendMessageDraft(CHAT, 2, "second segment");
+    expect(fake.drafts(CHAT).map((d) => [d.draft_id, d.text, d.animated])).toEqual([
+      [1, "", false],
+      [1, "", true],
+      [2, "second segment", false],
+    ]);
+  });
+
+  it("expires a draft 30 seconds after its last update", async () => {
+    await bot.api.sendMessageDraft(CHAT, 7, "partial");
+    now += 29_999;
+    expect(fake.visibleDraft(CHAT)?.text).toBe("partial");
+    now += 1;
+    expect(fake.visibleDraft(CHAT)).toBeNull();
+    await bot.api.sendMessageDraft(CHAT, 7, "partial, later");
+    expect(fake.drafts(CHAT)[1]!.animated).toBe(false); // nothing was shown to animate from
+  });
+
+  it("keeps drafts per forum topic of the private chat", async () => {
+    await bot.api.sendMessageDraft(CHAT, 7, "in topic 3", { message_thread_id: 3 });
+    await bot.api.sendMessage(CHAT, "elsewhere");
+    expect(fake.visibleDraft(CHAT, 3)?.text).toBe("in topic 3");
+    expect(fake.visibleDraft(CHAT)).toBeNull();
+  });
+
+  it("refuses any chat but a private one with TEXTDRAFT_PEER_INVALID", async () => {
+    fake.addChat({ id: GROUP, type: "group", title: "g" });
+    fake.addChat({ id: -1009, type: "supergroup", is_forum: true, title: "forum" });
+    // Body quoted in nullclaw/nullclaw#626: {"ok":false,"error_code":400,"description":"Bad Request: TEXTDRAFT_PEER_INVALID"}
+    await expect400(bot.api.sendMessageDraft(GROUP, 7, "hi"), "Bad Request: TEXTDRAFT_PEER_INVALID");
+    await expect400(bot.api.sendMessageDraft(-1009, 7, "hi", { message_thread_id: 5 }), "Bad Request: TEXTDRAFT_PEER_INVALID");
+    await expect400(bot.api.sendMessageDraft(424242, 7, "hi"), "Bad Request: chat not found");
+    expect(fake.drafts()).toEqual([]);
+    expect(fake.timeline()).toEqual([]);
+  });
+
+  it("parses the text before it looks at the chat, and checks draft_id and length like Telegram", async () => {
+    fake.addChat({ id: GROUP, type: "group", title: "g" });
+    // Client::process_send_message_draft_query: get_formatted_text runs before check_chat.
+    await expect400(bot.api.sendMessageDraft(GROUP, 7, "<b>x", { parse_mode: "HTML" }), 'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"');
+    await expect400(bot.api.sendMessageDraft(CHAT, 0, "hi"), DRAFT_ERRORS.draftIdZero);
+    await expect400(raw("sendMessageDraft", { chat_id: CHAT, text: "hi" }), DRAFT_ERRORS.draftIdZero);
+    await bot.api.sendMessageDraft(CHAT, 7, "a".repeat(4096));
+    await expect400(bot.api.sendMessageDraft(CHAT, 7, "a".repeat(4097)), DRAFT_ERRORS.tooLong);
+    expect(fake.drafts(CHAT)).toHaveLength(1);
+  });
+
+  it("the stop button sends stopped_message_generation and hides the draft unless keep_on_stop", async () => {
+    await bot.api.sendMessageDraft(CHAT, 7, "no button");
+    expect(() => fake.stopDraft(CHAT)).toThrow(/no visible draft with can_stop/);
+
+    await bot.api.sendMessageDraft(CHAT, 7, "stoppable", { can_stop: true });
+    const update = fake.stopDraft(CHAT);
+    expect(update.stopped_message_generation).toEqual({ chat: { id: CHAT, type: "private" }, draft_id: 7 });
+    expect(await bot.api.getUpdates({ allowed_updates: [] })).toEqual([update]);
+    expect(fake.visibleDraft(CHAT)).toBeNull();
+
+    await bot.api.sendMessageDraft(CHAT, 8, "kept", { can_stop: true, keep_on_stop: true });
+    fake.stopDraft(CHAT);
+    expect(fake.visibleDraft(CHAT)).toMatchObject({ text: "kept", stopped: expect.any(Number) });
+  });
+});
+
+describe("streaming with editMessageText", () => {
+  beforeEach(() => fake.addChat({ id: CHAT, type: "private" }));
+
+  it("refuses an edit that repeats the current text with Telegram's 'message is not modified'", async () => {
+    const m = await bot.api.sendMessage(CHAT, "Hello");
+    await bot.api.editMessageText(CHAT, m.message_id, "Hello world");
+    // The Bot API server's rewording of MESSAGE_NOT_MODIFIED (tdlib/telegram-bot-api Client::fail_query_with_error).
+    await expect400(
+      bot.api.editMessageText(CHAT, m.message_id, "Hello world"),
+      "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+    );
+    // Adding a keyboard to the same text is a modification.
+    await bot.api.editMessageText(CHAT, m.message_id, "Hello world", { reply_markup: { inline_keyboard: [[{ text: "Stop", callback_data: "stop" }]] } });
+    expect(fake.timeline(CHAT).map((e) => e.kind)).toEqual(["message", "edit", "edit"]);
+    expect(fake.sent(CHAT)[0]!.history.map((h) => h.text)).toEqual(["Hello", "Hello world"]);
+  });
+});
+
+// Bot FAQ "My bot is hitting limits, how do I avoid this?": one message per second in a chat, 20 per minute in a
+// group, about 30 per second overall; the 429 body is tdlib/telegram-bot-api Query::set_retry_after_error's.
+describe("flood control", () => {
+  let now: number;
+  beforeEach(() => {
+    now = Date.UTC(2026, 0, 1);
+    fake.useClock(() => now);
+    fake.addChat({ id: CHAT, type: "private" });
+    fake.addChat({ id: GROUP, type: "group", title: "g" });
+  });
+
+  it("is off unless asked for", async () => {
+    for (let i = 0; i < 5; i++) await bot.api.sendMessage(CHAT, `burst ${i}`);
+    expect(fake.sent(CHAT)).toHaveLength(5);
+  });
+
+  it("answers a second message within a second in a private chat with 429 and retry_after", async () => {
+    fake.floodControl({});
+    await bot.api.sendMessage(CHAT, "one");
+    now += 400;
+    const err = await tgError(bot.api.sendMessage(CHAT, "two"));
+    expect(err.error_code).toBe(429);
+    expect(err.description).toBe("Too Many Requests: retry after 1");
+    expect(err.parameters.retry_after).toBe(1);
+    expect(fake.calls.at(-1)!.response).toEqual({ ok: false, error_code: 429, description: "Too Many Requests: retry after 1", parameters: { retry_after: 1 } });
+
+    now += 600;
+    await bot.api.sendMessage(CHAT, "two");
+    expect(fake.sent(CHAT).map((m) => m.text)).toEqual(["one", "two"]);
+  });
+
+  it("counts edits with sends, but not refused or failed calls, nor drafts unless listed", async () => {
+    fake.floodControl({});
+    const m = await bot.api.sendMessage(CHAT, "Hel");
+    for (let i = 0; i < 3; i++) await bot.api.sendMessageDraft(CHAT, 7, `Hello ${i}`);
+    expect((await tgError(bot.api.editMessageText(CHAT, m.message_id, "Hello"))).error_code).toBe(429);
+    now += 1000;
+    await expect400(bot.api.editMessageText(CHAT, m.message_id, "Hel"), "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message");
+    await bot.api.editMessageText(CHAT, m.message_id, "Hello"); // the refused edit and the 400 did not use the budget
+
+    fake.floodControl({ methods: ["sendMessage", "editMessageText", "sendMessageDraft"] });
+    now += 1000;
+    await bot.api.sendMessageDraft(CHAT, 7, "Hello w");
+    expect((await tgError(bot.api.sendMessageDraft(CHAT, 7, "Hello wo"))).parameters.retry_after).toBe(1);
+  });
+
+  it("allows 20 messages a minute to a group and says how long until the oldest leaves the window", async () => {
+    fake.floodControl({});
+    const start = now;
+    for (let i = 0; i < 20; i++) {
+      await bot.api.sendMessage(GROUP, `m${i}`);
+      now += 1000;
+    }
+    // 20 s after the first message: it leaves the 60 s window in 40 s.
+    expect(now - start).toBe(20_000);
+    const err = await tgError(bot.api.sendMessage(GROUP, "one too many"));
+    expect(err.description).toBe("Too Many Requests: retry after 40");
+    expect(err.parameters.retry_after).toBe(40);
+    await bot.api.sendMessage(CHAT, "a private chat has its own budget");
+    now = start + 60_000;
+    await bot.api.sendMessage(GROUP, "room again");
+  });
+
+  it("limits all chats together to about 30 messages a second, configurably", async () => {
+    fake.floodControl({ overall: { count: 3, windowMs: 1000 }, perChat: null });
+    for (const id of [1, 2, 3, 4]) fake.addChat({ id, type: "private" });
+    for (const id of [1, 2, 3]) await bot.api.sendMessage(id, "hi");
+    expect((await tgError(bot.api.sendMessage(4, "hi"))).parameters.retry_after).toBe(1);
+    now += 1000;
+    // perChat: null lifts the one-a-second rule, so one chat may take the whole overall budget.
+    for (let i = 0; i < 3; i++) await bot.api.sendMessage(1, `again ${i}`);
+    expect(fake.sent(1)).toHaveLength(4);
+  });
+
+  it("is off again after reset()", async () => {
+    fake.floodControl({});
+    await bot.api.sendMessage(CHAT, "one");
+    fake.reset();
+    fake.addChat({ id: CHAT, type: "private" });
+    await bot.api.sendMessage(CHAT, "two");
+    await bot.api.sendMessage(CHAT, "three");
   });
 });
 

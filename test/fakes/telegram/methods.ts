@@ -3,7 +3,8 @@
 // State and returns the `result` of a successful response, or throws TgError.
 
 import { badRequest, isRecord, optBool, optInt, optJson, optString, TgError, type MessageEntity, type Params } from "./common.js";
-import { nowSeconds, type ChatState, type SentMessage, type State, type StoredMessage, type TgObject } from "./state.js";
+import { type ChatState, type SentMessage, type State, type StoredMessage, type TgObject } from "./state.js";
+import { sendMessageDraft } from "./drafts.js";
 import { CHAT_ACTIONS, formatText, readCommands, readReaction, readReplyMarkup } from "./validate.js";
 
 export type Handler = (state: State, params: Params, seq: number) => unknown;
@@ -48,7 +49,7 @@ function replyTarget(state: State, chat: ChatState, params: Params): StoredMessa
 const sameContent = (a: { text: string; entities: MessageEntity[] }, b: { text: string; entities: MessageEntity[] }) =>
   a.text === b.text && JSON.stringify(a.entities) === JSON.stringify(b.entities);
 
-function sendMessage(state: State, params: Params): TgObject {
+function sendMessage(state: State, params: Params, seq: number): TgObject {
   const chat = state.resolveChat(params);
   const { text, entities } = formatText(params);
   const replyMarkup = readReplyMarkup(params);
@@ -60,7 +61,7 @@ function sendMessage(state: State, params: Params): TgObject {
     message_id: state.allocateMessageId(chat),
     from: state.botUser,
     chat: chat.chat,
-    date: nowSeconds(),
+    date: state.nowSeconds(),
     ...(threadId !== undefined && { message_thread_id: threadId }),
     ...(threadId !== undefined && chat.chat.is_forum === true && { is_topic_message: true }),
     ...(replied && { reply_to_message: asReplied(replied.message) }),
@@ -82,13 +83,24 @@ function sendMessage(state: State, params: Params): TgObject {
     params,
     history: [],
     deleted: false,
+    seq,
+    at: state.now(),
   };
   state.noteMessage(chat, message, true)!.sent = sent;
   state.sent.push(sent);
+  state.events.push({
+    kind: "message",
+    chat_id: sent.chat_id,
+    ...(threadId !== undefined && { message_thread_id: threadId }),
+    message_id: sent.message_id,
+    text,
+    seq,
+    at: sent.at,
+  });
   return message;
 }
 
-function editMessageText(state: State, params: Params): TgObject {
+function editMessageText(state: State, params: Params, seq: number): TgObject {
   if (params.inline_message_id !== undefined) throw badRequest("inline_message_id is not supported by this fake");
   const chat = state.resolveChat(params);
   const messageId = requireMessageId(params);
@@ -99,6 +111,7 @@ function editMessageText(state: State, params: Params): TgObject {
   const sent = stored.sent;
   if (!sent) throw badRequest("message can't be edited");
   // Omitting reply_markup removes an inline keyboard, so it is part of the comparison.
+  // The Bot API server's rewording of MTProto's MESSAGE_NOT_MODIFIED (tdlib/telegram-bot-api Client::fail_query_with_error).
   if (sameContent(sent, next) && JSON.stringify(sent.reply_markup) === JSON.stringify(replyMarkup)) throw badRequest(NOT_MODIFIED);
 
   sent.history.push({ text: sent.text, entities: sent.entities });
@@ -117,8 +130,9 @@ function editMessageText(state: State, params: Params): TgObject {
     text: next.text,
     ...(next.entities.length > 0 && { entities: next.entities }),
     ...(replyMarkup && "inline_keyboard" in replyMarkup && { reply_markup: replyMarkup }),
-    edit_date: nowSeconds(),
+    edit_date: state.nowSeconds(),
   };
+  state.events.push({ kind: "edit", chat_id: sent.chat_id, message_id: messageId, text: next.text, seq, at: state.now() });
   return stored.message;
 }
 
@@ -149,12 +163,14 @@ function setMessageReaction(state: State, params: Params): true {
   return true;
 }
 
-function deleteMessage(state: State, params: Params): true {
+function deleteMessage(state: State, params: Params, seq: number): true {
   const chat = state.resolveChat(params);
-  const stored = liveMessage(chat, requireMessageId(params));
+  const messageId = requireMessageId(params);
+  const stored = liveMessage(chat, messageId);
   if (!stored) throw badRequest("message to delete not found");
   stored.deleted = true;
   if (stored.sent) stored.sent.deleted = true;
+  state.events.push({ kind: "delete", chat_id: chat.chat.id as number, message_id: messageId, seq, at: state.now() });
   return true;
 }
 
@@ -215,6 +231,7 @@ const keyOf = (params: Params) => commandsKey(optJson(params, "scope", "scope"),
 export const METHODS: Record<string, Handler> = {
   getme: getMe,
   sendmessage: sendMessage,
+  sendmessagedraft: sendMessageDraft,
   editmessagetext: editMessageText,
   sendchataction: sendChatAction,
   answercallbackquery: answerCallbackQuery,

@@ -10,16 +10,22 @@
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { isRecord, optInt, optJson, TgError, type Params } from "./common.js";
+import { stopDraft, visibleDraft, type DraftUpdate } from "./drafts.js";
 import { TG_ERRORS } from "./errors.js";
+import { FloodControl, type FloodLimits } from "./flood.js";
 import { commandsKey, METHODS, WEBHOOK_CONFLICT } from "./methods.js";
-import { State, type ChatAction, type SentMessage, type TgObject, type TgUpdate } from "./state.js";
+import { State, type ChatAction, type ChatEvent, type SentMessage, type TgObject, type TgUpdate } from "./state.js";
 import { buildUserMessage, type UserMessageOptions } from "./updates.js";
 import type { BotCommand } from "./validate.js";
 
 export type { MessageEntity } from "./common.js";
-export type { ChatAction, SentMessage, TgUpdate } from "./state.js";
+export type { ChatAction, ChatEvent, SentMessage, TgUpdate } from "./state.js";
 export type { UserMessageOptions } from "./updates.js";
+export type { DraftUpdate } from "./drafts.js";
+export type { FloodLimits, FloodWindow } from "./flood.js";
 export { TG_ERRORS } from "./errors.js";
+export { DRAFT_ERRORS, DRAFT_TTL_MS } from "./drafts.js";
+export { FLOOD_DEFAULTS } from "./flood.js";
 
 export type TgResponse =
   | { ok: true; result: unknown }
@@ -49,6 +55,14 @@ export interface FakeTelegram {
   botUsername: string;
   calls: ApiCall[];
   sent(chatId?: number): SentMessage[];
+  /** Every accepted sendMessageDraft (each update of each draft), oldest first. */
+  drafts(chatId?: number): DraftUpdate[];
+  /** The draft the user sees now in the chat (and topic): null if none, expired (30 s), stopped, or a message was sent after it. */
+  visibleDraft(chatId: number, threadId?: number): DraftUpdate | null;
+  /** What the user saw, in order: messages sent, edits, deletions and draft updates (see ChatEvent). */
+  timeline(chatId?: number): ChatEvent[];
+  /** The user pressed the stop button of the visible draft (it needs can_stop): pushes and returns the stopped_message_generation update. */
+  stopDraft(chatId: number, threadId?: number): TgUpdate;
   actions(chatId?: number): ChatAction[];
   /** Commands set for a scope/language (default scope, no language unless given). */
   commands(scope?: Record<string, unknown>, languageCode?: string): BotCommand[];
@@ -81,7 +95,17 @@ export interface FakeTelegram {
   setAdmin(chatId: number, userId: number, status?: "creator" | "administrator"): void;
   /** Resolves with the first call (already received ones count) of `method` matching `predicate`; once answered, except getUpdates (on receipt). */
   waitFor(method: string, predicate?: Predicate): Promise<ApiCall>;
-  /** Forgets all state and recorded calls; update ids keep growing (a running bot keeps its offset). */
+  /**
+   * Turns Telegram's flood control on (see FloodLimits; `{}` means the Bot FAQ's limits) or off (null): a counted call
+   * over a limit gets 429 "Too Many Requests: retry after N" with parameters.retry_after. Off unless asked for.
+   */
+  floodControl(limits: FloodLimits | null): void;
+  /** Reads time (ms since the epoch) from `now` from here on, or from the wall clock again with null. */
+  useClock(now: (() => number) | null): void;
+  /**
+   * Forgets all state and recorded calls and goes back to the clock and flood control given at start (off unless given);
+   * update ids keep growing (a running bot keeps its offset).
+   */
   reset(): void;
   /** Drops pending long polls and all connections immediately. */
   close(): Promise<void>;
@@ -91,6 +115,10 @@ export interface FakeTelegramOptions {
   token?: string;
   botId?: number;
   botUsername?: string;
+  /** The fake's clock in ms since the epoch (default Date.now); see useClock. */
+  now?: () => number;
+  /** Flood control from the start (see floodControl); reset() comes back to it. */
+  floodControl?: FloodLimits;
 }
 
 const norm = (method: string) => method.toLowerCase();
@@ -134,8 +162,10 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
   const token = opts.token ?? "123456:TEST-TOKEN";
   const botId = opts.botId ?? 123456;
   const botUsername = opts.botUsername ?? "switchboard_test_bot";
-  const state = new State(botId, botUsername);
+  const state = new State(botId, botUsername, opts.now ?? Date.now);
   const calls: ApiCall[] = [];
+  const startFlood = () => (opts.floodControl ? new FloodControl(opts.floodControl, () => state.now()) : null);
+  let flood = startFlood();
   let failNext = new Map<string, Array<{ failure: Failure; left: number }>>();
   let failWhen = new Map<string, (params: Params) => Failure | null>();
   let chatRules: Array<{ chatId: number; method?: string; threadId?: number; failure: Failure }> = [];
@@ -238,6 +268,16 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     return rule?.failure ?? null;
   }
 
+  /** The chat a flood-controlled call names; null if it names none the fake knows (the method itself answers that). */
+  function floodChat(params: Params): { id: number; type: string } | null {
+    try {
+      const { chat } = state.resolveChat(params);
+      return { id: chat.id as number, type: String(chat.type) };
+    } catch {
+      return null;
+    }
+  }
+
   function handle(req: IncomingMessage, res: ServerResponse, body: string) {
     const url = new URL(req.url ?? "/", "http://fake");
     const match = /^\/bot([^/]+)\/([^/]+)$/.exec(url.pathname);
@@ -264,7 +304,14 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       if (paramsError) return finish({ error: paramsError });
       const failure = injectedFailure(name, call.params);
       if (failure) return finish({ error: toError(failure) });
-      if (name !== "getupdates") return finish({ result: METHODS[name]!(state, call.params, call.at) });
+      if (name !== "getupdates") {
+        const chat = flood?.counts(name) ? floodChat(call.params) : null;
+        const refused = chat && flood!.check(name, chat);
+        if (refused) return finish({ error: refused });
+        const result = METHODS[name]!(state, call.params, call.at);
+        if (chat) flood!.record(name, chat.id);
+        return finish({ result });
+      }
       notify(call); // waitFor("getUpdates") means "the bot is polling", so it resolves on receipt
       getUpdates(res, call);
     } catch (err) {
@@ -303,6 +350,10 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     botUsername,
     calls,
     sent: (chatId) => byChat(state.sent, chatId),
+    drafts: (chatId) => byChat(state.drafts, chatId),
+    visibleDraft: (chatId, threadId) => visibleDraft(state, chatId, threadId),
+    timeline: (chatId) => byChat(state.events, chatId),
+    stopDraft: (chatId, threadId) => pushUpdate(stopDraft(state, chatId, threadId, ++state.seq)),
     actions: (chatId) => byChat(state.actions, chatId),
     commands: (scope, languageCode) => state.commands.get(commandsKey(scope, languageCode)) ?? [],
     webhook: () => (state.webhook ? { ...state.webhook } : null),
@@ -340,8 +391,16 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       if (seen) return Promise.resolve(seen);
       return new Promise<ApiCall>((resolve, reject) => waiters.push({ method, predicate, resolve, reject }));
     },
+    floodControl: (limits) => {
+      flood = limits ? new FloodControl(limits, () => state.now()) : null;
+    },
+    useClock: (now) => {
+      state.now = now ?? Date.now;
+    },
     reset: () => {
       state.reset();
+      state.now = opts.now ?? Date.now;
+      flood = startFlood();
       calls.length = 0; // keep the same array so `fake.calls` references stay live
       failNext = new Map();
       failWhen = new Map();

@@ -3,6 +3,7 @@
 // (server.ts) and the method handlers (methods.ts) both work on one State.
 
 import { badRequest, optString, type MessageEntity, type Params } from "./common.js";
+import type { DraftUpdate } from "./drafts.js";
 import type { BotCommand } from "./validate.js";
 
 export type TgObject = Record<string, unknown>;
@@ -31,6 +32,7 @@ export interface TgUpdate {
   my_chat_member?: TgObject;
   chat_member?: TgObject;
   chat_join_request?: TgObject;
+  stopped_message_generation?: TgObject;
   chat_boost?: TgObject;
   removed_chat_boost?: TgObject;
 }
@@ -54,7 +56,20 @@ export interface SentMessage {
   /** Earlier versions, oldest first; empty if never edited. */
   history: Array<{ text: string; entities: MessageEntity[] }>;
   deleted: boolean;
+  /** When it was sent: the call's sequence number (as ApiCall.at) and the fake clock in ms. */
+  seq: number;
+  at: number;
 }
+
+/**
+ * What the user saw happen in a chat, in order: messages the bot sent, their edits and deletions, and draft
+ * updates (sendMessageDraft). `seq` is ApiCall.at; `at` is the fake clock in ms.
+ */
+export type ChatEvent =
+  | { kind: "message"; chat_id: number; message_thread_id?: number; message_id: number; text: string; seq: number; at: number }
+  | { kind: "edit"; chat_id: number; message_id: number; text: string; seq: number; at: number }
+  | { kind: "delete"; chat_id: number; message_id: number; seq: number; at: number }
+  | { kind: "draft"; chat_id: number; message_thread_id?: number; draft_id: number; text: string; seq: number; at: number };
 
 export interface ChatAction {
   chat_id: number;
@@ -79,8 +94,6 @@ export interface ChatState {
   messages: Map<number, StoredMessage>;
 }
 
-export const nowSeconds = () => Math.floor(Date.now() / 1000);
-
 function chatIdOf(value: unknown): number | undefined {
   return typeof value === "object" && value !== null && typeof (value as TgObject).id === "number" ? ((value as TgObject).id as number) : undefined;
 }
@@ -89,6 +102,9 @@ export class State {
   readonly botUser: TgObject;
   chats = new Map<number, ChatState>();
   sent: SentMessage[] = [];
+  /** Every sendMessageDraft that succeeded, oldest first. */
+  drafts: DraftUpdate[] = [];
+  events: ChatEvent[] = [];
   actions: ChatAction[] = [];
   commands = new Map<string, BotCommand[]>();
   webhook: { url: string; secret_token?: string } | null = null;
@@ -104,13 +120,25 @@ export class State {
   /** Basic groups that became supergroups: old id → new id. Every call naming the old id fails as on Telegram. */
   migratedTo = new Map<number, number>();
 
-  constructor(readonly botId: number, readonly botUsername: string) {
+  constructor(
+    readonly botId: number,
+    readonly botUsername: string,
+    /** Milliseconds since the epoch: message dates, draft expiry and flood-control windows read it. */
+    public now: () => number = Date.now,
+  ) {
     this.botUser = { id: botId, is_bot: true, first_name: "Switchboard", username: botUsername };
+  }
+
+  /** Unix time as Telegram puts it in `date` fields. */
+  nowSeconds(): number {
+    return Math.floor(this.now() / 1000);
   }
 
   reset() {
     this.chats.clear();
     this.sent = [];
+    this.drafts = [];
+    this.events = [];
     this.actions = [];
     this.commands.clear();
     this.webhook = null;

@@ -4,7 +4,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { MessageEntity } from "./common.js";
-import { nowSeconds, type ChatState, type State, type TgObject, type TgUpdate } from "./state.js";
+import { type ChatState, type State, type TgObject, type TgUpdate } from "./state.js";
 
 export interface UserMessageOptions {
   chatId: number;
@@ -73,7 +73,7 @@ function replyTo(state: State, chat: ChatState, opts: UserMessageOptions): TgObj
   const known = chat.messages.get(id);
   const message: TgObject = known
     ? { ...known.message }
-    : { message_id: id, date: nowSeconds() - 60, chat: chat.chat, text: "(an earlier message)" };
+    : { message_id: id, date: state.nowSeconds() - 60, chat: chat.chat, text: "(an earlier message)" };
   if (opts.replyToFromBot) message.from = state.botUser;
   delete message.reply_to_message;
   if (!known) state.noteMessage(chat, message, opts.replyToFromBot === true);
@@ -103,7 +103,7 @@ export function buildUserMessage(state: State, opts: UserMessageOptions): Omit<T
   }
   messageId ??= state.allocateMessageId(chat);
 
-  const now = nowSeconds();
+  const now = state.nowSeconds();
   // An edit keeps the original send date; edit_date carries the time of the edit.
   const date = typeof original?.date === "number" ? original.date : now;
   const message: TgObject = { message_id: messageId, from, chat: chat.chat, date };

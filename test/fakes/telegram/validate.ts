@@ -6,7 +6,7 @@
 
 import { parseHtml } from "./html.js";
 import {
-  badRequest, byteLength, hasLoneSurrogate, isRecord, optJson, optString, sortEntities,
+  badRequest, byteLength, hasLoneSurrogate, isRecord, optJson, optString, sortEntities, TgError,
   type MessageEntity, type Params,
 } from "./common.js";
 
@@ -86,9 +86,10 @@ function isValidUrl(url: string): boolean {
  * control characters become spaces, `\r` and a few invisible characters are
  * dropped, entities lose leading whitespace and disappear if they only cover
  * whitespace, and the text is trimmed of spaces/newlines at the end and (up to
- * the first entity) at the start. Throws "message text is empty" if nothing is left.
+ * the first entity) at the start. Throws "message text is empty" if nothing is left, unless `allowEmpty`
+ * (TDLib's allow_empty, as for drafts), which returns the empty text instead.
  */
-export function normalizeText(input: string, inputEntities: MessageEntity[]): { text: string; entities: MessageEntity[] } {
+export function normalizeText(input: string, inputEntities: MessageEntity[], allowEmpty = false): { text: string; entities: MessageEntity[] } {
   // 1. Clean characters, remembering where every old UTF-16 position went.
   let text = "";
   const moved: number[] = [];
@@ -118,7 +119,10 @@ export function normalizeText(input: string, inputEntities: MessageEntity[]): { 
   // 3. Trim.
   let last = text.length - 1;
   while (last >= 0 && isWs(last)) last--;
-  if (last < 0) throw badRequest("message text is empty");
+  if (last < 0) {
+    if (allowEmpty) return { text: "", entities: [] };
+    throw badRequest("message text is empty");
+  }
   text = text.slice(0, last + 1);
   entities = entities.filter((e) => e.offset < text.length);
   for (const e of entities) e.length = Math.min(e.length, text.length - e.offset);
@@ -132,14 +136,25 @@ export function normalizeText(input: string, inputEntities: MessageEntity[]): { 
   return { text, entities: sortEntities(entities) };
 }
 
+export interface FormatOptions {
+  /** Empty (or all-whitespace) text is valid and stays "" (sendMessageDraft: the "Thinking..." placeholder). */
+  allowEmpty?: boolean;
+  /** The description of the 400 for text over MAX_MESSAGE_LENGTH; default "Bad Request: message is too long". */
+  tooLong?: string;
+}
+
 /**
  * The message text of sendMessage / editMessageText after parse_mode or
  * entities are applied and Telegram's clean-up ran; throws on everything
  * Telegram rejects. The 4096 limit applies to the parsed text in UTF-16 units.
  */
-export function formatText(params: Params): { text: string; entities: MessageEntity[] } {
+export function formatText(params: Params, opts: FormatOptions = {}): { text: string; entities: MessageEntity[] } {
   const source = optString(params, "text") ?? "";
-  if (source === "") throw badRequest("message text is empty");
+  if (source === "") {
+    // The Bot API server skips parse_mode for an empty text (Client::get_formatted_text), so nothing else is checked.
+    if (opts.allowEmpty) return { text: "", entities: [] };
+    throw badRequest("message text is empty");
+  }
   if (hasLoneSurrogate(source)) throw badRequest("strings must be encoded in UTF-8");
   const mode = (optString(params, "parse_mode") ?? "").toLowerCase();
   let parsed: { text: string; entities: MessageEntity[] };
@@ -153,8 +168,8 @@ export function formatText(params: Params): { text: string; entities: MessageEnt
   } else {
     throw badRequest("unsupported parse_mode");
   }
-  const result = normalizeText(parsed.text, parsed.entities);
-  if (result.text.length > MAX_MESSAGE_LENGTH) throw badRequest("message is too long");
+  const result = normalizeText(parsed.text, parsed.entities, opts.allowEmpty);
+  if (result.text.length > MAX_MESSAGE_LENGTH) throw opts.tooLong ? new TgError(400, opts.tooLong) : badRequest("message is too long");
   return result;
 }
 
