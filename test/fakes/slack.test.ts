@@ -255,6 +255,220 @@ describe("Web API", () => {
   });
 });
 
+// The streaming methods' rules and error names come from the method pages (docs.slack.dev/reference/methods/
+// chat.startStream, chat.appendStream, chat.stopStream) and their JSON copies; what is assumed is listed at the top
+// of slack/streaming.ts. client.chatStream() is @slack/web-api's own ChatStreamer, run unchanged against the fake.
+describe("streaming (chat.startStream, chat.appendStream, chat.stopStream)", () => {
+  const textOf = (messages: Array<{ text?: string }> | undefined) => (messages ?? []).map((m) => m.text);
+
+  it("streams a reply into a DM thread: the text grows with each append, shows while streaming, and is final once", async () => {
+    const asked = fake.userMessage({ channel: DM, user: ALICE, text: "explain streams" });
+    // In an IM no recipient ids are needed ("Required when streaming to channels").
+    const start = await client.chat.startStream({ channel: DM, thread_ts: asked, markdown_text: "Streams " });
+    expect(start).toMatchObject({ ok: true, channel: DM, ts: expect.stringMatching(/^\d{10}\.\d{6}$/) });
+    const ts = start.ts!;
+    // A streamed message is a message in the thread, partial text and all, while it streams.
+    expect(textOf((await client.conversations.replies({ channel: DM, ts: asked })).messages)).toEqual(["explain streams", "Streams "]);
+
+    expect(await client.chat.appendStream({ channel: DM, ts, markdown_text: "send text " })).toMatchObject({ ok: true, channel: DM, ts });
+    expect(fake.streams(DM)[0]).toMatchObject({ text: "Streams send text ", status: "streaming", mode: "markdown_text" });
+    await client.chat.appendStream({ channel: DM, ts, markdown_text: "bit by bit." });
+    // Editing a message that is streaming is refused (chat.update's documented streaming_state_conflict).
+    expect(await slackError(client.chat.update({ channel: DM, ts, text: "edited" }))).toBe("streaming_state_conflict");
+
+    const stop = await client.chat.stopStream({ channel: DM, ts, markdown_text: " Done." });
+    expect(stop).toMatchObject({ ok: true, channel: DM, ts, message: { text: "Streams send text bit by bit. Done.", ts, thread_ts: asked, bot_id: fake.botId } });
+
+    const [streamed] = fake.streams(DM);
+    expect(streamed!.updates.map((u) => [u.method, u.markdown, u.text])).toEqual([
+      ["chat.startStream", "Streams ", "Streams "],
+      ["chat.appendStream", "send text ", "Streams send text "],
+      ["chat.appendStream", "bit by bit.", "Streams send text bit by bit."],
+      ["chat.stopStream", " Done.", "Streams send text bit by bit. Done."],
+    ]);
+    expect(streamed).toMatchObject({ status: "stopped", thread_ts: asked });
+    expect(fake.posted(DM)).toMatchObject([{ ts, thread_ts: asked, text: "Streams send text bit by bit. Done.", stream: "stopped" }]);
+    // The final text appears once, as one message of the thread; the thread's root counts it.
+    expect(textOf((await client.conversations.replies({ channel: DM, ts: asked })).messages)).toEqual(["explain streams", "Streams send text bit by bit. Done."]);
+    expect((await client.conversations.history({ channel: DM })).messages).toMatchObject([{ ts: asked, reply_count: 1 }]);
+    // Once stopped it is an ordinary message again.
+    await client.chat.update({ channel: DM, ts, text: "edited" });
+  });
+
+  it("streams into a channel thread only with recipient ids, in the chunks mode it started with", async () => {
+    const asked = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "<@U0BOT> summarize" });
+    const recipient = { recipient_team_id: fake.teamId, recipient_user_id: ALICE };
+    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, markdown_text: "x" }))).toBe("missing_recipient_team_id");
+    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, recipient_team_id: fake.teamId, markdown_text: "x" }))).toBe("missing_recipient_user_id");
+    // thread_ts is required (method page's JSON copies; @slack/web-api's types); its absence answers invalid_arguments (assumed).
+    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, ...recipient, markdown_text: "x" }))).toBe("invalid_arguments");
+    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: "1111111111.000001", ...recipient }))).toBe("thread_not_found");
+    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, markdown_text: "a", chunks: [{ type: "markdown_text", text: "b" }] }))).toBe(
+      "cannot_provide_both_markdown_text_and_chunks",
+    );
+    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, chunks: [{ type: "sparkles" }] }))).toBe("invalid_chunks");
+    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, ...recipient, markdown_text: "m".repeat(12_001) }))).toBe("msg_too_long");
+    expect(fake.streams()).toEqual([]);
+
+    const { ts } = await client.chat.startStream({ channel: CHANNEL, thread_ts: asked, ...recipient, chunks: [{ type: "markdown_text", text: "Reading the thread. " }] });
+    const task = { type: "task_update" as const, id: "t1", title: "Read 12 messages", status: "complete" as const };
+    await client.chat.appendStream({ channel: CHANNEL, ts: ts!, chunks: [task, { type: "markdown_text", text: "Three decisions were made." }] });
+    // "If you started the stream with `chunks`, you must append with `chunks`."
+    expect(await slackError(client.chat.appendStream({ channel: CHANNEL, ts: ts!, markdown_text: "mixed" }))).toBe("streaming_mode_mismatch");
+    const feedback = [{ type: "context" as const, elements: [{ type: "mrkdwn" as const, text: "Was this useful?" }] }];
+    await client.chat.stopStream({ channel: CHANNEL, ts: ts!, blocks: feedback });
+
+    expect(fake.streams(CHANNEL)).toMatchObject([
+      { ts, thread_ts: asked, text: "Reading the thread. Three decisions were made.", status: "stopped", mode: "chunks", blocks: feedback, ...recipient },
+    ]);
+    expect(fake.streams(CHANNEL)[0]!.updates[1]!.chunks).toEqual([task, { type: "markdown_text", text: "Three decisions were made." }]);
+
+    fake.addChannel({ id: "C0LEFT", is_member: false });
+    const elsewhere = fake.userMessage({ channel: "C0LEFT", user: ALICE, text: "hi" });
+    expect(await slackError(client.chat.startStream({ channel: "C0LEFT", thread_ts: elsewhere, ...recipient, markdown_text: "x" }))).toBe("not_in_channel");
+  });
+
+  it("refuses appends and stops to a stream that ended, to unknown messages and to messages that never streamed", async () => {
+    const asked = fake.userMessage({ channel: DM, user: ALICE, text: "go" });
+    const { ts } = await client.chat.startStream({ channel: DM, thread_ts: asked, markdown_text: "one" });
+    expect(await slackError(client.apiCall("chat.appendStream", { channel: DM, ts }))).toBe("markdown_text_or_chunks_required");
+    expect(await slackError(client.apiCall("chat.appendStream", { channel: DM, markdown_text: "x" }))).toBe("invalid_arguments");
+    await client.chat.stopStream({ channel: DM, ts: ts! });
+
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: ts!, markdown_text: " two" }))).toBe("message_not_in_streaming_state");
+    expect(await slackError(client.chat.stopStream({ channel: DM, ts: ts! }))).toBe("message_not_in_streaming_state");
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: "1111111111.000001", markdown_text: "x" }))).toBe("message_not_found");
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: asked, markdown_text: "x" }))).toBe("message_not_owned_by_app");
+    const plain = await client.chat.postMessage({ channel: DM, text: "not streamed", thread_ts: asked });
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: plain.ts!, markdown_text: "x" }))).toBe("message_not_in_streaming_state");
+    expect(fake.streams(DM)).toMatchObject([{ text: "one", status: "stopped" }]);
+    expect(fake.streams(DM)[0]!.updates).toHaveLength(2);
+  });
+
+  it("answers stopped_by_user after the user pressed Stop, and message_not_in_streaming_state after expiry", async () => {
+    const asked = fake.userMessage({ channel: DM, user: ALICE, text: "long task" });
+    const first = await client.chat.startStream({ channel: DM, thread_ts: asked, markdown_text: "Working" });
+    fake.endStream(DM, first.ts!, "stopped_by_user");
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: first.ts!, markdown_text: "…" }))).toBe("stopped_by_user");
+    expect(await slackError(client.chat.stopStream({ channel: DM, ts: first.ts! }))).toBe("message_not_in_streaming_state");
+
+    const second = await client.chat.startStream({ channel: DM, thread_ts: asked, markdown_text: "Again" });
+    fake.endStream(DM, second.ts!, "expired");
+    expect(await slackError(client.chat.appendStream({ channel: DM, ts: second.ts!, markdown_text: "…" }))).toBe("message_not_in_streaming_state");
+    expect(fake.streams(DM).map((s) => [s.text, s.status])).toEqual([["Working", "stopped_by_user"], ["Again", "expired"]]);
+    expect(() => fake.endStream(DM, second.ts!, "expired")).toThrow(/not a message that is streaming/);
+  });
+
+  it("runs client.chatStream(): buffers below buffer_size, starts on the first flush, appends, stops with the rest", async () => {
+    const asked = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "<@U0BOT> a haiku please" });
+    const streamer = client.chatStream({ channel: CHANNEL, thread_ts: asked, recipient_team_id: fake.teamId, recipient_user_id: ALICE, buffer_size: 16 });
+    const visible = () => fake.streams(CHANNEL)[0]?.text;
+    const streamCalls = () => fake.calls.filter((c) => c.method.endsWith("Stream")).map((c) => c.method);
+
+    expect(await streamer.append({ markdown_text: "An old " })).toBeNull(); // 7 < 16 characters: only buffered
+    expect([visible(), streamer.ts, streamCalls()]).toEqual([undefined, undefined, []]);
+    await streamer.append({ markdown_text: "silent pond... " }); // 22 ≥ 16: chat.startStream with the buffer as a chunk
+    expect(visible()).toBe("An old silent pond... ");
+    expect(fake.calls.at(-1)).toMatchObject({ method: "chat.startStream", params: { chunks: [{ type: "markdown_text", text: "An old silent pond... " }] } });
+    expect(streamer.ts).toBe(fake.streams(CHANNEL)[0]!.ts);
+
+    await streamer.append({ markdown_text: "A frog " });
+    expect(visible()).toBe("An old silent pond... ");
+    await streamer.append({ markdown_text: "jumps into the pond, " });
+    expect(visible()).toBe("An old silent pond... A frog jumps into the pond, ");
+
+    const feedback = [{ type: "context" as const, elements: [{ type: "mrkdwn" as const, text: "Liked it?" }] }];
+    const stopped = await streamer.stop({ markdown_text: "splash! Silence again.", blocks: feedback });
+    const final = "An old silent pond... A frog jumps into the pond, splash! Silence again.";
+    expect(stopped).toMatchObject({ ok: true, message: { text: final } });
+    expect(streamCalls()).toEqual(["chat.startStream", "chat.appendStream", "chat.stopStream"]);
+    expect(fake.streams(CHANNEL)).toMatchObject([{ text: final, status: "stopped", mode: "chunks", blocks: feedback, recipient_user_id: ALICE }]);
+    expect(fake.streams(CHANNEL)[0]!.updates.map((u) => u.text)).toEqual(["An old silent pond... ", "An old silent pond... A frog jumps into the pond, ", final]);
+    const thread = textOf((await client.conversations.replies({ channel: CHANNEL, ts: asked })).messages);
+    expect(thread).toEqual(["<@U0BOT> a haiku please", final]);
+    await expect(streamer.append({ markdown_text: "more" })).rejects.toThrow(/stream state is completed/);
+  });
+
+  it("runs client.chatStream() for a short answer: stop() starts the stream empty and sends everything at stop", async () => {
+    const asked = fake.userMessage({ channel: DM, user: ALICE, text: "yes or no?" });
+    const streamer = client.chatStream({ channel: DM, thread_ts: asked });
+    await streamer.append({ markdown_text: "Yes." });
+    await streamer.stop();
+    expect(fake.calls.filter((c) => c.method.endsWith("Stream")).map((c) => [c.method, c.params.chunks])).toEqual([
+      ["chat.startStream", undefined],
+      ["chat.stopStream", [{ type: "markdown_text", text: "Yes." }]],
+    ]);
+    expect(fake.streams(DM)).toMatchObject([{ text: "Yes.", status: "stopped", mode: "chunks" }]);
+    expect(fake.streams(DM)[0]!.updates.map((u) => u.text)).toEqual(["", "Yes."]);
+  });
+
+  it("pages conversations.replies and conversations.history with Slack's cursors", async () => {
+    const root = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "root" });
+    for (const text of ["a", "b"]) await client.chat.postMessage({ channel: CHANNEL, text, thread_ts: root });
+    const first = await client.conversations.replies({ channel: CHANNEL, ts: root, limit: 2 });
+    expect(first).toMatchObject({ has_more: true, messages: [{ text: "root", reply_count: 2 }, { text: "a", parent_user_id: ALICE }] });
+    const rest = await client.conversations.replies({ channel: CHANNEL, ts: root, limit: 2, cursor: first.response_metadata!.next_cursor! });
+    expect([textOf(rest.messages), rest.has_more]).toEqual([["b"], false]);
+    await client.chat.postMessage({ channel: CHANNEL, text: "later" });
+    expect(textOf((await client.conversations.history({ channel: CHANNEL })).messages)).toEqual(["later", "root"]);
+    expect(await slackError(client.conversations.replies({ channel: CHANNEL, ts: "1111111111.000001" }))).toBe("thread_not_found");
+    expect(await slackError(client.conversations.history({ channel: CHANNEL, cursor: "bm9wZQ==" }))).toBe("invalid_cursor");
+    expect(await slackError(client.conversations.history({ channel: "C0NOPE" }))).toBe("channel_not_found");
+  });
+});
+
+describe("rate limits (opt-in)", () => {
+  let now = 1_700_000_000_000;
+  let limited: FakeSlack;
+  let strict: WebClient;
+
+  beforeAll(async () => {
+    limited = await startFakeSlack({ clock: () => now });
+  });
+  afterAll(async () => {
+    await limited.close();
+  });
+  beforeEach(() => {
+    limited.reset();
+    strict = new WebClient(limited.botToken, { slackApiUrl: limited.apiUrl, retryConfig: { retries: 0 }, rejectRateLimitedCalls: true, logger: quiet });
+  });
+
+  it("limits chat.update to its Tier 3 budget (50 a minute) with 429, Retry-After and ratelimited", async () => {
+    const { ts } = await strict.chat.postMessage({ channel: CHANNEL, text: "0" });
+    for (let i = 1; i <= 60; i++) await strict.chat.update({ channel: CHANNEL, ts: ts!, text: String(i) }); // off by default
+    limited.rateLimit("chat.update");
+    for (let i = 1; i <= 50; i++) {
+      await strict.chat.update({ channel: CHANNEL, ts: ts!, text: `limited ${i}` });
+      now += 100;
+    }
+    // The 51st within the minute: the oldest call leaves the window 55 s from now.
+    await expect(strict.chat.update({ channel: CHANNEL, ts: ts!, text: "too many" })).rejects.toMatchObject({ code: ErrorCode.RateLimitedError, retryAfter: 55 });
+    // The answer failNext({ status: 429 }) injects; a retrying client would wait Retry-After in real seconds (the
+    // "injects failures" test shows that path with Retry-After: 0), so this client rejects instead.
+    expect(limited.calls.at(-1)).toMatchObject({ method: "chat.update", status: 429, response: { ok: false, error: "ratelimited" } });
+    expect(limited.posted()).toMatchObject([{ text: "limited 50" }]);
+    // Other methods are not limited by it.
+    await strict.chat.postMessage({ channel: CHANNEL, text: "still fine" });
+
+    now += 55_000;
+    await strict.chat.update({ channel: CHANNEL, ts: ts!, text: "after the wait" });
+    expect(limited.posted()[0]!.text).toBe("after the wait");
+  });
+
+  it("can hold edits to one message to one a second (not documented for chat.update: opt-in)", async () => {
+    const a = (await strict.chat.postMessage({ channel: CHANNEL, text: "a" })).ts!;
+    const b = (await strict.chat.postMessage({ channel: CHANNEL, text: "b" })).ts!;
+    limited.rateLimit("chat.update", { perMessagePerSecond: 1 });
+    await strict.chat.update({ channel: CHANNEL, ts: a, text: "a1" });
+    await expect(strict.chat.update({ channel: CHANNEL, ts: a, text: "a2" })).rejects.toMatchObject({ code: ErrorCode.RateLimitedError, retryAfter: 1 });
+    await strict.chat.update({ channel: CHANNEL, ts: b, text: "b1" });
+    now += 1000;
+    await strict.chat.update({ channel: CHANNEL, ts: a, text: "a2" });
+    expect(limited.posted().map((p) => p.text)).toEqual(["a2", "b1"]);
+    expect(() => limited.rateLimit("chat.postMessage")).toThrow(/no documented tier/);
+  });
+});
+
 describe("signed requests", () => {
   const SECRET = "8f742231b10e8888abcd99yyyzzz85a5";
 

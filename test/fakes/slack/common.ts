@@ -50,7 +50,7 @@ export function optStringKeepEmpty(params: Params, name: string): string | undef
 }
 
 /** Parameters whose value is JSON (sent JSON-encoded in form bodies); decoded when the body is parsed. */
-export const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "loading_messages", "user_auth_blocks", "prompts"]);
+export const JSON_FIELDS = new Set(["blocks", "attachments", "metadata", "loading_messages", "user_auth_blocks", "prompts", "chunks"]);
 
 /** Decodes the JSON_FIELDS given as strings; an unparseable one stays a string (methods reject it). */
 export function decodeJsonFields(params: Params): Params {

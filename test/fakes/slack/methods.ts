@@ -26,7 +26,7 @@ export interface SocketModeLink {
   open(): string;
 }
 
-type Handler = (state: State, params: Params, seq: number, socketMode: SocketModeLink | null) => Record<string, unknown>;
+export type Handler = (state: State, params: Params, seq: number, socketMode: SocketModeLink | null) => Record<string, unknown>;
 
 /** text / blocks / attachments of a message, validated; throws no_text when there is none. */
 function content(params: Params): { text?: string; blocks?: Record<string, unknown>[] } {
@@ -44,20 +44,20 @@ function content(params: Params): { text?: string; blocks?: Record<string, unkno
   return { ...(text !== undefined && { text }), ...(blocks !== undefined && { blocks }) };
 }
 
-function requireChannel(params: Params, name = "channel"): string {
+export function requireChannel(params: Params, name = "channel"): string {
   const channel = optString(params, name);
   if (channel === undefined) throw new SlackError("channel_not_found");
   return channel;
 }
 
 /** Slack's refusals for a channel the bot may not post in: archived, or not a member (IMs always are). */
-function postable(state: State, channel: string) {
+export function postable(state: State, channel: string) {
   const info = state.channels.get(channel);
   if (info?.is_archived) throw new SlackError("is_archived");
   if (info && info.is_member === false && !info.is_im) throw new SlackError("not_in_channel");
 }
 
-function messageJson(m: StoredMessage): Record<string, unknown> {
+export function messageJson(m: StoredMessage): Record<string, unknown> {
   return {
     type: "message",
     user: m.user,
@@ -128,6 +128,8 @@ export const METHODS: Record<string, Handler> = {
     const message = ts === undefined ? undefined : state.find(channel, ts);
     if (!message) throw new SlackError("message_not_found");
     if (message.bot_id === undefined) throw new SlackError("cant_update_message");
+    // chat.update's documented "streaming_state_conflict: The message is currently streaming text and cannot be edited."
+    if (message.stream?.status === "streaming") throw new SlackError("streaming_state_conflict");
     const { text, blocks } = content(params);
     // Omitted blocks are kept, `blocks: []` removes them (as documented for chat.update); omitted text is kept.
     if (text !== undefined) message.text = text;

@@ -6,7 +6,11 @@
 // are validated like Slack does (see methods.ts and blocks.ts), so a reply to
 // a thread that does not exist or a 3,001-character section fails the test the
 // way it would fail in production. Every answer is HTTP 200 `{ ok: ... }`,
-// except injected rate limits (429 + Retry-After) and other injected statuses.
+// except rate limits (429 + Retry-After: injected, or opt-in per method) and other injected statuses.
+//
+// Streaming (chat.startStream / appendStream / stopStream, streaming.ts) keeps each streamed message's text after
+// every call (`streams()`); conversations.history / replies read messages back (history.ts); `rateLimit()` turns on
+// a method's documented rate limit (rate-limits.ts).
 //
 // The same server takes response_url posts (POST /response/<id>, see
 // `responseUrl()`), so a bot can answer a slash command the way Slack expects.
@@ -15,11 +19,17 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeJsonFields, isRecord, SlackError, type Params, type SlackFailure } from "./common.js";
-import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type SocketModeLink } from "./methods.js";
-import { inferChannel, State, toPosted, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type SuggestedPrompts } from "./state.js";
+import { HISTORY_METHODS } from "./history.js";
+import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type Handler, type SocketModeLink } from "./methods.js";
+import { RateLimiter, type RateLimit } from "./rate-limits.js";
+import { inferChannel, State, toPosted, toStreamed, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type Streamed, type StreamRecord, type StoredMessage, type SuggestedPrompts } from "./state.js";
+import { endStream, STREAM_METHODS } from "./streaming.js";
 
 export type { SlackFailure } from "./common.js";
-export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, SuggestedPrompts } from "./state.js";
+export type { RateLimit } from "./rate-limits.js";
+export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, Streamed, StreamStatus, StreamUpdate, SuggestedPrompts } from "./state.js";
+
+const ALL_METHODS: Readonly<Record<string, Handler>> = { ...METHODS, ...STREAM_METHODS, ...HISTORY_METHODS };
 
 export interface SlackCall {
   /** The Web API method, e.g. "chat.postMessage"; "response_url" for a post to a minted response_url. */
@@ -42,8 +52,20 @@ export interface FakeSlack {
   botUserId: string;
   botId: string;
   calls: SlackCall[];
-  /** chat.postMessage results in order, with their current text/blocks after chat.update. */
+  /** chat.postMessage (and chat.startStream) results in order, with their current text/blocks after chat.update. */
   posted(channel?: string): Posted[];
+  /** Streamed messages (chat.startStream) in order: current text, status, and every start/append/stop with the text after it. */
+  streams(channel?: string): Streamed[];
+  /**
+   * Ends a stream the way Slack does without the app: a user pressing Stop (appendStream then answers
+   * `stopped_by_user`) or the stream expiring (`message_not_in_streaming_state`). Throws if it is not streaming.
+   */
+  endStream(channel: string, ts: string, how: "stopped_by_user" | "expired"): void;
+  /**
+   * Turns on a rate limit for `method` (default: its documented tier, e.g. chat.update 50 a minute) on the fake's
+   * clock; calls past it answer 429 + Retry-After + `ratelimited`. Null turns it off; reset() turns all off.
+   */
+  rateLimit(method: string, limit?: RateLimit | null): void;
   ephemerals(channel?: string): Ephemeral[];
   /** The bot's current reactions on a message. */
   reactions(channel: string, ts: string): string[];
@@ -73,7 +95,7 @@ export interface FakeSlack {
   waitFor(method: string, predicate?: (params: Record<string, unknown>) => boolean): Promise<SlackCall>;
   /** Lets apps.connections.open (app-level token) hand out this endpoint's URLs; see socket-mode.ts. Null detaches. */
   attachSocketMode(link: SocketModeLink | null): void;
-  /** Forgets messages, calls, failures and recordings; generated ts values keep increasing. */
+  /** Forgets messages, calls, failures, rate limits and recordings; generated ts values keep increasing. */
   reset(): void;
   close(): Promise<void>;
 }
@@ -110,9 +132,11 @@ function bearer(req: IncomingMessage, params: Params): string | undefined {
   return typeof params.token === "string" && params.token !== "" ? params.token : undefined;
 }
 
-export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<FakeSlack> {
+/** `clock`: milliseconds, for rate limits (default Date.now). */
+export async function startFakeSlack(opts: { botToken?: string; clock?: () => number } = {}): Promise<FakeSlack> {
   const botToken = opts.botToken ?? "xoxb-test-token";
   const state = new State();
+  const limiter = new RateLimiter(opts.clock ?? Date.now);
   const calls: SlackCall[] = [];
   const responseIds = new Set<string>();
   let failNext = new Map<string, Array<{ failure: SlackFailure; left: number }>>();
@@ -172,7 +196,7 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
         if (!(err instanceof SlackError)) throw err;
         paramsError = err;
       }
-      const handler = METHODS[method];
+      const handler = ALL_METHODS[method];
       if (!handler) return send(res, call, 200, { ok: false, error: "unknown_method", req_method: method });
       const token = bearer(req, call.params);
       if (token === undefined) return send(res, call, 200, { ok: false, error: "not_authed" });
@@ -180,6 +204,8 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
       const expected = method === "apps.connections.open" ? socketMode?.appToken : botToken;
       if (token !== expected) return send(res, call, 200, { ok: false, error: method === "apps.connections.open" && token === botToken ? "not_allowed_token_type" : "invalid_auth" });
       if (paramsError) return error(paramsError);
+      const retryAfter = limiter.admit(method, call.params);
+      if (retryAfter !== null) return fail(res, call, { status: 429, retryAfter });
       const failure = injectedFailure(method, call.params);
       if (failure) return fail(res, call, failure);
       send(res, call, 200, { ok: true, ...handler(state, call.params, call.seq, socketMode) });
@@ -234,6 +260,12 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
     botId: BOT_ID,
     calls,
     posted: (channel) => inChannel(state.posted, channel).map(toPosted),
+    streams: (channel) =>
+      inChannel(state.posted, channel)
+        .filter((m): m is StoredMessage & { stream: StreamRecord } => m.stream !== undefined)
+        .map(toStreamed),
+    endStream: (channel, ts, how) => endStream(state, channel, ts, how),
+    rateLimit: (method, limit = {}) => limiter.set(method, limit),
     ephemerals: (channel) => inChannel(state.ephemerals, channel).map((e) => ({ ...e })),
     reactions: (channel, ts) => [...(state.find(channel, ts)?.reactions ?? [])],
     reactionLog: () => state.reactionLog.map((r) => ({ ...r })),
@@ -294,6 +326,7 @@ export async function startFakeSlack(opts: { botToken?: string } = {}): Promise<
       calls.length = 0; // keep the same array so `fake.calls` references stay live
       failNext = new Map();
       failWhen = new Map();
+      limiter.reset();
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 // What the Slack fake remembers: messages per channel (the bot's and the ones
 // users posted, so thread replies and reactions can be checked), ephemerals,
 // reactions, assistant statuses and suggested prompts, response_url posts and known channels.
+// A streamed message (chat.startStream) is an ordinary message with a `stream` record beside it.
 
 import type { Params } from "./common.js";
 
@@ -20,6 +21,57 @@ export interface StoredMessage {
   deleted: boolean;
   /** Reactions the bot added, in order. */
   reactions: string[];
+  /** Set for a message created by chat.startStream. */
+  stream?: StreamRecord;
+}
+
+/**
+ * Where a streamed message is: "streaming" until chat.stopStream ("stopped"); a user pressing Stop
+ * ("stopped_by_user") or Slack ending an idle/old stream ("expired") end it too (see FakeSlack.endStream).
+ */
+export type StreamStatus = "streaming" | "stopped" | "stopped_by_user" | "expired";
+
+/** One accepted chat.startStream / appendStream / stopStream call on a streamed message. */
+export interface StreamUpdate {
+  method: "chat.startStream" | "chat.appendStream" | "chat.stopStream";
+  /** The markdown this call added: its markdown_text, or the text of its markdown_text chunks joined. */
+  markdown: string;
+  /** The chunks it sent (JSON-decoded), [] when it sent markdown_text or nothing. */
+  chunks: unknown[];
+  /** The message's whole text right after this call: what a reader saw at that moment. */
+  text: string;
+  seq: number;
+}
+
+export interface StreamRecord {
+  status: StreamStatus;
+  /** Fixed by the first call that carries content; later calls must use the same one (streaming_mode_mismatch). */
+  mode?: "markdown_text" | "chunks";
+  recipient_user_id?: string;
+  recipient_team_id?: string;
+  /** Blocks sent in `blocks` chunks, counted against their own 50-block budget. */
+  chunkBlocks: unknown[];
+  updates: StreamUpdate[];
+}
+
+/** A streamed message as tests see it (FakeSlack.streams()). */
+export interface Streamed {
+  channel: string;
+  ts: string;
+  /** Root of the thread it replies in. */
+  thread_ts?: string;
+  /** Current text: the markdown streamed so far; final once status is no longer "streaming". */
+  text: string;
+  /** Blocks from `blocks` chunks, then chat.stopStream's `blocks`. */
+  blocks?: unknown[];
+  status: StreamStatus;
+  mode?: "markdown_text" | "chunks";
+  recipient_user_id?: string;
+  recipient_team_id?: string;
+  /** Every accepted start/append/stop in order, each with the text visible after it. */
+  updates: StreamUpdate[];
+  /** Parameters of the chat.startStream call. */
+  params: Params;
 }
 
 export interface Posted {
@@ -29,12 +81,14 @@ export interface Posted {
   /** Current text (after chat.update); "This content can't be displayed." for a blocks-only message. */
   text: string;
   blocks?: unknown[];
-  /** Parameters of the chat.postMessage call (JSON fields such as blocks decoded). */
+  /** Parameters of the chat.postMessage (or chat.startStream) call (JSON fields such as blocks decoded). */
   params: Params;
   /** How many chat.update calls changed it. */
   edits: number;
   /** Set once chat.delete removed it. */
   deleted?: true;
+  /** For a streamed message (chat.startStream): where its stream is. */
+  stream?: StreamStatus;
 }
 
 export interface Ephemeral {
@@ -116,7 +170,7 @@ export class State {
   /** Survives reset() so a ts is never reused within one fake. */
   private lastTs = TS_BASE;
   messages = new Map<string, StoredMessage>();
-  /** Bot messages in posting order. */
+  /** Bot messages in posting order (chat.postMessage and chat.startStream). */
   posted: StoredMessage[] = [];
   ephemerals: Ephemeral[] = [];
   reactionLog: ReactionEntry[] = [];
@@ -170,5 +224,23 @@ export function toPosted(m: StoredMessage): Posted {
     params: m.params,
     edits: m.edits,
     ...(m.deleted && { deleted: true as const }),
+    ...(m.stream && { stream: m.stream.status }),
+  };
+}
+
+export function toStreamed(m: StoredMessage & { stream: StreamRecord }): Streamed {
+  const { stream } = m;
+  return {
+    channel: m.channel,
+    ts: m.ts,
+    ...(m.thread_ts !== undefined && { thread_ts: m.thread_ts }),
+    text: m.text,
+    ...(m.blocks !== undefined && { blocks: m.blocks }),
+    status: stream.status,
+    ...(stream.mode !== undefined && { mode: stream.mode }),
+    ...(stream.recipient_user_id !== undefined && { recipient_user_id: stream.recipient_user_id }),
+    ...(stream.recipient_team_id !== undefined && { recipient_team_id: stream.recipient_team_id }),
+    updates: stream.updates.map((u) => ({ ...u })),
+    params: m.params,
   };
 }
