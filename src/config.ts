@@ -131,6 +131,10 @@ const schema = z.object({
   ),
   TELEGRAM_WEBHOOK_PORT: positiveInt(8080),
   TELEGRAM_THROTTLE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  // How replies stream: drafts in private chats (edits where drafts are not available), edits everywhere, or off.
+  TELEGRAM_STREAMING: optionalText
+    .pipe(z.enum(["draft", "edit", "off"], { message: 'must be "draft", "edit" or "off"' }).optional())
+    .transform((v) => v ?? "draft"),
   TELEGRAM_MAX_RETRIES: positiveInt(3),
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith("xoxb-", { message: "must be the bot token, starting with xoxb-" }).optional()),
   SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith("xapp-", { message: "must be the app-level token, starting with xapp-" }).optional()),
@@ -138,6 +142,7 @@ const schema = z.object({
   SLACK_API_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://slack.com/api/" }).optional()),
   SLACK_PORT: positiveInt(3000),
   SLACK_MAX_RETRIES: wholeNumber(3, 0, 10),
+  SLACK_STREAMING: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   SLACK_ALLOWED_USERS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   LOG_LEVEL: optionalText.pipe(

@@ -56,6 +56,7 @@ if (config.TELEGRAM_BOT_TOKEN) {
       ? { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, port: config.TELEGRAM_WEBHOOK_PORT }
       : undefined,
     throttle: config.TELEGRAM_THROTTLE,
+    streaming: config.TELEGRAM_STREAMING,
     maxRetries: config.TELEGRAM_MAX_RETRIES,
     log: log.child({ provider: "telegram" }),
   });
@@ -73,6 +74,7 @@ if (config.SLACK_BOT_TOKEN) {
     port: config.SLACK_PORT,
     apiUrl: config.SLACK_API_URL,
     maxRetries: config.SLACK_MAX_RETRIES,
+    streaming: config.SLACK_STREAMING,
     allowedUsers: config.SLACK_ALLOWED_USERS,
     allowedChannels: config.SLACK_ALLOWED_CHANNELS,
     log: log.child({ provider: "slack" }),

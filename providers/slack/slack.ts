@@ -23,6 +23,8 @@ export interface SlackOptions {
   /** Plain Slack user ids (`U…`), as admins copy them from Slack; compared with the raw id, not the gateway's `slack:<team>:<user>`. */
   allowedUsers: string[];
   allowedChannels: string[];
+  /** Stream replies as they are written (SLACK_STREAMING). Default on. */
+  streaming?: boolean;
   log: Logger;
   /** The clock request timestamps are checked against (ms since the epoch); tests inject one. Default Date.now. */
   now?: (() => number) | undefined;

@@ -25,6 +25,8 @@ export interface TelegramOptions {
   webhook?: { url: string; secret?: string | undefined; port: number } | undefined;
   throttle: boolean;
   maxRetries: number;
+  /** How replies stream (TELEGRAM_STREAMING): drafts in private chats, edits of one message, or not at all. Default draft. */
+  streaming?: "draft" | "edit" | "off";
   log: Logger;
   /** How often the typing indicator is renewed (Telegram shows it for about 5 s). */
   typingEveryMs?: number;
