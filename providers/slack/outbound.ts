@@ -3,6 +3,7 @@ import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.j
 import { escapeMrkdwn, markdownToMrkdwn, splitMrkdwn } from "./format.js";
 import { deliveryFailure, withinRateLimit, type RateLimitPolicy } from "./errors.js";
 import { parseSlackKey } from "./inbound.js";
+import type { SlackStreams } from "./stream.js";
 
 const SPEAKER_ICON: Record<string, string> = { skill: "🧩", agent: "🤖" };
 
@@ -18,12 +19,14 @@ export function renderReply(message: OutboundMessage): string[] {
  * Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. A failure Slack
  * calls final (not_in_channel, is_archived, …) or a rate limit beyond the retry budget is thrown as a DeliveryError.
  */
-export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt, rateLimit: RateLimitPolicy): Promise<void> {
+export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt, rateLimit: RateLimitPolicy, streams?: SlackStreams): Promise<void> {
   const { channel, threadTs } = parseSlackKey(message.sessionKey);
   const parts = renderReply(message);
+  // The reply was shown while it was written: the streamed message becomes its first part.
+  const streamed = streams && !message.approvalId ? await streams.finish(message, parts, receipt) : 0;
   try {
     for (const [index, text] of parts.entries()) {
-      if (receipt.sentChunks.has(index)) continue;
+      if (index < streamed || receipt.sentChunks.has(index)) continue;
       const posted = await withinRateLimit(
         () =>
           client.chat.postMessage({

@@ -9,6 +9,7 @@ import { RETRY_BUDGET_MS, type RateLimitPolicy } from "./errors.js";
 import { installTeam, isAllowed, RecentSet, senderTeam, slackSessionKey, stripMention } from "./inbound.js";
 import { WorkingIndicators, type MessageRef } from "./indicator.js";
 import { installInteractivity, NOT_ALLOWED_CHANNEL, NOT_ALLOWED_USER } from "./interactivity.js";
+import { SlackStreams } from "./stream.js";
 import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
 
@@ -74,6 +75,8 @@ export class SlackProvider {
   readonly app: App;
   /** What the gateway delivers through (registered at start). */
   readonly sink: ProviderSink;
+  /** The user whose message a session's turn answers (its streamed reply is addressed to them). */
+  private readonly lastSender = new Map<string, string>();
   private botUserId = "";
   private teamId = "";
   private server: Server | null = null;
@@ -121,9 +124,14 @@ export class SlackProvider {
     };
     this.indicators = new WorkingIndicators(this.app.client, gateway, options.log, (key) => this.resumedMessage(key));
     this.assistant = new AssistantThreads(this.app.client, options.log);
+    const streams =
+      options.streaming === false
+        ? undefined
+        : new SlackStreams(this.app.client, { recipient: (key) => this.recipient(key) }, options.log, options.now ?? Date.now);
     this.sink = {
       prefix: "slack",
-      deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit),
+      deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit, streams),
+      ...(streams ? { stream: (key: string, delta: { agent: string; text: string }) => streams.write(key, delta) } : {}),
       working: (key) => this.indicators.show(key),
       clearIndicator: (key, data) => this.indicators.clear(key, data),
     };
@@ -217,6 +225,11 @@ export class SlackProvider {
     // Known before submit: the turn may start (and want to react to this message) inside it.
     const undo = this.indicators.noteMessage(key, { channel: m.channel, ts: m.ts });
     const result = await this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed });
+    if (result.status === "accepted") {
+      this.lastSender.delete(key);
+      this.lastSender.set(key, user);
+      if (this.lastSender.size > 10_000) this.lastSender.delete(this.lastSender.keys().next().value!);
+    }
     if (result.status !== "accepted") undo();
     // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
     if (result.status !== "ignored") this.seen.add(messageId);
@@ -244,6 +257,16 @@ export class SlackProvider {
     if (this.toldAboutFiles.has(key)) return;
     this.toldAboutFiles.add(key);
     await this.gateway.notify(key, FILES_NOT_READ);
+  }
+
+  /**
+   * Whom a streamed reply is for (chat.startStream needs the recipient outside DMs): who last wrote to the bot here,
+   * else (after a restart) the running task's owner.
+   */
+  private async recipient(key: string): Promise<{ user: string; team: string } | null> {
+    const owner = this.lastSender.get(key) ?? (await this.gateway.activeTask(key))?.ownerId ?? "";
+    const [source, team, user] = owner.split(":");
+    return source === "slack" && team && user ? { user, team } : null;
   }
 
   /** The message a resumed request answers (its id is `channel:ts`), for a process that never saw it arrive. */

@@ -197,7 +197,8 @@ describe("npm start", () => {
       const ts = slack.userMessage({ channel: "D1", user: "U1", text: "hi" });
       const body = eventCallback(messageEvent({ channel: "D1", user: "U1", text: "hi", ts, channel_type: "im" }), { teamId: slack.teamId });
       expect((await sendSigned(`http://127.0.0.1:${port}/slack/events`, body, "application/json", { secret: "secret" })).status).toBe(200);
-      await slack.waitFor("chat.postMessage");
+      // Streamed (SLACK_STREAMING is on by default): one message, posted as the reply starts, then made whole.
+      await slack.waitFor("chat.update", (params) => params.text === "Hello from Slack.");
       expect(slack.posted("D1").map((m) => m.text)).toEqual(["Hello from Slack."]);
       p.child.kill("SIGTERM");
       expect(await p.exited).toBe(0);
