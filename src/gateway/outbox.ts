@@ -49,7 +49,8 @@ export class Outbox {
     return new Promise((resolve) => {
       this.passes.push(sessionKey, async () => {
         try {
-          await this.pass(sessionKey);
+          // A pass queued behind one that failed waits for that one's retry too.
+          if (retrying || !this.retries.has(sessionKey)) await this.pass(sessionKey);
         } finally {
           resolve();
         }

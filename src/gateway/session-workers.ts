@@ -75,11 +75,15 @@ export class SessionWorkers {
     return this.deps.deliver(key);
   }
 
-  /** Replies were committed for `key`: the running worker sends them before it lets go, or a new one starts. */
+  /**
+   * Replies were committed for `key`. The replica running its turn sends them now, while the turn goes on ("let me
+   * check…" before the tool runs); another running worker sends them before it lets go; else a worker starts.
+   */
   replies(key: string): void {
     const worker = this.workers.get(key);
-    if (worker) worker.undelivered = true;
-    else this.wake(key);
+    if (!worker) return this.wake(key);
+    worker.undelivered = true;
+    if (worker.turn && this.deps.leases.holds(key)) void this.deliver(key);
   }
 
   /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */

@@ -79,6 +79,7 @@ export async function executeTurn(frame: StackFrame, input: TurnInput, deps: Tur
       if ("error" in response) return { action: TurnAction.ERROR, text: response.error };
       uses = toolUsesOf(response.content);
       if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: textOf(response.content) };
+      sayBeforeTools(frame, textOf(response.content), deps);
     }
     const outcome = await resolveToolUses(frame, uses, deps);
     if (outcome) return outcome;
@@ -119,6 +120,18 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
     return { error: message };
   }
+}
+
+/**
+ * What the model wrote beside its tool calls ("let me check that…") is said to the user before the tools run, and
+ * committed with that step (interactive frames only: a batch run's words are for its caller).
+ */
+function sayBeforeTools(frame: StackFrame, text: string, deps: TurnDeps): void {
+  if (text.trim() === "" || frame.mode !== "interactive" || deps.depth === undefined) return;
+  const { journal } = deps;
+  journal.stage({
+    outbound: [{ id: deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent: frame.agentName, depth: deps.depth, text, kind: "message" }],
+  });
 }
 
 /** The user watches interactive frames write; batch runs (call_agent, mode: batch) answer their caller, not the chat. */

@@ -114,3 +114,21 @@ it("the terminal chat prints a reply as it is written and does not print it agai
     });
   }
 });
+
+it("what the model writes beside a tool call reaches the user before the tool runs, committed with that step", async () => {
+  h = await startHarness({ files: skillFile("interview", "Ask.") });
+  let toolStarted: string[] = [];
+  h.fake.script(reply(text("Let me ask the trip planner.").content[0]!, toolUse("use_skill", { name: "interview", message: "ask" })), () => {
+    // The skill's first model call: by now the user has been told.
+    toolStarted = h.seen.map((m) => `${m.agent}: ${m.text}`);
+    return text("Where to?");
+  });
+  expect(await h.say("plan a trip")).toEqual(["main: Let me ask the trip planner.", "skill:interview: Where to?"]);
+  expect(toolStarted).toEqual(["main: Let me ask the trip planner."]);
+  // Stored with the step that ran the tool, once.
+  const said = (await h.store.sessionLog("console:t")).filter((e) => e.type === "message").length;
+  expect(said).toBeGreaterThan(0);
+  const replies = (await h.store.requests("console:t")).flatMap((r) => [r.id]);
+  const outbound = (await Promise.all(replies.map((id) => h.store.outboundFor(id)))).flat().map((o) => o.text);
+  expect(outbound).toEqual(["Let me ask the trip planner.", "Where to?"]);
+});
