@@ -96,21 +96,27 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   frame.contextTokens = 0;
   deps.journal.touch(frame);
   deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, fallback: summarised === null }, "compacted a frame's history");
-  if (!(await deps.store.sessionLog(deps.journal.sessionKey)).some((e) => e.type === "compaction")) {
-    deps.journal.stage({
-      outbound: [
-        {
-          id: deps.ids.next("out"),
-          requestId: deps.journal.requestId,
-          taskId: deps.journal.taskId,
-          agent: "switchboard",
-          depth: 0,
-          text: "(Our conversation got long, so I summarised the earlier part to keep going.)",
-          kind: "notice",
-        },
-      ],
-    });
-  }
+  // Said each time: the user should know when earlier details now live only in a summary.
+  deps.journal.stage({
+    outbound: [
+      {
+        id: deps.ids.next("out"),
+        requestId: deps.journal.requestId,
+        taskId: deps.journal.taskId,
+        agent: "switchboard",
+        depth: 0,
+        text: `(Our conversation got long, so I summarised the earlier part${frame.agentType === "main" ? "" : ` of ${frame.agentName}'s work`} to keep going.)`,
+        kind: "notice",
+      },
+    ],
+  });
+}
+
+/** A "summary" that says there is nothing to summarise is no summary: the fallback built from the history is better. */
+const SAYS_NOTHING = /\b(no|nothing|not any)\b[^.]{0,60}\b(summari[sz]e|earlier|previous|prior|conversation|history|context)\b/i;
+
+export function usefulSummary(text: string): boolean {
+  return text.trim().length >= 20 && !(text.length < 300 && SAYS_NOTHING.test(text));
 }
 
 /**
@@ -181,7 +187,7 @@ async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps,
       const response = await deps.model.complete(request);
       deps.journal.addUsage(response.usage);
       const text = textOf(response.content);
-      return text.length >= 20 ? text : null;
+      return usefulSummary(text) ? text : null;
     } catch (error) {
       if (error instanceof ModelError && error.promptTooLong) {
         lines = lines.slice(Math.ceil(lines.length / 2));

@@ -52,10 +52,22 @@ describe("compaction", () => {
       expect(p.tokens_after).toBeLessThan(p.tokens_before);
       expect(p.fallback).toBe(false);
     }
-    // The newest summary is in what the model sees, and the user was told once.
+    // The newest summary is in what the model sees, and the user was told each time.
     const last = fake.accepted().filter((r) => !isSummary(r)).at(-1)!;
     expect(JSON.stringify(last.messages)).toContain(`${SUMMARY_PREFIX}\\nHandoff ${summaries}:`);
-    expect(notices).toEqual(["(Our conversation got long, so I summarised the earlier part to keep going.)"]);
+    expect(notices).toEqual(compactions.map(() => "(Our conversation got long, so I summarised the earlier part to keep going.)"));
+  });
+
+  it.each([
+    "There is no earlier conversation to summarise.",
+    "Nothing to summarize yet: the conversation has no prior context.",
+  ])("treats a summary that says nothing (%s) like a failed one: the fallback is used", async (empty) => {
+    await boot(1500);
+    fake.fallback((req) => (isSummary(req) ? text(empty) : text("ok")));
+    for (let i = 1; i <= 30; i++) await h.send(said(i));
+    const compaction = (await h.store.sessionLog("console:t")).find((e) => e.type === "compaction")!;
+    expect(compaction.payload).toMatchObject({ fallback: true });
+    expect((compaction.payload as { summary: string }).summary).not.toContain(empty);
   });
 
   it("uses a fallback summary built from the history when the summary call fails", async () => {
@@ -102,7 +114,7 @@ describe("compaction", () => {
     const history = (parentCompaction.payload as { history: Array<{ role: string; content: Array<{ type: string; id?: string }> }> }).history;
     expect(history.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "tool_use", id: "toolu_wait" }] });
 
-    expect(await h.say("Lisbon")).toEqual(["main: Lisbon it is."]);
+    expect((await h.say("Lisbon")).filter((t) => !t.startsWith("switchboard: (Our conversation got long"))).toEqual(["main: Lisbon it is."]);
     const final = fake.accepted().filter((r) => !isSummary(r)).at(-1)!;
     expect(JSON.stringify(final.messages)).toContain(SUMMARY_PREFIX);
     expect(JSON.stringify(final.messages)).toContain('"tool_use_id":"toolu_wait","content":"Lisbon"');
