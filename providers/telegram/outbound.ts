@@ -46,17 +46,45 @@ export function deliveryFailure(error: unknown): unknown {
 
 /**
  * Sends the chunks not yet sent (a restart resumes at the next one); bad formatting falls back to plain text.
- * Failures are thrown as `deliveryFailure` describes them.
+ * `replace`: a message already in the chat (a streamed preview) that becomes chunk 0 by an edit instead of a new
+ * message. Failures are thrown as `deliveryFailure` describes them.
  */
-export async function sendReply(api: Api, message: OutboundMessage, receipt: DeliveryReceipt, log: Logger): Promise<void> {
+export async function sendReply(api: Api, message: OutboundMessage, receipt: DeliveryReceipt, log: Logger, replace?: number): Promise<void> {
   try {
-    await sendChunks(api, message, receipt, log);
+    await sendChunks(api, message, receipt, log, replace);
   } catch (error) {
     throw deliveryFailure(error);
   }
 }
 
-async function sendChunks(api: Api, message: OutboundMessage, receipt: DeliveryReceipt, log: Logger): Promise<void> {
+const isEntityError = (error: unknown): error is GrammyError => error instanceof GrammyError && error.error_code === 400 && /can't parse entities|entit/i.test(error.description);
+/** The preview already shows exactly this (a short reply, streamed whole). */
+export const isNotModified = (error: unknown) => error instanceof GrammyError && error.error_code === 400 && /message is not modified/i.test(error.description);
+/** The preview is gone or too old to edit (deleted by someone, or over 48 h in some chats): send afresh. */
+const isUneditable = (error: unknown) => error instanceof GrammyError && error.error_code === 400 && /message to edit not found|message can't be edited|MESSAGE_ID_INVALID/i.test(error.description);
+
+/** Chunk 0 as an edit of `messageId`; false when that message cannot be edited (the caller sends it instead). */
+async function replaceWith(api: Api, chatId: number, messageId: number, chunk: Formatted, base: Record<string, unknown>, message: OutboundMessage, log: Logger): Promise<boolean> {
+  const edit = (entities: boolean) =>
+    api.editMessageText(chatId, messageId, chunk.text, { ...base, ...(entities && chunk.entities.length ? { entities: chunk.entities } : {}) });
+  try {
+    await edit(true).catch((error: unknown) => {
+      if (!isEntityError(error)) throw error;
+      log.warn({ session: message.sessionKey, outbound: message.id }, "formatting rejected; replacing the streamed message with plain text");
+      return edit(false);
+    });
+    return true;
+  } catch (error) {
+    if (isNotModified(error)) return true;
+    if (isUneditable(error)) {
+      log.info({ session: message.sessionKey, outbound: message.id, err: (error as GrammyError).description }, "the streamed message cannot be edited; sending the reply as a new one");
+      return false;
+    }
+    throw error;
+  }
+}
+
+async function sendChunks(api: Api, message: OutboundMessage, receipt: DeliveryReceipt, log: Logger, replace?: number): Promise<void> {
   const { chatId, threadId } = parseTelegramKey(message.sessionKey);
   const chunks = renderReply(message);
   for (const [index, chunk] of chunks.entries()) {
@@ -74,6 +102,13 @@ async function sendChunks(api: Api, message: OutboundMessage, receipt: DeliveryR
             },
           }
         : {};
+    if (index === 0 && replace !== undefined) {
+      const edited = await replaceWith(api, chatId, replace, chunk, { link_preview_options: { is_disabled: true }, ...buttons }, message, log);
+      if (edited) {
+        await receipt.chunkSent(0, String(replace));
+        continue;
+      }
+    }
     const base = {
       ...(threadId !== undefined ? { message_thread_id: threadId } : {}),
       link_preview_options: { is_disabled: true },
@@ -83,9 +118,7 @@ async function sendChunks(api: Api, message: OutboundMessage, receipt: DeliveryR
     try {
       sent = await api.sendMessage(chatId, chunk.text, { ...base, ...(chunk.entities.length ? { entities: chunk.entities } : {}) });
     } catch (error) {
-      if (!(error instanceof GrammyError && error.error_code === 400 && /can't parse entities|entit/i.test(error.description))) {
-        throw error;
-      }
+      if (!isEntityError(error)) throw error;
       log.warn({ session: message.sessionKey, outbound: message.id, err: error.description }, "formatting rejected; sending plain text");
       sent = await api.sendMessage(chatId, chunk.text, base);
     }

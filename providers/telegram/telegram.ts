@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { autoRetry } from "@grammyjs/auto-retry";
 import { run, sequentialize, type RunnerHandle } from "@grammyjs/runner";
 import { apiThrottler } from "@grammyjs/transformer-throttler";
-import { Bot, type Context } from "grammy";
+import { Api, Bot, type Context } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
 import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
@@ -15,7 +15,7 @@ import {
   isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf,
   telegramSessionKey,
 } from "./inbound.js";
-import { sendReply } from "./outbound.js";
+import { ReplyStreams, systemStreamClock, type StreamClock } from "./stream.js";
 import { startWebhookServer } from "./webhook.js";
 
 export interface TelegramOptions {
@@ -32,6 +32,8 @@ export interface TelegramOptions {
   typingEveryMs?: number;
   /** Timers for the typing indicator; tests drive them by hand. */
   timers?: { setInterval: typeof setInterval; clearInterval: typeof clearInterval };
+  /** Time and timeouts that pace streamed previews; tests drive them by hand. */
+  streamClock?: StreamClock;
 }
 
 // Not business_message (nor edited_/deleted_business_messages): replies would have to go out through the business
@@ -50,6 +52,9 @@ export class TelegramProvider {
   private readonly refused = new Set<string>();
   /** Group → supergroup moves already handed to the gateway (Telegram announces each in both chats). */
   private readonly moved = new Set<string>();
+  private readonly streams: ReplyStreams;
+  /** Renews "typing…" of a running turn at once (after a streamed message ended it on screen). */
+  private readonly typingNow = new Map<string, () => void>();
 
   constructor(
     private readonly gateway: Gateway,
@@ -81,6 +86,18 @@ export class TelegramProvider {
       } catch {
         // Nothing left to report to.
       }
+    });
+    this.streams = new ReplyStreams({
+      mode: options.streaming ?? "draft",
+      // Previews skip what Telegram refuses now (a 429 pauses them) instead of waiting in the retry plugin.
+      previewApi: new Api(options.token, options.apiRoot ? { apiRoot: options.apiRoot } : {}),
+      api: this.bot.api,
+      memory: gateway,
+      pending: (key) => gateway.store.pendingOutbound(key),
+      unfinished: async (key) => (await gateway.store.unfinishedRequestsOf(key)).length,
+      log: options.log,
+      clock: options.streamClock ?? systemStreamClock,
+      typing: (key) => this.typingNow.get(key)?.(),
     });
     this.install();
   }
@@ -230,10 +247,22 @@ export class TelegramProvider {
     const { log, webhook } = this.options;
     await this.bot.init();
     await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })));
+    // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.
+    for (const { sessionKey: key, data } of await this.gateway.store.indicators("telegram")) this.streams.adopt(key, data);
     this.gateway.register({
       prefix: "telegram",
-      deliver: (message, receipt) => sendReply(this.bot.api, message, receipt, log),
-      working: (key) => this.typing(key),
+      deliver: (message, receipt) => this.streams.deliver(message, receipt),
+      working: (key) => {
+        this.streams.turnStarted(key);
+        const stop = this.typing(key);
+        return () => {
+          stop();
+          this.streams.turnEnded(key);
+        };
+      },
+      stream: (key, delta) => this.streams.delta(key, delta),
+      // Taken over by the next reply in that session (see `adopt` above), or deleted if none will come.
+      clearIndicator: (key, data) => this.streams.recovered(key, data),
     });
     if (webhook) {
       const secret = webhook.secret ?? randomBytes(24).toString("hex");
@@ -324,6 +353,10 @@ export class TelegramProvider {
     };
     send();
     const timer = timers.setInterval(send, this.options.typingEveryMs ?? 4000);
-    return () => timers.clearInterval(timer);
+    this.typingNow.set(key, send);
+    return () => {
+      timers.clearInterval(timer);
+      if (this.typingNow.get(key) === send) this.typingNow.delete(key);
+    };
   }
 }

@@ -43,6 +43,8 @@ class TelegramWorld extends ProviderWorld<FakeTelegram, TelegramProvider> {
       throttle: false,
       maxRetries: 0,
       log: silentLogger(),
+      // Tests about what a reply says read the first message sent; streaming tests ask for previews explicitly.
+      streaming: "off",
       ...options,
     });
     await bot.start();
