@@ -34,6 +34,8 @@ const STORE_FAILING =
 const CORRUPT = "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over.";
 const INTERNAL = "Sorry, something went wrong while handling that message. Please try again.";
 
+const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
+
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
 
@@ -94,6 +96,12 @@ export class Gateway {
       settled: (id) => this.unrecorded.has(id),
       runTurn: (request, signal, lease) => this.run(request, () => this.runTurn(request, signal, lease)),
       runSide: (request) => this.run(request, () => this.runCommand(request)),
+      tellQueued: (request) =>
+        this.deps.runtime.store.commit({
+          sessionKey: request.sessionKey,
+          // Not one of the request's replies (those come when it runs): a notice to the chat.
+          outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: QUEUED, kind: "notice" }],
+        }),
       deliver: (key) => this.outbox.deliver(key),
     });
     this.unwatch = deps.store.watch((change) => this.heard(change));

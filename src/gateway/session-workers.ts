@@ -17,6 +17,8 @@ export interface SessionWorkersDeps {
   settled(requestId: string): boolean;
   runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void>;
   runSide(request: RequestRecord): Promise<void>;
+  /** A message arrived while a turn runs: tell its sender it waits its turn (once per message). */
+  tellQueued(request: RequestRecord): Promise<void>;
   deliver(sessionKey: string): Promise<void>;
 }
 
@@ -28,6 +30,8 @@ interface Worker {
   turn: { request: string; abort: AbortController } | null;
   /** Read-only commands this worker started (kept, so a late look never starts one twice). */
   side: Set<string>;
+  /** Messages whose senders were told they wait behind the running turn. */
+  told: Set<string>;
   done: Promise<void>;
 }
 
@@ -51,7 +55,7 @@ export class SessionWorkers {
       void this.look(key, worker).catch((error: unknown) => this.deps.log.error({ session: key, err: error }, "could not read the session's requests"));
       return;
     }
-    const created: Worker = { dirty: true, undelivered: true, turn: null, side: new Set(), done: Promise.resolve() };
+    const created: Worker = { dirty: true, undelivered: true, turn: null, side: new Set(), told: new Set(), done: Promise.resolve() };
     this.workers.set(key, created);
     created.done = this.work(key, created).catch((error: unknown) => {
       this.deps.log.error({ session: key, err: error }, "session worker failed");
@@ -154,6 +158,12 @@ export class SessionWorkers {
     const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
     const interrupting = queued.find((r) => this.deps.interrupts(r));
     if (interrupting && worker.turn) worker.turn.abort.abort();
+    else if (worker.turn) {
+      for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && !worker.told.has(r.id))) {
+        worker.told.add(waiting.id);
+        void this.deps.tellQueued(waiting).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
+      }
+    }
     return interrupting ?? queued[0] ?? null;
   }
 }
