@@ -152,7 +152,10 @@ export class SessionWorkers {
     if (!this.deps.leases.holds(key)) return null; // only the lease holder acts on them
     for (const request of all.filter((r) => this.deps.isSide(r) && r.status === "pending")) {
       worker.side.add(request.id);
-      const run = this.deps.runSide(request).finally(() => this.sides.delete(request.id));
+      const run = this.deps
+        .runSide(request)
+        .catch((error: unknown) => this.deps.log.error({ session: key, request: request.id, err: error }, "a command failed"))
+        .finally(() => this.sides.delete(request.id));
       this.sides.set(request.id, run);
     }
     const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
