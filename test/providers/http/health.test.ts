@@ -40,3 +40,12 @@ it("/readyz is 503 naming the database when it does not answer, and a provider t
   // Alive all the same: the process runs, so the orchestrator does not restart it for this.
   expect((await fetch(`${base}/healthz`)).status).toBe(200);
 });
+
+it("other methods and odd paths near the health checks get the API's ordinary answers, and the server keeps serving", async () => {
+  const base = await start();
+  expect((await fetch(`${base}/healthz`, { method: "POST", body: "x" })).status).toBe(404);
+  expect((await fetch(`${base}/readyz/../v1/sessions/00000000-0000-4000-8000-000000000000`)).status).toBe(401);
+  expect((await fetch(`${base}/readyz?verbose=%00%ff`)).status).toBe(200);
+  expect((await fetch(`${base}/healthz/`)).status).toBe(404);
+  expect((await fetch(`${base}/healthz`)).status).toBe(200);
+});

@@ -1,7 +1,7 @@
 // The PostgreSQL change feed beyond the contract: payloads over NOTIFY's size limit, connections that drop.
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { describeIfPostgres, freshDatabase, serverAdminQuery, type FreshDatabase } from "../../helpers/postgres.js";
+import { adminQuery, describeIfPostgres, freshDatabase, serverAdminQuery, type FreshDatabase } from "../../helpers/postgres.js";
 import { ChangeRecorder, isRequest } from "../contract/changes-recorder.js";
 import { newRequest, outbound } from "../contract/fixtures.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
@@ -51,6 +51,17 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     const change = await changes.waitFor((c) => c.kind === "stack");
     expect(change).toMatchObject({ kind: "stack", sessionKey: K, event: { type: "push", depth: 1 } });
     expect(change.kind === "stack" && agent.startsWith(change.event.agent) && change.event.agent.length > 100).toBe(true);
+  });
+
+  it("anything else on the channel (not JSON, the wrong shape, an unknown kind, a delta without text) is ignored; real changes still arrive", async () => {
+    // Whoever can reach the database can NOTIFY this channel: nothing they send may reach a watcher or crash the store.
+    for (const payload of ["not json", "null", "[]", '{"kind":"request"}', '{"kind":"drop-tables","sessionKey":"x"}', '{"kind":"delta","sessionKey":"x","event":{"agent":"a","depth":1}}', '{"kind":"outbound","sessionKey":"x","requestIds":"r1"}']) {
+      await adminQuery(database, "SELECT pg_notify('switchboard_changes', $1)", [payload]);
+    }
+    await store.announce({ kind: "delta", sessionKey: K, event: { agent: "main", depth: 1, text: "after the noise" } });
+    const change = await changes.waitFor((c) => c.kind === "delta");
+    expect(change).toEqual({ kind: "delta", sessionKey: K, event: { agent: "main", depth: 1, text: "after the noise" } });
+    expect(changes.seen).toEqual([change]);
   });
 
   it("when the listening connection is killed, it reconnects and changes flow again", async () => {
