@@ -145,6 +145,12 @@ const schema = z.object({
   SLACK_STREAMING: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   SLACK_ALLOWED_USERS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
+  // A message sent while a turn runs: wait for the turn (queue), or join the running frame at its next model call (steer).
+  MID_TURN: optionalText.pipe(z.enum(["queue", "steer"], { message: 'must be "queue" or "steer"' }).optional()).transform((v) => v ?? "queue"),
+  // A short line ("Interview skill finished") when a child hands the conversation back.
+  HANDBACK_NOTICE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  // json: one JSON object per line; pretty: for humans. Unset: pretty when logs go to a terminal, json otherwise.
+  LOG_FORMAT: optionalText.pipe(z.enum(["json", "pretty"], { message: 'must be "json" or "pretty"' }).optional()),
   LOG_LEVEL: optionalText.pipe(
     z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
   ).transform((v) => v ?? "info"),

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
@@ -207,6 +208,11 @@ export class Gateway {
   /** Read access for API providers. */
   get store(): Store {
     return this.deps.store;
+  }
+
+  /** The skills and agents loaded now (for a provider's welcome or menu). */
+  catalog(): Catalog {
+    return this.deps.runtime.catalog();
   }
 
   /** This replica's name and lease lifetime (for jobs that run on one replica only, e.g. Telegram long polling). */
