@@ -6,9 +6,11 @@ import type { Gateway } from "../../src/gateway/gateway.js";
 import type { Timers } from "../../src/runtime/deps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
-import { WEB_PAGE } from "./page.js";
+import { readiness } from "./health.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
-import { requestSummary, sessionIdOf, taskView } from "./views.js";
+import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
+import { catalogView, requestSummary, sessionIdOf, taskView } from "./views.js";
+import { ASSET_HEADERS, loadWebChat, PAGE_HEADERS, type WebChat } from "./web/assets.js";
 
 export interface HttpOptions {
   host: string;
@@ -40,29 +42,20 @@ const idempotencyKey = z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, { err
 const decisionBody = z.object({ decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }) });
 
 /**
- * The web chat may not be framed by another site (an Approve button under a decoy is clickjacking), loads nothing
- * from elsewhere, and leaks no URL in referrers.
- */
-const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-};
-
-/**
  * The HTTP API: the same stack semantics as a chat, for programs. Sessions are `http:<session_id>`; replies are
  * read back from the store, so any replica answers a request, whichever replica runs its turn.
  */
 export class HttpProvider {
   private server: Server | null = null;
   private readonly auth: Authenticator;
+  private readonly web: WebChat;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly options: HttpOptions,
   ) {
     this.auth = new Authenticator(options.auth);
+    this.web = loadWebChat();
   }
 
   async start(): Promise<void> {
@@ -91,9 +84,10 @@ export class HttpProvider {
   }
 
   /** Routes first: an unknown path is a 404 for everyone, without touching authentication. */
-  private route(method: string | undefined, path: string): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
+  private route(method: string | undefined, path: string, query: URLSearchParams): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
     let m: RegExpExecArray | null;
     if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
+    if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
       return async (_req, res, user) => this.json(res, 200, await taskView(this.gateway.store, await this.ownedTask(id, user)));
@@ -104,7 +98,15 @@ export class HttpProvider {
     }
     if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return (_req, res, user) => this.getSession(res, id, user);
+      return async (_req, res, user) => this.json(res, 200, await sessionView(this.gateway.store, id, await ownedSession(this.gateway.store, id, user)));
+    }
+    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/messages$/.exec(path))) {
+      const id = m[1]!;
+      return async (_req, res, user) => {
+        const limit = historyLimit(query);
+        const key = await ownedSession(this.gateway.store, id, user);
+        this.json(res, 200, { session_id: id, ...(await sessionMessages(this.gateway.store, key, limit)) });
+      };
     }
     if (method === "POST" && (m = /^\/v1\/approvals\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
@@ -117,15 +119,22 @@ export class HttpProvider {
     const requestId = randomUUID();
     let path = "/";
     try {
-      path = new URL(req.url ?? "/", "http://x").pathname;
+      const url = new URL(req.url ?? "/", "http://x");
+      path = url.pathname;
       // For load balancers and orchestrators: no authentication, nothing about the conversations.
       if (req.method === "GET" && path === "/healthz") return this.json(res, 200, { status: "ok" });
-      if (req.method === "GET" && path === "/readyz") return await this.ready(res);
+      if (req.method === "GET" && path === "/readyz") {
+        const ready = await readiness(this.gateway.store, this.options.readiness?.() ?? {});
+        return this.json(res, ready.status === "ready" ? 200 : 503, ready);
+      }
       if (req.method === "GET" && (path === "/" || path === "/index.html")) {
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(WEB_PAGE);
+        res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(this.web.page);
         return;
       }
-      const handler = this.route(req.method, path);
+      // Exact paths only: nothing under /assets is looked up on disk per request.
+      const asset = req.method === "GET" ? this.web.assets.get(path) : undefined;
+      if (asset) return void res.writeHead(200, { "content-type": asset.type, ...ASSET_HEADERS }).end(asset.body);
+      const handler = this.route(req.method, path, url.searchParams);
       if (!handler) throw new HttpError(404, "not_found_error", `no route for ${req.method} ${path}`);
       const auth = await this.auth.check(req.headers.authorization);
       if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
@@ -264,20 +273,6 @@ export class HttpProvider {
     return task;
   }
 
-  private async getSession(res: ServerResponse, sessionId: string, user: string): Promise<void> {
-    if (!uuid.safeParse(sessionId).success) throw new HttpError(400, "invalid_request_error", "session_id must be a UUID");
-    const key = `http:${sessionId}`;
-    const session = await this.gateway.store.findSession(key);
-    const tasks = await this.gateway.store.tasks(key);
-    if (!session || tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
-    if ((session.ownerId ?? tasks[0]!.ownerId) !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
-    this.json(res, 200, {
-      session_id: sessionId,
-      tasks: tasks.map((t) => ({ task_id: t.id, status: t.status, created_at: new Date(t.createdAt).toISOString() })),
-      usage: await this.gateway.store.sessionUsage(key),
-    });
-  }
-
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
     const task = await this.ownedTask(taskId, user);
     if ((await this.gateway.store.activeTask(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
@@ -312,24 +307,6 @@ export class HttpProvider {
     } finally {
       events?.close();
     }
-  }
-
-  /** 200 when the database answers (so its migrations are done: the store opened) and every provider is connected; else 503 naming what is not. */
-  private async ready(res: ServerResponse): Promise<void> {
-    const checks: Record<string, string> = {};
-    const failing: Record<string, string> = {};
-    try {
-      await this.gateway.store.ping();
-      checks.database = "ok";
-    } catch (error) {
-      failing.database = `not reachable: ${error instanceof Error ? error.message : String(error)}`;
-    }
-    for (const [name, problem] of Object.entries(this.options.readiness?.() ?? {})) {
-      if (problem === null) checks[name] = "ok";
-      else failing[name] = problem;
-    }
-    const ok = Object.keys(failing).length === 0;
-    this.json(res, ok ? 200 : 503, { status: ok ? "ready" : "not_ready", checks: { ...checks, ...failing } });
   }
 
   private json(res: ServerResponse, status: number, body: unknown): void {

@@ -1,3 +1,4 @@
+import { available, type Catalog, type Definition } from "../../src/catalog/definition.js";
 import type { Store, TaskRecord } from "../../src/store/store.js";
 import { outboundView } from "./request.js";
 
@@ -65,4 +66,13 @@ export async function requestSummary(store: Store, sessionId: string, requestId:
     messages: replies.map(outboundView),
     pending_approvals: task ? (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
   };
+}
+
+/** The skills and agents the model may be offered now (unavailable ones, e.g. missing a variable, are left out). */
+export function catalogView(catalog: Catalog) {
+  const list = (defs: ReadonlyMap<string, Definition>) =>
+    available(defs)
+      .map((d) => ({ name: d.name, description: d.description }))
+      .sort((a, b) => a.name.localeCompare(b.name));
+  return { skills: list(catalog.skills), agents: list(catalog.agents) };
 }

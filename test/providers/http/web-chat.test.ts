@@ -1,12 +1,13 @@
 // The web chat page in a real browser: headless Chromium driven by playwright-core. Skipped, with a
 // message, on machines without Chromium (`apt-get install chromium`, or set CHROMIUM_PATH).
 import { existsSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
-import { reply, text, toolUse } from "../../fakes/anthropic/server.js";
-import { skillFile, startHarness, type Harness } from "../../helpers/harness.js";
+import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
+import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
 import { transferTool } from "../../helpers/tools.js";
 
 const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
@@ -16,47 +17,159 @@ if (!CHROMIUM) console.warn("web chat browser test skipped: no Chromium found (a
 
 let h: Harness;
 let api: HttpProvider;
+let browser: Browser;
+let context: BrowserContext | undefined;
+const errors: string[] = [];
 afterEach(async () => {
+  await context?.close();
   await api?.stop();
   await h?.close();
+  // A CSP or Trusted Types violation, a failed request or a script error is a bug in the page even when the test passed.
+  expect(errors.splice(0)).toEqual([]);
 });
+beforeAll(async () => {
+  if (!CHROMIUM) return;
+  const { chromium } = await import("playwright-core");
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
+  });
+});
+afterAll(async () => browser?.close());
+
+const FILES = { ...skillFile("interview", "Ask."), ...agentFile("trip-planner", "Plan.") };
+
+/** The API on the harness, and a page that has entered its token. */
+async function open(viewport?: { width: number; height: number }, tools = [transferTool([])]): Promise<Page> {
+  h = await startHarness({ files: FILES, ids: randomIds, tools });
+  api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-web": "webuser" } }, log: silentLogger() });
+  await api.start();
+  context = await browser.newContext(viewport ? { viewport } : {});
+  const page = await context.newPage();
+  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
+  page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
+  await page.goto(`http://127.0.0.1:${api.port()}/`);
+  await page.fill("#token", "tok-web");
+  await page.dispatchEvent("#token", "change");
+  await page.locator("#catalog", { hasText: "interview" }).waitFor();
+  return page;
+}
+
+async function say(page: Page, words: string) {
+  await page.fill("#text", words);
+  await page.click("form button");
+}
+
+/** Who said what, leaving out the gateway's own remarks ("Interview skill finished."), which are configurable. */
+const whoSaid = (page: Page) => page.locator("#log .msg:not(.welcome):not(.notice:not(.approval))").evaluateAll((els) => els.map((e) => `${e.querySelector(".who")!.textContent}: ${e.querySelector(".body")!.textContent!.trim()}`));
 
 describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
-  it("chats with the stack, shows who speaks and the depth, and approves a pending tool", async () => {
+  it("welcomes, lists skills and agents, chats with the stack under readable names, and approves a pending tool after a reload", async () => {
     const runs: string[] = [];
-    const transfer = transferTool(runs);
-    h = await startHarness({ files: skillFile("interview", "Ask."), ids: randomIds, tools: [transfer] });
-    api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-web": "webuser" } }, log: silentLogger() });
-    await api.start();
-    h.fake.script(
-      reply(toolUse("use_skill", { name: "interview", message: "plan" })),
-      text("Where to?"),
-      reply(toolUse("complete", { result: "Rome" })),
-      reply(toolUse("transfer", { amount: 5 })),
-      text("Booked and paid."),
-    );
-    const { chromium } = await import("playwright-core");
-    const browser = await chromium.launch({
-      executablePath: CHROMIUM!,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-    });
-    try {
-      const page = await browser.newPage();
-      await page.goto(`http://127.0.0.1:${api.port()}/`);
-      await page.fill("#token", "tok-web");
-      await page.dispatchEvent("#token", "change");
-      await page.fill("#text", "plan a trip");
-      await page.click("form button");
-      await page.getByText("Where to?").waitFor();
-      expect(await page.locator(".msg .who").last().textContent()).toBe("skill:interview · depth 2");
-      await page.fill("#text", "Rome");
-      await page.click("form button");
-      await page.getByRole("button", { name: "Approve" }).click();
-      await page.getByText("Booked and paid.").waitFor();
-      expect(runs).toEqual(["sent"]);
-      await page.screenshot({ path: "/tmp/switchboard-web-chat.png" });
-    } finally {
-      await browser.close();
+    const page = await open(undefined, [transferTool(runs)]);
+    const welcome = (await page.locator(".welcome").textContent())!;
+    expect(welcome).toContain("the server's HTTP_API_TOKENS (token:user pairs in its .env)");
+    expect(welcome).toContain("interview: The interview skill for tests.");
+    expect(welcome).toContain("trip-planner: The trip-planner agent for tests.");
+    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan" })), text("Where to?"), reply(toolUse("complete", { result: "Rome" })), reply(toolUse("transfer", { amount: 5 })));
+    await say(page, "plan a trip");
+    await page.getByText("Where to?").waitFor();
+    expect(await page.locator(".msg .who").last().textContent()).toBe("Interview skill");
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+    await say(page, "Rome");
+    await page.getByRole("button", { name: "Approve" }).waitFor();
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+
+    // The conversation comes back from the server, the approval still decidable.
+    await page.reload();
+    await page.getByRole("button", { name: "Approve" }).waitFor();
+    expect(await whoSaid(page)).toEqual([
+      "You: plan a trip",
+      "Interview skill: Where to?",
+      "You: Rome",
+      expect.stringMatching(/^Switchboard needs your approval: 🔐 main wants to run transfer/),
+    ]);
+    h.fake.script(text("Booked and **paid**."));
+    await page.getByRole("button", { name: "Approve" }).click();
+    await page.getByText("Booked and paid.").waitFor();
+    expect(runs).toEqual(["sent"]);
+
+    await page.reload();
+    await page.getByText("Booked and paid.").waitFor();
+    expect((await whoSaid(page)).slice(3)).toEqual([expect.stringMatching(/transfer/), "Switchboard: Booked and paid."]);
+    expect(await page.locator(".approval .decided").textContent()).toBe("(approved)");
+    expect(await page.getByRole("button", { name: "Approve" }).count()).toBe(0);
+    await page.screenshot({ path: "/tmp/switchboard-web-chat.png" });
+  });
+
+  it("shows the reply as it is written, says it is thinking until the turn is done, and names a child at work", async () => {
+    const page = await open();
+    const childHold = holdStream(0);
+    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "ask" })), { ...text("Which city?"), stream: childHold.stream });
+    await say(page, "plan");
+    await childHold.paused;
+    await page.locator("#status", { hasText: "Interview skill is working…" }).waitFor();
+    await page.locator(".msg.placeholder", { hasText: "Interview skill is working…" }).waitFor();
+    childHold.release();
+    await page.getByText("Which city?").waitFor();
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+
+    const hold = holdStream(2);
+    h.fake.script(reply(toolUse("complete", { result: "Lisbon" })), { ...text("Lisbon is lovely in **May**."), stream: hold.stream });
+    await say(page, "Lisbon");
+    await hold.paused; // two words written, the model still writing
+    await page.locator(".msg.writing", { hasText: "Lisbon is" }).waitFor();
+    expect(await page.locator("#status").textContent()).toBe("thinking…");
+    expect(await page.locator(".msg.placeholder").count()).toBe(0);
+    expect(await page.getByText("lovely").count()).toBe(0);
+    hold.release();
+    await page.locator(".msg:not(.writing) strong", { hasText: "May" }).waitFor();
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+    expect(await page.locator(".msg", { hasText: "Lisbon is lovely in May." }).count()).toBe(1);
+  });
+
+  it("renders Markdown from the model but never runs what it smuggles in, live and after a reload", async () => {
+    const page = await open();
+    const hostile = [
+      "**bold** and a [safe link](https://example.com/docs).",
+      '<script>window.__pwned=1</script> <img src=x onerror="window.__pwned=1">',
+      "[x](javascript:window.__pwned=1) ![pic](javascript:window.__pwned=1)",
+    ].join("\n\n");
+    h.fake.script(reply(toolUse("use_agent", { name: "trip-planner", message: "go" })), text(hostile));
+    await say(page, "<b>not bold</b> [not a link](https://example.com)");
+    for (const pass of ["live", "reloaded"]) {
+      const bot = page.locator(".msg", { has: page.locator(".who", { hasText: "Trip planner agent" }) });
+      await bot.locator("strong", { hasText: "bold" }).waitFor();
+      await page.locator("#status", { hasText: "ready" }).waitFor();
+      expect([pass, await page.evaluate("window.__pwned")]).toEqual([pass, undefined]);
+      expect([pass, await page.locator("#log script, #log img, #log [onerror]").count()]).toEqual([pass, 0]);
+      expect(await page.locator('#log a[href^="javascript" i]').count()).toBe(0);
+      const safe = bot.getByRole("link", { name: "safe link" });
+      expect([await safe.getAttribute("rel"), await safe.getAttribute("target")]).toEqual(["noopener noreferrer", "_blank"]);
+      // Raw HTML from the model is shown as the text it is.
+      expect(await bot.textContent()).toContain("<script>window.__pwned=1</script>");
+      // The user's own words stay plain text.
+      const mine = page.locator(".msg.me");
+      expect(await mine.textContent()).toBe("You<b>not bold</b> [not a link](https://example.com)");
+      expect(await mine.locator("b, a").count()).toBe(0);
+      if (pass === "live") await page.reload();
     }
+  });
+
+  it("fits a 390 px wide phone: no horizontal scroll, the token field does not squeeze the header", async () => {
+    const page = await open({ width: 390, height: 844 });
+    h.fake.script(text(`Here:\n\n\`\`\`\n${"x".repeat(300)}\n\`\`\`\n\nhttps://example.com/${"very-long-path-".repeat(20)}`));
+    await say(page, "y".repeat(200));
+    await page.locator("pre").waitFor();
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+    expect(await page.evaluate("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    const box = async (selector: string) => (await page.locator(selector).boundingBox())!;
+    expect((await box("#status")).width).toBeGreaterThan(40);
+    expect((await box("#token")).width).toBeGreaterThan(200);
+    for (const selector of ["form button", "pre", ".msg.me", "#new"]) {
+      const b = await box(selector);
+      expect([selector, b.x + b.width <= 390]).toEqual([selector, true]);
+    }
+    await page.screenshot({ path: "/tmp/switchboard-web-chat-phone.png" });
   });
 });

@@ -1,0 +1,310 @@
+// The web chat's script (served as /assets/chat.js; the page runs no inline script). It uses the same HTTP API
+// as any program: POST /v1/messages streaming events, GET /v1/catalog, GET /v1/sessions/{id}/messages.
+// Replies are Markdown rendered by marked and cleaned by DOMPurify before they touch the page; what the user
+// wrote, notices and approval texts are shown as plain text.
+/* global marked, DOMPurify */
+"use strict";
+
+const $ = (id) => document.getElementById(id);
+const log = $("log");
+
+// crypto.randomUUID exists only on https and localhost; a phone on the LAN opens plain http.
+function uuid() {
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6] & 0x0f) | 0x40;
+  b[8] = (b[8] & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+function newSession() {
+  const id = uuid();
+  localStorage.setItem("sb.session", id);
+  return id;
+}
+const state = { session: localStorage.getItem("sb.session") || newSession(), turns: 0, historyOf: null };
+
+// ---- Rendering -------------------------------------------------------------------------------------------
+const escapeHtml = (s) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+// Raw HTML in a reply is shown as the text it is, never as markup; images become links (the page loads nothing
+// from elsewhere).
+const markdown = new marked.Marked({
+  gfm: true,
+  breaks: true,
+  renderer: {
+    html: (token) => escapeHtml(token.text),
+    image: (token) => `<a href="${escapeHtml(token.href)}">${escapeHtml(token.text || token.href)}</a>`,
+  },
+});
+DOMPurify.addHook("afterSanitizeAttributes", (node) => {
+  if (node.tagName === "A") {
+    node.setAttribute("target", "_blank");
+    node.setAttribute("rel", "noopener noreferrer");
+  }
+});
+function renderMarkdown(el, text) {
+  el.innerHTML = DOMPurify.sanitize(markdown.parse(text), { RETURN_TRUSTED_TYPE: true, FORBID_ATTR: ["style"] });
+}
+
+/** "main" → "Switchboard", "skill:interview" → "Interview skill", "agent:trip-planner" → "Trip planner agent". */
+function label(agent) {
+  if (agent === "main" || agent === "switchboard") return "Switchboard";
+  const m = /^(skill|agent):(.+)$/.exec(agent || "");
+  if (!m) return agent || "Switchboard";
+  const words = m[2].replace(/[-_]+/g, " ").trim();
+  return `${words.charAt(0).toUpperCase()}${words.slice(1)} ${m[1]}`;
+}
+
+function bubble(who, cls, where = log) {
+  const div = document.createElement("div");
+  div.className = `msg ${cls}`;
+  const name = document.createElement("div");
+  name.className = "who";
+  name.textContent = who;
+  const body = document.createElement("div");
+  body.className = "body";
+  div.append(name, body);
+  where.append(div);
+  log.scrollTop = log.scrollHeight;
+  return div;
+}
+const body = (div) => div.querySelector(".body");
+function plain(who, text, cls, where) {
+  const div = bubble(who, `plain ${cls}`, where);
+  body(div).textContent = text;
+  return div;
+}
+/** A reply from the bot: Markdown for a message, plain text for notices and errors. */
+function reply(m, where) {
+  if (m.kind !== "message") return plain(label(m.agent), m.text, m.kind === "error" ? "error" : "notice", where);
+  const div = bubble(label(m.agent), "", where);
+  renderMarkdown(body(div), m.text);
+  return div;
+}
+
+function approval(m, status, where) {
+  const div = plain(`${label(m.agent)} needs your approval`, m.text, "notice approval", where);
+  if (status !== "pending") {
+    const note = document.createElement("div");
+    note.className = "decided";
+    note.textContent = status ? `(${status})` : "(no longer pending)";
+    return div.append(note);
+  }
+  for (const decision of ["approve", "deny"]) {
+    const b = document.createElement("button");
+    b.type = "button";
+    b.textContent = decision === "approve" ? "Approve" : "Deny";
+    b.dataset.decision = decision;
+    b.onclick = () => {
+      div.querySelectorAll("button").forEach((x) => x.remove());
+      // The decision streams the turn it resumes, like a message.
+      void send(`/v1/approvals/${encodeURIComponent(m.approval_id)}`, { decision }, decision === "approve" ? "approved" : "denied");
+    };
+    div.append(b);
+  }
+}
+
+// ---- The header's status ------------------------------------------------------------------------------------
+function status(text, busy) {
+  $("status").textContent = text;
+  $("status").classList.toggle("busy", busy);
+}
+function settle() {
+  if (state.turns === 0) status("ready", false);
+}
+
+// ---- Talking to the API -------------------------------------------------------------------------------------
+const token = () => $("token").value.trim();
+const authorized = (extra = {}) => ({ authorization: `Bearer ${token()}`, ...extra });
+async function problem(r) {
+  const data = await r.json().catch(() => null);
+  return data?.error?.message || `${r.status} ${r.statusText}`;
+}
+
+/** One request whose turn streams back: a "thinking…" bubble until the first piece arrives, then the reply. */
+async function send(path, payload, said) {
+  state.turns += 1;
+  status("thinking…", true);
+  // `writing`: per agent, the bubble growing with its deltas until its whole message arrives.
+  const turn = { placeholder: bubble("Switchboard", "placeholder"), writing: new Map() };
+  body(turn.placeholder).textContent = "thinking…";
+  try {
+    const r = await fetch(path, { method: "POST", headers: authorized({ "content-type": "application/json", accept: "text/event-stream" }), body: JSON.stringify(payload) });
+    if (!r.ok) return void plain("Switchboard", await problem(r), "error");
+    // From now on the server has this conversation, and a reload asks for it.
+    localStorage.setItem("sb.used", state.session);
+    if (said) turn.placeholder.before(plain("Switchboard", said, "notice", document.createDocumentFragment()));
+    await readEvents(r, (event, data) => onEvent(turn, event, data));
+  } catch (error) {
+    plain("Switchboard", `The server could not be reached: ${error.message}`, "error");
+  } finally {
+    turn.placeholder?.remove();
+    for (const w of turn.writing.values()) w.div.classList.remove("writing");
+    state.turns -= 1;
+    settle();
+  }
+}
+
+function onEvent(turn, event, data) {
+  const unplace = () => {
+    turn.placeholder?.remove();
+    turn.placeholder = null;
+  };
+  switch (event) {
+    case "delta": {
+      unplace();
+      let w = turn.writing.get(data.agent);
+      if (!w) turn.writing.set(data.agent, (w = { text: "", div: bubble(label(data.agent), "writing") }));
+      w.text += data.text;
+      renderMarkdown(body(w.div), w.text);
+      log.scrollTop = log.scrollHeight;
+      return;
+    }
+    case "message": {
+      unplace();
+      const w = turn.writing.get(data.agent);
+      turn.writing.delete(data.agent);
+      // The bubble that grew becomes the message, in place.
+      if (w) return void w.div.replaceWith(reply(data, document.createDocumentFragment()));
+      return void reply(data);
+    }
+    case "approval":
+      unplace();
+      return approval(data, "pending");
+    case "stack": {
+      const working = data.type === "push" ? `${label(data.agent)} is working…` : "thinking…";
+      status(working, true);
+      if (turn.placeholder) body(turn.placeholder).textContent = working;
+      else if (data.type === "push" && turn.writing.size === 0) {
+        turn.placeholder = bubble("Switchboard", "placeholder");
+        body(turn.placeholder).textContent = working;
+      }
+      return;
+    }
+    case "error":
+      unplace();
+      plain("Switchboard", data?.error?.message || "the request failed", "error");
+      return;
+    case "done":
+      unplace();
+      return;
+  }
+}
+
+async function readEvents(r, on) {
+  const reader = r.body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += decoder.decode(value, { stream: true });
+    let at;
+    while ((at = buffer.indexOf("\n\n")) >= 0) {
+      const chunk = buffer.slice(0, at);
+      buffer = buffer.slice(at + 2);
+      const event = /^event: (.*)$/m.exec(chunk)?.[1];
+      const data = /^data: (.*)$/m.exec(chunk)?.[1];
+      if (event && data) on(event, JSON.parse(data));
+    }
+  }
+}
+
+// ---- Welcome, what the bot can do, and the conversation so far ----------------------------------------------
+const welcome = bubble("Switchboard", "welcome");
+const history = document.createElement("div");
+log.append(history);
+{
+  const intro = document.createElement("p");
+  intro.textContent =
+    "Hi! This is Switchboard's web chat: an assistant that can hand your conversation to specialised skills and agents. " +
+    "Replies appear as they are written, and the conversation is kept on the server, so it is still here when you reload.";
+  const how = document.createElement("p");
+  how.textContent =
+    "To start, enter an API token above. Tokens come from the server's HTTP_API_TOKENS (token:user pairs in its .env); " +
+    "ask whoever runs this server for one.";
+  const catalog = document.createElement("div");
+  catalog.id = "catalog";
+  catalog.textContent = "Once your token is in, the skills and agents you can use are listed here.";
+  body(welcome).append(intro, how, catalog);
+}
+
+function list(title, defs) {
+  const frag = document.createDocumentFragment();
+  if (defs.length === 0) return frag;
+  const head = document.createElement("strong");
+  head.textContent = title;
+  const ul = document.createElement("ul");
+  for (const d of defs) {
+    const li = document.createElement("li");
+    const name = document.createElement("strong");
+    name.textContent = d.name;
+    li.append(name, `: ${d.description}`);
+    ul.append(li);
+  }
+  frag.append(head, ul);
+  return frag;
+}
+
+async function loadCatalog() {
+  const box = $("catalog");
+  const r = await fetch("/v1/catalog", { headers: authorized() });
+  if (!r.ok) return void (box.textContent = `That token did not work: ${await problem(r)}`);
+  const { skills, agents } = await r.json();
+  box.replaceChildren(list("Skills", skills), list("Agents", agents));
+  if (skills.length + agents.length === 0) box.textContent = "No skills or agents are installed yet.";
+}
+
+async function loadHistory() {
+  const key = `${state.session} ${token()}`;
+  if (state.historyOf === key || localStorage.getItem("sb.used") !== state.session) return;
+  state.historyOf = key;
+  const r = await fetch(`/v1/sessions/${state.session}/messages`, { headers: authorized() });
+  if (r.status === 404 || r.status === 401) return; // a new conversation, or a token the catalog already complained about
+  if (r.status === 403) {
+    state.session = newSession();
+    return void plain("Switchboard", "The conversation saved in this browser belongs to another user; this is a new one.", "notice", history);
+  }
+  if (!r.ok) return void plain("Switchboard", `The conversation could not be loaded: ${await problem(r)}`, "error", history);
+  const { messages } = await r.json();
+  history.replaceChildren();
+  for (const m of messages) {
+    if (m.role === "user") plain("You", m.text, "me", history);
+    else if (m.approval_id) approval(m, m.approval?.status, history);
+    else reply(m, history);
+  }
+  log.scrollTop = log.scrollHeight;
+}
+
+async function start() {
+  if (!token()) return;
+  try {
+    await Promise.all([loadCatalog(), loadHistory()]);
+  } catch (error) {
+    plain("Switchboard", `The server could not be reached: ${error.message}`, "error");
+  }
+}
+
+$("token").value = localStorage.getItem("sb.token") || "";
+$("token").onchange = () => {
+  localStorage.setItem("sb.token", token());
+  void start();
+};
+$("new").onclick = () => {
+  state.session = newSession();
+  state.historyOf = `${state.session} ${token()}`;
+  history.replaceChildren();
+  while (history.nextSibling) history.nextSibling.remove();
+};
+$("form").onsubmit = (e) => {
+  e.preventDefault();
+  const text = $("text").value.trim();
+  if (!text) return;
+  if (!token()) {
+    $("token").focus();
+    return void plain("Switchboard", "Enter your API token first (top of the page).", "notice");
+  }
+  $("text").value = "";
+  plain("You", text, "me");
+  void send("/v1/messages", { session_id: state.session, items: [{ content_type: "text", content: text }] });
+};
+void start();
