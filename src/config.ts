@@ -195,11 +195,20 @@ export function loadDotEnv(path = ".env"): void {
   if (existsSync(path)) process.loadEnvFile(path);
 }
 
+/**
+ * An entry point's defaults under the environment. A variable set to nothing (`LOG_LEVEL=` as copied from
+ * .env.example) counts as unset, so it does not override a default.
+ */
+export function withDefaults(defaults: Partial<Record<string, string>>, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const set = Object.entries(env).filter(([, value]) => value !== undefined && value.trim() !== "");
+  return { ...defaults, ...Object.fromEntries(set) };
+}
+
 /** For entry points: loads .env and the configuration, or prints what is wrong and exits 1. */
 export function loadConfigOrExit(defaults: Partial<Record<string, string>> = {}): Config {
   loadDotEnv();
   try {
-    return loadConfig({ ...defaults, ...process.env });
+    return loadConfig(withDefaults(defaults, process.env));
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);

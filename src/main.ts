@@ -1,17 +1,26 @@
-import { startConsole } from "../providers/console/console.js";
+import { startConsole, type ConsoleChat } from "../providers/console/console.js";
 import { HttpProvider } from "../providers/http/server.js";
 import { SlackProvider } from "../providers/slack/slack.js";
 import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp, startOrExit } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
-import { createLogger } from "./log.js";
+import { loggerFor, logPlan } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
 import { secretsOf } from "./secrets.js";
+import { handleStopSignals } from "./shutdown.js";
 
 // `npm start`: the gateway as a service. Every provider whose credentials are set starts; the terminal
 // chat joins when stdin is a TTY and is the fallback when nothing else is configured.
 const config = loadConfigOrExit();
-const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
+// With the terminal chat on a TTY, the log goes to DATA_DIR/switchboard.log and only warnings reach the terminal.
+const plan = logPlan({
+  ttyChat: process.stdin.isTTY === true,
+  stderrTTY: process.stderr.isTTY === true,
+  format: config.LOG_FORMAT,
+  level: config.LOG_LEVEL,
+  dataDir: config.DATA_DIR,
+});
+const log = loggerFor(plan, secretsOf(config));
 installProcessGuard(log);
 const app = await startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
@@ -19,20 +28,19 @@ const providers: string[] = [];
 /** Configured chat providers that could not start (GET /readyz reports them). */
 const notConnected: Record<string, string> = {};
 
-// Signals are handled from the start, so a stop during startup is graceful too.
+// Signals are handled from the start, so a stop during startup is graceful too; a second signal forces it.
 let keepAlive: NodeJS.Timeout | null = null;
-let stopping = false;
-async function shutdown(signal: string, code = 0): Promise<void> {
-  if (stopping) return;
-  stopping = true;
-  if (code === 0) log.info({ signal }, "shutting down: finishing or checkpointing in-flight turns");
-  for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
-  await app.close();
-  if (keepAlive) clearInterval(keepAlive);
-  process.exit(code);
-}
-process.on("SIGINT", () => void shutdown("SIGINT"));
-process.on("SIGTERM", () => void shutdown("SIGTERM"));
+let chat: ConsoleChat | null = null;
+const shutdown = handleStopSignals({
+  log,
+  plan,
+  quiet: () => chat?.stop(),
+  async stop() {
+    for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
+    await app.close();
+    if (keepAlive) clearInterval(keepAlive);
+  },
+});
 
 
 /** A provider that cannot start (bad token, unreachable API) is logged and skipped; the others still run. */
@@ -111,9 +119,10 @@ if (config.HTTP_API_TOKENS.size === 0 && !config.HTTP_JWT_JWKS_URL) {
 const chatPlatforms = providers.filter((p) => p !== "http");
 
 if (chatPlatforms.length === 0 || process.stdin.isTTY) {
-  startConsole(app.gateway, {
+  chat = startConsole(app.gateway, {
     jsonl: false,
     exitOnEnd: false,
+    ...(plan.to === "file" ? { logFile: plan.file } : {}),
     onEnd: () => log.info("terminal chat input closed; the service keeps running until SIGINT or SIGTERM"),
   });
   providers.push("console");

@@ -1,8 +1,9 @@
 import { createApp, startOrExit } from "../../src/app.js";
 import { loadConfigOrExit } from "../../src/config.js";
-import { createLogger } from "../../src/log.js";
+import { loggerFor, logPlan } from "../../src/log.js";
 import { installProcessGuard } from "../../src/process-guard.js";
 import { secretsOf } from "../../src/secrets.js";
+import { handleStopSignals } from "../../src/shutdown.js";
 import { startConsole } from "./console.js";
 
 // `npm run chat [-- --jsonl] [--session NAME] [--user NAME]`: the terminal chat on its own.
@@ -14,24 +15,34 @@ function arg(name: string): string | undefined {
 
 // Errors only by default: the chat itself tells the user what went wrong.
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-const log = createLogger(config.LOG_LEVEL, 2, secretsOf(config));
+const jsonl = process.argv.includes("--jsonl");
+const plan = logPlan({
+  ttyChat: !jsonl && process.stdin.isTTY === true,
+  stderrTTY: process.stderr.isTTY === true,
+  format: config.LOG_FORMAT,
+  level: config.LOG_LEVEL,
+  dataDir: config.DATA_DIR,
+});
+const log = loggerFor(plan, secretsOf(config));
 installProcessGuard(log);
 const app = await startOrExit(() => createApp(config, log));
 const chat = startConsole(app.gateway, {
-  jsonl: process.argv.includes("--jsonl"),
+  jsonl,
   exitOnEnd: true,
+  ...(plan.to === "file" ? { logFile: plan.file } : {}),
   ...(arg("--session") ? { session: arg("--session")! } : {}),
   ...(arg("--user") ? { user: arg("--user")! } : {}),
 });
+const shutdown = handleStopSignals({
+  log,
+  plan,
+  quiet: () => chat.stop(),
+  async stop() {
+    await app.close();
+  },
+});
 await app.gateway.recover();
 await app.catalog.watch();
-
-const stop = async () => {
-  await app.close();
-  process.exit(0);
-};
-process.on("SIGINT", () => void stop());
-process.on("SIGTERM", () => void stop());
 await chat.done;
-await app.close();
-process.exit(0);
+// End of input, and the pending work is done.
+await shutdown("end of input");

@@ -7,6 +7,7 @@ import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
+import { Spinner, type SpinnerTimers } from "./spinner.js";
 
 export interface ConsoleOptions {
   /** Read `{"text": …}` lines and write one JSON object per outgoing message. */
@@ -19,6 +20,19 @@ export interface ConsoleOptions {
   onEnd?: () => void;
   input?: Readable;
   output?: Writable;
+  /** Where the log file is, for the banner (when logs do not go to the terminal). */
+  logFile?: string;
+  /** Ctrl-C at the interactive prompt (the terminal is in raw mode, so no signal is sent). Default: raise SIGINT. */
+  onInterrupt?: () => void;
+  /** For the spinner's frames (tests draw them by hand). */
+  timers?: SpinnerTimers;
+}
+
+export interface ConsoleChat {
+  /** Resolves when the input ended and, with `exitOnEnd`, the pending work is done. */
+  done: Promise<void>;
+  /** Stops reading and drawing (the process is stopping); `onEnd` is not called. */
+  stop(): void;
 }
 
 const jsonlLine = z.object({
@@ -29,7 +43,7 @@ const jsonlLine = z.object({
 });
 
 /** The terminal chat: every bot line shows the agent that said it. */
-export function startConsole(gateway: Gateway, options: ConsoleOptions): { done: Promise<void> } {
+export function startConsole(gateway: Gateway, options: ConsoleOptions): ConsoleChat {
   const input = options.input ?? process.stdin;
   const output = options.output ?? process.stdout;
   const interactive = !options.jsonl && (input as { isTTY?: boolean }).isTTY === true;
@@ -37,7 +51,42 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
   const defaultUser = options.user ?? safeUserName();
   const write = (line: string) => output.write(`${line}\n`);
   /** The reply being written on the current line (plain mode): its agent and the text shown so far. */
-  let open: { sessionKey: string; agent: string; text: string } | null = null;
+  let open: { sessionKey: string; agent: string; depth: number; text: string } | null = null;
+  let closed = false;
+  let stopped = false;
+  const prompt = (preserveCursor?: boolean) => {
+    if (interactive && !closed) rl.prompt(preserveCursor);
+  };
+  // The spinner draws on the prompt's line, so only where a person watches a terminal.
+  const spinner =
+    interactive && (output as { isTTY?: boolean }).isTTY === true
+      ? new Spinner(
+          (text) => output.write(text),
+          () => {
+            if (open) return false;
+            // Someone is typing: give them their line back until it is empty again.
+            if (!closed && rl.line !== "") {
+              if (spinner?.clear()) prompt(true);
+              return false;
+            }
+            return true;
+          },
+          options.timers,
+        )
+      : null;
+  /** Clears the current line (the half-typed prompt, the spinner) before a reply is written there. */
+  const clearLine = () => {
+    output.write("\r\x1b[K");
+    spinner?.erased();
+  };
+  /** A line from the chat itself (a refusal, an error), not in the middle of the prompt. */
+  const note = (line: string) => {
+    // Below a reply being written, which then carries on on a line of its own.
+    if (open) return void output.write(`\n${line}\n${label(open)} ${open.text}`);
+    if (interactive) clearLine();
+    write(line);
+    prompt(true);
+  };
 
   gateway.register({
     prefix: "console",
@@ -48,9 +97,9 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
           stream(key: string, delta: { agent: string; depth: number; text: string }) {
             if (!open || open.sessionKey !== key || open.agent !== delta.agent) {
               if (open) output.write("\n");
-              else if (interactive) output.write("\r\x1b[K");
-              output.write(`${label({ agent: delta.agent, depth: delta.depth })} `);
-              open = { sessionKey: key, agent: delta.agent, text: "" };
+              else if (interactive) clearLine();
+              output.write(`${label(delta)} `);
+              open = { sessionKey: key, agent: delta.agent, depth: delta.depth, text: "" };
             }
             open.text += delta.text;
             output.write(delta.text);
@@ -76,21 +125,23 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
         } else {
           // Replace the half-typed prompt line (or end a line the stream left), print the reply, redraw the prompt.
           if (open) output.write("\n");
-          else if (interactive) output.write("\r\x1b[K");
+          else if (interactive) clearLine();
           write(`${label(message)} ${message.text}`);
         }
         open = null;
         if (message.approvalId) write(`  → /approve ${message.approvalId}   or   /deny ${message.approvalId}`);
-        if (interactive) rl.prompt(true);
+        prompt(true);
       }
     },
   });
 
   const rl = createInterface({ input, terminal: interactive, ...(interactive ? { output } : {}) });
   if (interactive) {
-    write("Switchboard terminal chat. /status shows the agent stack, /cancel stops it, /reset starts over; Ctrl-D quits.");
+    write(banner(options));
     rl.setPrompt("you> ");
     rl.prompt();
+    // In raw mode Ctrl-C is a key, not a signal: pass it on, so it stops the process like a signal would.
+    rl.on("SIGINT", () => (options.onInterrupt ?? (() => process.kill(process.pid, "SIGINT")))());
   }
   let lineNo = 0;
   // Lines are stored one after the other, in the order they were typed.
@@ -99,7 +150,8 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
     lineNo++;
     const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
     if (message) submitted = submitted.then(() => submit(message));
-    if (interactive) rl.prompt();
+    prompt();
+    if (message) spinner?.start();
   });
   async function submit(message: NonNullable<ReturnType<typeof parsePlain>>): Promise<void> {
     {
@@ -112,23 +164,55 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): { done:
         });
         if (result.status === "refused") {
           if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: result.text }));
-          else write(`· ${result.text}`);
+          else note(`· ${result.text}`);
         }
+        // The spinner turns until the request is processed and its replies are shown.
+        if (spinner && (result.status === "accepted" || result.status === "duplicate")) {
+          void gateway.whenDone(result.requestId).then(turnEnded, turnEnded);
+        } else turnEnded();
       } catch (error) {
         if (options.jsonl) write(JSON.stringify({ type: "error", message: String(error) }));
-        else write(`! ${String(error)}`);
+        else note(`! ${String(error)}`);
+        turnEnded();
       }
     }
+  }
+  function turnEnded(): void {
+    if (spinner?.end()) prompt(true);
   }
 
   const done = new Promise<void>((resolve) => {
     rl.on("close", () => {
+      closed = true;
+      if (stopped) return;
+      if (interactive && !options.exitOnEnd) note("Chat input closed; Switchboard keeps running. Ctrl-C stops it.");
       options.onEnd?.();
       if (!options.exitOnEnd) return;
       void submitted.then(() => gateway.idle()).then(resolve);
     });
   });
-  return { done };
+  return {
+    done,
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      spinner?.stop();
+      // A reply cut off mid-stream stays on screen; the prompt's line is cleared for what comes next.
+      if (open) output.write("\n");
+      else if (interactive && !closed) clearLine();
+      open = null;
+      rl.close();
+    },
+  };
+}
+
+/** What the chat is and how to leave it: Ctrl-D ends only the input, which stops a chat but not a service. */
+function banner(options: ConsoleOptions): string {
+  const quit = options.exitOnEnd
+    ? "Ctrl-C or Ctrl-D quits."
+    : "Ctrl-C to quit (Ctrl-D closes only this chat; the service keeps running).";
+  const logs = options.logFile ? ` Logs: ${options.logFile}` : "";
+  return `Switchboard terminal chat. /status shows the agent stack, /cancel stops it, /reset starts over. ${quit}${logs}`;
 }
 
 function parseJsonl(raw: string, lineNo: number, write: (line: string) => void) {

@@ -71,6 +71,8 @@ describe("npm run chat -- --jsonl", () => {
         depth: 0,
         text: "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.",
       },
+      // HANDBACK_NOTICE (on by default): the conversation is back with main.
+      { type: "message", agent: "switchboard", depth: 0, text: "Interview skill finished." },
       { type: "message", agent: "main", depth: 1, text: "Booked Lisbon." },
     ]);
   });
@@ -98,7 +100,10 @@ describe("npm run chat -- --jsonl", () => {
     second.send({ text: "Porto" });
     second.child.stdin.end();
     expect(await second.exited).toBe(0);
-    expect(second.json()).toEqual([{ type: "message", agent: "main", depth: 1, text: "Porto it is." }]);
+    expect(second.json()).toEqual([
+      { type: "message", agent: "switchboard", depth: 0, text: "Interview skill finished." },
+      { type: "message", agent: "main", depth: 1, text: "Porto it is." },
+    ]);
     expect(fake.rejected()).toEqual([]);
   });
 
