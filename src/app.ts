@@ -124,6 +124,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       compactionKeepTokens: config.COMPACTION_KEEP_TOKENS,
       contextTokens: config.MODEL_CONTEXT_TOKENS,
       approvalTimeoutMs: config.APPROVAL_TIMEOUT,
+      handbackNotice: config.HANDBACK_NOTICE,
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,
@@ -132,7 +133,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, midTurn: config.MID_TURN });
+  if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
   const sweepApprovals = async () => {

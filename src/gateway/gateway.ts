@@ -28,6 +28,8 @@ export interface GatewayDeps {
   retryBaseMs?: number;
   /** Tokens a session may use between /resets before the model is no longer called (0: no limit). */
   sessionTokenBudget?: number;
+  /** A message sent while a turn runs waits for it (queue, the default) or joins it (steer; see steerable()). */
+  midTurn?: "queue" | "steer";
 }
 
 const STORE_FAILING =
@@ -36,6 +38,7 @@ const CORRUPT = "Sorry, the saved state of this chat is damaged, so I could not 
 const INTERNAL = "Sorry, something went wrong while handling that message. Please try again.";
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
+const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
@@ -101,7 +104,7 @@ export class Gateway {
         this.deps.runtime.store.commit({
           sessionKey: request.sessionKey,
           // Not one of the request's replies (those come when it runs): a notice to the chat.
-          outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: QUEUED, kind: "notice" }],
+          outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: deps.midTurn === "steer" ? STEERED : QUEUED, kind: "notice" }],
         }),
       deliver: (key) => this.outbox.deliver(key),
     });
@@ -208,6 +211,20 @@ export class Gateway {
   /** Read access for API providers. */
   get store(): Store {
     return this.deps.store;
+  }
+
+  /**
+   * MID_TURN=steer: the messages (not commands) that the running task's owner sent behind `runningRequestId`,
+   * oldest first; the running frame reads them at its next model call. Others' messages keep waiting.
+   */
+  async steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
+    const { store } = this.deps;
+    const waiting = (await store.unfinishedRequestsOf(sessionKey)).filter(
+      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.unrecorded.has(r.id),
+    );
+    if (waiting.length === 0) return [];
+    const owner = (await store.activeTask(sessionKey))?.ownerId;
+    return waiting.filter((r) => r.userId === owner).map((r) => ({ id: r.id, text: r.text }));
   }
 
   /** The skills and agents loaded now (for a provider's welcome or menu). */

@@ -1,5 +1,6 @@
 import { Journal } from "./journal.js";
-import { addUserText, executeTurn, type TurnDeps } from "./executor.js";
+import { executeTurn, type TurnDeps } from "./executor.js";
+import { addUserText } from "./messages.js";
 import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
 import { AgentStack, type StackFrame } from "./frame.js";
 import { childSystemPrompt } from "./prompts.js";

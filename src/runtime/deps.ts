@@ -32,6 +32,8 @@ export interface RuntimeSettings {
   contextTokens: Record<string, number>;
   /** How long an approval waits for the owner before it counts as denied. Default 24 h. */
   approvalTimeoutMs: number;
+  /** Say in the chat when a child hands the conversation back ("Interview skill finished"). Default on. */
+  handbackNotice?: boolean;
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

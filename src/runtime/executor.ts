@@ -6,10 +6,12 @@ import { textOf, toolUsesOf, type AssistantBlock, type ToolUseBlock } from "../l
 import type { CallLimiter } from "./call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
-import { appendBlocks, sanitise, toolResult, unresolvedToolUses } from "./history.js";
+import { appendBlocks, sanitise, unresolvedToolUses } from "./history.js";
+import { addToolResult, addUserText } from "./messages.js";
 import type { Journal } from "./journal.js";
 import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded } from "./compaction.js";
+import { joinSteering } from "./steering.js";
 import { COMPLETE } from "./tools/complete.js";
 import { checkReport, MAX_REPORT_ATTEMPTS, REPORT_BACK } from "./tools/report-back.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -31,6 +33,11 @@ export interface TurnDeps {
   runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
   /** The frame's depth on the session's stack (1 = main); set for the frames the user talks to. */
   depth?: number;
+  /**
+   * MID_TURN=steer: the owner's messages waiting behind the running request (oldest first), which join the frame
+   * the user talks to at its next model call. Absent: they wait for the turn to end.
+   */
+  steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
   /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
   onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string }) => void;
 }
@@ -40,18 +47,6 @@ export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
 
 export const INTERRUPTED =
   "interrupted by a restart; it may or may not have run. Check its effect before trying again.";
-
-export function addUserText(frame: StackFrame, journal: Journal, text: string): void {
-  const content = [{ type: "text" as const, text }];
-  appendBlocks(frame.history, "user", content);
-  journal.append(frame, "message", { role: "user", content });
-}
-
-export function addToolResult(frame: StackFrame, journal: Journal, toolUseId: string, content: string, isError: boolean): void {
-  const block = toolResult(toolUseId, content, isError);
-  appendBlocks(frame.history, "user", [block]);
-  journal.append(frame, "tool_result", { tool_use_id: toolUseId, content: block.content, is_error: isError });
-}
 
 /** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
 export async function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
@@ -75,6 +70,7 @@ export async function executeTurn(frame: StackFrame, input: TurnInput, deps: Tur
       }
       frame.iteration += 1;
       journal.touch(frame);
+      if (deps.steering) await joinSteering(frame, deps);
       const response = await callModel(frame, deps);
       if ("error" in response) return { action: TurnAction.ERROR, text: response.error };
       uses = toolUsesOf(response.content);
@@ -117,7 +113,9 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     return { content };
   } catch (error) {
     const message = error instanceof ModelError ? error.message : String(error);
-    deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
+    // A call cancelled by a stop (Ctrl-C, /cancel) is not a failure worth a warning: the request resumes or ends.
+    if (deps.signal.aborted) deps.log.info({ agent: frame.agentName }, "model call cancelled");
+    else deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
     return { error: message };
   }
 }

@@ -53,6 +53,11 @@ export class Journal {
     this.staged = merge(this.staged, extra);
   }
 
+  /** Whether a staged change already closes request `id` (it must not be closed twice in one step). */
+  closes(id: string): boolean {
+    return (this.staged.requestsClosed ?? []).some((r) => r.id === id);
+  }
+
   async flush(extra: StepExtra = {}): Promise<void> {
     const all = merge(this.staged, extra);
     // A frame pushed and popped in the same step (main answering at once) never needs a row.
@@ -90,5 +95,6 @@ function merge(a: StepExtra, b: StepExtra): StepExtra {
     framesPushed: [...(a.framesPushed ?? []), ...(b.framesPushed ?? [])],
     framesPopped: [...(a.framesPopped ?? []), ...(b.framesPopped ?? [])],
     outbound: [...(a.outbound ?? []), ...(b.outbound ?? [])],
+    requestsClosed: [...(a.requestsClosed ?? []), ...(b.requestsClosed ?? [])],
   };
 }

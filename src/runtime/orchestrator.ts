@@ -9,6 +9,7 @@ import { compactIfNeeded } from "./compaction.js";
 import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
+import { agentLabel } from "./labels.js";
 import { mainSystemPrompt } from "./prompts.js";
 import type { AgentStackManager } from "./stack-manager.js";
 import { effectiveToolsFor } from "./tools/registry.js";
@@ -26,6 +27,8 @@ export interface RuntimeDeps {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** MID_TURN=steer: the owner's messages waiting behind a running request, to join its frame (executor.ts). */
+  steering?: TurnDeps["steering"];
   /** Told of stack changes after they are committed, and of reply text as the model writes it. */
   onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
 }
@@ -186,6 +189,7 @@ export class Orchestrator {
           await journal.flush({
             framesPopped: [frame.frameId],
             ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),
+            ...this.handBack(journal, frame, "finished"),
           });
           this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth: stack.depth });
           log.info({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth }, "child completed: popped");
@@ -226,16 +230,21 @@ export class Orchestrator {
           const parent = returnToParent(stack, journal, result.text, true);
           log.warn({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth, reason: result.text }, `${result.action}: popped`);
           if (parent) {
-            await journal.flush({ framesPopped: [frame.frameId] });
+            await journal.flush({ framesPopped: [frame.frameId], ...this.handBack(journal, frame, "stopped before finishing") });
+            this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth: stack.depth });
             break;
           }
-          this.deps.stacks.clear(journal.sessionKey);
-          await journal.flush({
-            framesPopped: [frame.frameId],
-            task: { id: taskId, status: "failed", error: result.text },
-            request: { id: requestId, status: "failed", error: result.text },
-            outbound: [this.outbound(journal, "switchboard", 0, `Sorry, I could not finish that: ${result.text}`, "error")],
-          });
+          try {
+            await journal.flush({
+              framesPopped: [frame.frameId],
+              task: { id: taskId, status: "failed", error: result.text },
+              request: { id: requestId, status: "failed", error: result.text },
+              outbound: [this.outbound(journal, "switchboard", 0, `Sorry, I could not finish that: ${result.text}`, "error")],
+            });
+          } finally {
+            // After the commit: a reader (/status) that loads the stack meanwhile must not cache the one being ended.
+            this.deps.stacks.clear(journal.sessionKey);
+          }
           return;
         }
         default: {
@@ -244,6 +253,12 @@ export class Orchestrator {
         }
       }
     }
+  }
+
+  /** The line that shows a child handed the chat back ("Interview skill finished"), unless HANDBACK_NOTICE=off. */
+  private handBack(journal: Journal, frame: StackFrame, how: string): { outbound?: OutboundInput[] } {
+    if (this.deps.settings.handbackNotice === false || frame.mode !== "interactive") return {};
+    return { outbound: [this.outbound(journal, "switchboard", 0, `${agentLabel(frame.agentName)} ${how}.`, "notice")] };
   }
 
   outbound(journal: Journal, agent: string, depth: number, text: string, kind: OutboundInput["kind"]): OutboundInput {

@@ -1,4 +1,4 @@
-import { addToolResult } from "./executor.js";
+import { addToolResult } from "./messages.js";
 import type { AgentStack, StackFrame } from "./frame.js";
 import type { Store } from "../store/store.js";
 import { rebuildHistory, unresolvedToolUses } from "./history.js";

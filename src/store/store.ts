@@ -184,8 +184,8 @@ export interface StepCommit {
   taskCreated?: { id: string; ownerId: string; requestId: string };
   task?: { id: string; status: TaskStatus; result?: string; error?: string; structuredOutput?: unknown };
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
-  /** Other requests ended by this step (a turn that a /cancel interrupted). */
-  requestsClosed?: { id: string; status: RequestStatus; error?: string }[];
+  /** Other requests ended by this step (a turn that a /cancel interrupted; messages that joined a running turn). */
+  requestsClosed?: { id: string; status: RequestStatus; taskId?: string | null; error?: string }[];
   usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;

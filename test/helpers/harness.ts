@@ -76,6 +76,13 @@ export interface HarnessOptions {
   contextTokens?: Record<string, number>;
   sessionTokenBudget?: number;
   approvalTimeoutMs?: number;
+  /**
+   * "Interview skill finished." notices (HANDBACK_NOTICE; on in the product). Off by default here, so tests about the
+   * stack's mechanics see only the agents' replies; the tests about the notice turn it on.
+   */
+  handbackNotice?: boolean;
+  /** MID_TURN (default queue). */
+  midTurn?: "queue" | "steer";
   /** Id source (default: readable counters). */
   ids?: Ids;
   limiter?: CallLimiter;
@@ -125,6 +132,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       compactionKeepTokens: options.compactionKeepTokens ?? 20_000,
       contextTokens: options.contextTokens ?? {},
       approvalTimeoutMs: options.approvalTimeoutMs ?? 24 * 3600 * 1000,
+      handbackNotice: options.handbackNotice ?? false,
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,
@@ -133,7 +141,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0 });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, midTurn: options.midTurn ?? "queue" });
+  if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
   gateway.register({

@@ -54,7 +54,12 @@ export class Checker {
     // A commit that touches neither the stack's frames nor their histories (a batch run whose caller gave up, closing
     // itself in the log while the caller is mid-step) leaves the stack as it was; the caller's own next step is checked.
     const onStack = new Set(frames.map((f) => f.agentSessionId));
-    const touchesStack = step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length || (step.log ?? []).some((r) => r.agentSessionId !== null && onStack.has(r.agentSessionId));
+    // (A batch frame's own row update is not the stack's: batch frames are never on it.)
+    const touchesStack =
+      step.framesPushed?.length ||
+      step.framesPopped?.length ||
+      (step.framesUpdated ?? []).some((f) => onStack.has(f.agentSessionId)) ||
+      (step.log ?? []).some((r) => r.agentSessionId !== null && onStack.has(r.agentSessionId));
     if (memory !== null && touchesStack) {
       const durable = await storedStack(store, step.sessionKey);
       if (memory !== durable) this.report(`durability: the stack in memory of ${step.sessionKey} differs from the committed one after a step`);

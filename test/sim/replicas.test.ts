@@ -129,7 +129,7 @@ describe("replicas and leases (simulation)", () => {
       expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
       expect((await b.store.request(requestId))?.status).toBe("done");
       const replies = (await b.store.outboundFor(requestId)).map((o) => o.text);
-      expect(replies).toEqual(["All set (booked: booked Lisbon (s1#2))"]);
+      expect(replies).toEqual(["Interview skill finished.", "All set (booked: booked Lisbon (s1#2))"]);
       expect(world.outside.bookings.get("Lisbon (s1#2)")).toBe(1);
       const logBefore = await b.store.sessionLog("sim:s1");
 

@@ -19,6 +19,8 @@ export interface ScenarioOptions {
   sessions?: number;
   events?: number;
   crashes?: boolean;
+  /** MID_TURN; default: steer on even seeds, queue on odd ones (so both paths face the same faults). */
+  midTurn?: "queue" | "steer";
   /** Make every world crash at its first commit after this many (for planted bugs that need a restart). */
   forceCrashAfter?: number;
 }
@@ -68,6 +70,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       plants: options.plants ?? {},
       callDepthMax: CALL_DEPTH_MAX,
       replica: `sim-${restarts}`,
+      midTurn: options.midTurn ?? (seed % 2 === 0 ? "steer" : "queue"),
       onCommit: (world, step) => checker.afterCommit(world.store, world.stacks.cached(step.sessionKey), step),
     });
 

@@ -87,6 +87,11 @@ describe("every checker fires on its planted bug", () => {
     expect(found).toMatch(/^seed 1: no hang: request req_\d+ made more than 50 model calls/);
   });
 
+  it("exactly once: a steer (MID_TURN=steer) that offers messages already read is caught", async () => {
+    const found = await firstViolation(/exactly once/, { plants: { steerTwice: true }, midTurn: "steer", crashes: false });
+    expect(found).toMatch(/^seed \d+: exactly once: the message "[^"]+" reached an agent \d+ times/);
+  });
+
   it("no reply twice: a store that forgets deliveries is caught after a restart", async () => {
     const found = await firstViolation(/no reply twice/, { plants: { forgetDeliveries: true }, forceCrashAfter: 12 });
     expect(found).toMatch(/^seed \d+: no reply twice: out_\d+ \("[^"]*"\) was delivered more than once/);

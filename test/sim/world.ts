@@ -48,6 +48,8 @@ export interface WorldPlants extends StorePlants {
   /** A tool that hands over without the depth and cycle rules. */
   ruleFreeSpawn?: boolean;
   maxIterations?: number;
+  /** MID_TURN=steer that also offers messages already read (a steer that forgets what it took). */
+  steerTwice?: boolean;
 }
 
 /** One process lifetime: a runtime and gateway on the scenario's SQLite file, dying at an optional crash point. */
@@ -69,6 +71,7 @@ export class World {
     callDepthMax: number;
     /** This process's name among the replicas: a restarted process is a new holder of its leases. */
     replica: string;
+    midTurn: "queue" | "steer";
     onCommit: (world: World, step: StepCommit) => Promise<void>;
   }) {
     this.store = new SimStore(opts.dbFile, () => opts.time.now(), opts.crashAt, opts.plants, (step) => opts.onCommit(this, step));
@@ -101,7 +104,12 @@ export class World {
     // Tag every model call with its request, so the no-hang bound is per request.
     const handle = orchestrator.handleMessage.bind(orchestrator);
     orchestrator.handleMessage = (request, signal) => currentRequest.run(request.id, () => handle(request, signal));
-    this.gateway = new Gateway({ store: this.store, leases, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1 });
+    this.gateway = new Gateway({ store: this.store, leases, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1, midTurn: opts.midTurn });
+    if (opts.midTurn === "steer") runtime.steering = (key, running) => this.gateway.steerable(key, running);
+    if (opts.midTurn === "steer" && opts.plants.steerTwice) {
+      runtime.steering = async (key, running) =>
+        (await this.store.requests(key)).filter((r) => r.kind === "message" && r.id !== running).map((r) => ({ id: `${r.id}-again`, text: r.text }));
+    }
     this.gateway.register({
       prefix: "sim",
       deliver: async (message, receipt) => {

@@ -94,7 +94,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
 async function updateRequests(client: pg.ClientBase, step: StepCommit, now: number): Promise<void> {
   const updates = [
     ...(step.request ? [{ ...step.request, taskId: step.request.taskId ?? null }] : []),
-    ...(step.requestsClosed ?? []).map((r) => ({ ...r, taskId: null })),
+    ...(step.requestsClosed ?? []).map((r) => ({ ...r, taskId: r.taskId ?? null })),
   ];
   if (updates.length === 0) return;
   const batches = new Set(updates.map((u) => u.id)).size === updates.length ? [updates] : updates.map((u) => [u]);

@@ -116,7 +116,7 @@ export class SqliteStore implements Store {
         const r = step.request;
         s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
       }
-      for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, null, r.error ?? null, now, r.id);
+      for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
       if (step.usage) {
         const u = step.usage;
         s.addUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId);

@@ -141,11 +141,12 @@ export class ReplicaChecker {
     for (const key of sessions) {
       const requests = this.sql(`SELECT id, text, status FROM requests WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ id: string; text: string; status: string }>;
       const log = this.sql(`SELECT type, payload FROM context_log WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ type: string; payload: string }>;
-      const outbox = this.sql(`SELECT id, request_id, text, delivered_at FROM outbox WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ id: string; request_id: string | null; text: string; delivered_at: number | null }>;
+      const outbox = this.sql(`SELECT id, request_id, text, kind, delivered_at FROM outbox WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ id: string; request_id: string | null; text: string; kind: string; delivered_at: number | null }>;
       // 4. Nothing stuck; no reply committed twice for a request; every reply delivered exactly once.
       for (const r of requests) {
         if (r.status !== "done" && r.status !== "failed") this.report(`stuck: request ${r.id} ("${r.text}") of ${key} is still ${r.status}`);
-        const replies = outbox.filter((o) => o.request_id === r.id);
+        // Notices ("Interview skill finished.") go beside a request's reply; they are not a second answer.
+        const replies = outbox.filter((o) => o.request_id === r.id && o.kind !== "notice");
         if (replies.length > 1) this.report(`reply twice: request ${r.id} of ${key} has ${replies.length} replies: ${replies.map((o) => JSON.stringify(o.text)).join(", ")}`);
         if (r.status === "done" && replies.length === 0) this.report(`stuck: request ${r.id} of ${key} is done without a reply`);
         const reached = log.filter((e) => e.type === "message" && userText(e.payload) === r.text).length;
