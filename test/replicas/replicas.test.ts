@@ -4,23 +4,13 @@
 // state is checked: every message answered once, no reply doubled, the booking made at most once, every
 // replica telling the same story.
 import { createServer, type Server } from "node:http";
-import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, type FakeAnthropic, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { adminQuery, describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
-import { freePort, run, type Proc } from "../integration/child-process.js";
-
-const TOKEN = "tok-alice-0123456789";
-const BOB = "tok-bob-0123456789";
-
-interface Replica {
-  name: string;
-  proc: Proc;
-  base: string;
-}
+import { api, BOB, leaseHolder as holderOf, say, startReplica, type Replica } from "./replica.js";
 
 let fake: FakeAnthropic;
 let ledger: Server;
@@ -58,59 +48,14 @@ async function model(req: MessagesRequest): Promise<FakeReply> {
   return reply(toolUse("use_skill", { name: "interview", message: "ask where to go" }));
 }
 
-async function startReplica(name: string): Promise<Replica> {
-  const port = await freePort();
-  const proc = run("src/main.ts", [], {
-    ANTHROPIC_API_KEY: "k",
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_MAX_RETRIES: "0",
-    DATABASE_URL: db.url,
-    SESSION_LEASE_MS: "1000",
-    DATA_DIR: join(defs.root, `data-${name}`),
-    SKILLS_DIR: defs.skills,
-    AGENTS_DIR: defs.agents,
-    HTTP_PORT: String(port),
-    HTTP_API_TOKENS: `${TOKEN}:alice,${BOB}:bob`,
-    HTTP_REQUEST_ALLOW: "127.0.0.1",
-    LOG_LEVEL: "info",
-  });
-  proc.child.stdout.on("data", () => {});
-  await Promise.race([
-    proc.logged('"msg":"switchboard started"'),
-    proc.exited.then((code) => {
-      throw new Error(`replica ${name} exited (${code}) while starting:\n${proc.stderr}`);
-    }),
-  ]);
-  return { name, proc, base: `http://127.0.0.1:${port}` };
-}
-
-function api(replica: Replica, path: string, body?: unknown, headers: Record<string, string> = {}, token = TOKEN) {
-  return fetch(replica.base + path, {
-    method: body === undefined ? "GET" : "POST",
-    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-}
-
-async function say(replica: Replica, session: string | undefined, words: string): Promise<Record<string, unknown>> {
-  const res = await api(replica, "/v1/messages", { ...(session ? { session_id: session } : {}), items: [{ content_type: "text", content: words }] });
-  const body = (await res.json()) as Record<string, unknown>;
-  expect(res.status, `${replica.name}: ${JSON.stringify(body)}`).toBe(200);
-  return body;
-}
-
 /** Resolves when any replica commits the end of `requestId` (read from the change feed, as replicas hear it). */
 function requestDone(requestId: string): Promise<void> {
   if (doneSeen.has(requestId)) return Promise.resolve();
   return new Promise((resolve) => doneWaiters.set(requestId, resolve));
 }
 
-/** The replica (by pid in its lease holder name) that holds a session's lease now. */
-async function leaseHolder(sessionKey: string): Promise<Replica | undefined> {
-  const rows = await adminQuery<{ holder: string }>(db, "SELECT holder FROM leases WHERE key = $1", [sessionKey]);
-  const pid = Number(/-(\d+)-[0-9a-f]+$/.exec(rows.rows[0]?.holder ?? "")?.[1]);
-  return replicas.find((r) => r.proc.child.pid === pid);
-}
+/** The replica that holds a session's lease now. */
+const leaseHolder = (sessionKey: string) => holderOf(db, replicas, sessionKey);
 
 describeIfPostgres("replicas on one PostgreSQL", () => {
   beforeAll(async () => {
@@ -144,7 +89,7 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
     });
     defs = writeDefinitions({ "skills/interview/SKILL.md": "---\nname: interview\ndescription: Plans trips.\n---\nAsk, then book.\n" });
     // Three replicas starting at once migrate the schema once, under the advisory lock.
-    replicas.push(...(await Promise.all(["a", "b", "c"].map(startReplica))));
+    replicas.push(...(await Promise.all(["a", "b", "c"].map((name) => startReplica(name, { modelUrl: fake.url, db, defs })))));
   }, 60_000);
 
   afterAll(async () => {

@@ -14,12 +14,12 @@ import { stopDraft, visibleDraft, type DraftUpdate } from "./drafts.js";
 import { TG_ERRORS } from "./errors.js";
 import { FloodControl, type FloodLimits } from "./flood.js";
 import { commandsKey, METHODS, WEBHOOK_CONFLICT } from "./methods.js";
-import { State, type ChatAction, type ChatEvent, type SentMessage, type TgObject, type TgUpdate } from "./state.js";
+import { State, type ChatAction, type ChatEvent, type SentMessage, type TgObject, type TgUpdate, type VisibleMessage } from "./state.js";
 import { buildUserMessage, type UserMessageOptions } from "./updates.js";
 import type { BotCommand } from "./validate.js";
 
 export type { MessageEntity } from "./common.js";
-export type { ChatAction, ChatEvent, SentMessage, TgUpdate } from "./state.js";
+export type { ChatAction, ChatEvent, SentMessage, TgUpdate, VisibleMessage } from "./state.js";
 export type { UserMessageOptions } from "./updates.js";
 export type { DraftUpdate } from "./drafts.js";
 export type { FloodLimits, FloodWindow } from "./flood.js";
@@ -61,6 +61,8 @@ export interface FakeTelegram {
   visibleDraft(chatId: number, threadId?: number): DraftUpdate | null;
   /** What the user saw, in order: messages sent, edits, deletions and draft updates (see ChatEvent). */
   timeline(chatId?: number): ChatEvent[];
+  /** What the chat (or a forum topic) shows now: its messages, users' and the bot's, minus deleted ones, with edits applied; no drafts. */
+  visible(chatId: number, threadId?: number): VisibleMessage[];
   /** The user pressed the stop button of the visible draft (it needs can_stop): pushes and returns the stopped_message_generation update. */
   stopDraft(chatId: number, threadId?: number): TgUpdate;
   actions(chatId?: number): ChatAction[];
@@ -353,6 +355,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     drafts: (chatId) => byChat(state.drafts, chatId),
     visibleDraft: (chatId, threadId) => visibleDraft(state, chatId, threadId),
     timeline: (chatId) => byChat(state.events, chatId),
+    visible: (chatId, threadId) => state.visible(chatId, threadId),
     stopDraft: (chatId, threadId) => pushUpdate(stopDraft(state, chatId, threadId, ++state.seq)),
     actions: (chatId) => byChat(state.actions, chatId),
     commands: (scope, languageCode) => state.commands.get(commandsKey(scope, languageCode)) ?? [],

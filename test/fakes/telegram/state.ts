@@ -71,6 +71,15 @@ export type ChatEvent =
   | { kind: "delete"; chat_id: number; message_id: number; seq: number; at: number }
   | { kind: "draft"; chat_id: number; message_thread_id?: number; draft_id: number; text: string; seq: number; at: number };
 
+/** One message as the chat shows it now (see State.visible). */
+export interface VisibleMessage {
+  message_id: number;
+  fromBot: boolean;
+  message_thread_id?: number;
+  /** The current text (a caption for media), with every edit applied. */
+  text: string;
+}
+
 export interface ChatAction {
   chat_id: number;
   action: string;
@@ -229,6 +238,27 @@ export class State {
       const chat = update[key]?.chat;
       if (chatIdOf(chat) !== undefined) this.registerChat(chat as TgObject);
     }
+  }
+
+  /**
+   * What a member scrolling the chat (or one forum topic) sees now: every message, the users' and the bot's, in
+   * order, except deleted ones, each with its current text. As on Telegram: editMessageText changes a message in
+   * place (same message_id, the edited text replaces the old one for everyone; "edited" is only a label), and
+   * deleteMessage removes it for everyone in groups and for both sides in private chats (Bot API, #editmessagetext
+   * and #deletemessage). Drafts are not messages: a draft is a 30-second preview shown beside them (visibleDraft).
+   */
+  visible(chatId: number, threadId?: number): VisibleMessage[] {
+    const chat = this.chats.get(chatId);
+    if (!chat) return [];
+    return [...chat.messages.entries()]
+      .filter(([, m]) => !m.deleted)
+      .filter(([, m]) => threadId === undefined || m.message.message_thread_id === threadId)
+      .sort(([a], [b]) => a - b)
+      .map(([id, m]) => {
+        const thread = typeof m.message.message_thread_id === "number" ? m.message.message_thread_id : undefined;
+        const text = m.sent?.text ?? (typeof m.message.text === "string" ? m.message.text : typeof m.message.caption === "string" ? m.message.caption : "");
+        return { message_id: id, fromBot: m.fromBot, ...(thread !== undefined && { message_thread_id: thread }), text };
+      });
   }
 
   enqueue(update: TgUpdate) {
