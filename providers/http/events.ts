@@ -12,6 +12,8 @@ export class RequestEvents {
   private requestId: string | null = null;
   private send: Send | null = null;
   private readonly early: Array<{ event: string; data: unknown }> = [];
+  /** Deltas heard before the request was bound, with the request they belong to (kept in order with the rest). */
+  private readonly unbound: Array<{ requestId: string | null | undefined; data: unknown; at: number }> = [];
   private readonly sent = new Set<string>();
   private pending: Promise<void> = Promise.resolve();
   private readonly unwatch: () => void;
@@ -26,6 +28,10 @@ export class RequestEvents {
   /** The request whose replies to stream (known once it is stored). */
   bind(requestId: string): void {
     this.requestId = requestId;
+    // Deltas of this request heard before it was known take their place among the early events; others' are dropped.
+    for (const d of this.unbound.splice(0).reverse()) {
+      if (d.requestId == null || d.requestId === requestId) this.early.splice(d.at, 0, { event: "delta", data: d.data });
+    }
   }
 
   attach(send: Send): void {
@@ -54,7 +60,12 @@ export class RequestEvents {
   private heard(change: StoreChange): void {
     if (change.sessionKey !== this.sessionKey) return;
     if (change.kind === "stack") this.emit("stack", change.event);
-    else if (change.kind === "delta") this.emit("delta", change.event);
+    else if (change.kind === "delta") {
+      // Only this request's pieces: the session may be writing another request's reply first (a message queued
+      // behind it). A change without a request id (an older replica) is shown as before.
+      if (this.requestId === null) this.unbound.push({ requestId: change.requestId, data: change.event, at: this.early.length });
+      else if (change.requestId == null || change.requestId === this.requestId) this.emit("delta", change.event);
+    }
     else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
   }
 

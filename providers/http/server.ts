@@ -247,6 +247,8 @@ export class HttpProvider {
     events: RequestEvents,
   ): Promise<{ internalError: boolean }> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    // Headers now: a request queued behind another turn may have nothing to say for a while.
+    res.flushHeaders();
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     events.attach(send);
     const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };

@@ -27,6 +27,9 @@ export interface StreamMemory {
   forgetIndicator(sessionKey: string): Promise<void>;
 }
 
+/** What is remembered for a session now (the stored indicator row's data), or null. */
+export type RememberedNow = (sessionKey: string) => Promise<string | null>;
+
 export interface ReplyStreamsDeps {
   mode: StreamingMode;
   /** For previews: no auto-retry (a preview skips what it cannot show now rather than waiting). */
@@ -34,6 +37,8 @@ export interface ReplyStreamsDeps {
   /** For replies: the bot's own client, with auto-retry. */
   api: Api;
   memory: StreamMemory;
+  /** Read again before a previous process's messages are deleted: another replica may have taken them over since. */
+  remembered: RememberedNow;
   log: Logger;
   clock: StreamClock;
   /** The session's replies committed but not yet claimed for delivery. */

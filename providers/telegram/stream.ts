@@ -21,8 +21,6 @@ export class ReplyStreams {
   /** Sessions whose turn runs now (between `working` and its stop). */
   private readonly running = new Set<string>();
   private readonly orphans = new Map<string, Orphans>();
-  /** Remembered messages already handed to `adopt` (read at start, then again by the gateway's clearIndicator). */
-  private readonly adopted = new Set<string>();
   /** Sessions with streamed messages recorded with the gateway (by this process or the one before). */
   private readonly recorded = new Set<string>();
   /** Chats whose drafts Telegram refused: edited messages there from now on. */
@@ -31,11 +29,11 @@ export class ReplyStreams {
 
   constructor(private readonly deps: ReplyStreamsDeps) {}
 
-  /** A streamed message of a previous process: the first reply (or edit stream) in that session takes it over. */
+  /**
+   * Streamed messages a previous process remembered (read once, at start, before replies can go out): the first
+   * reply (or edit stream) in that session takes them over.
+   */
   adopt(sessionKey: string, data: string): void {
-    // Once only: a second call must not bring back a message a reply has taken over meanwhile.
-    if (this.adopted.has(`${sessionKey} ${data}`)) return;
-    this.adopted.add(`${sessionKey} ${data}`);
     const orphans = parseOrphans(data);
     this.recorded.add(sessionKey);
     if (orphans) this.orphans.set(sessionKey, orphans);
@@ -99,7 +97,7 @@ export class ReplyStreams {
     }
     if (replace === undefined && !receipt.sentChunks.has(0)) {
       // The oldest message a previous process streamed here becomes this reply.
-      replace = this.takeOrphan(key);
+      replace = await this.takeOrphan(key);
       adoptedOrphan = replace !== undefined;
     }
     if (receipt.sentChunks.has(0)) replace = undefined; // a retry after chunk 0 went out: the rest goes on below
@@ -129,27 +127,48 @@ export class ReplyStreams {
   }
 
   /**
-   * Called for each session the gateway found remembered at start: when nothing there will be delivered or run
-   * again, the messages a previous process streamed will never be taken over, so they are deleted.
+   * Called at start, after `adopt` and once replies can be delivered, for each session a previous process left
+   * streamed messages in: when nothing there will be delivered or run again, they will never be taken over, so they
+   * are deleted; otherwise they stay remembered until a reply takes them over. (Not through the gateway's
+   * clearIndicator: the gateway forgets the row as soon as that returns, so a process dying again before the
+   * resumed turn streamed would leave the half message in the chat for good, beside the reply.)
    */
-  async recovered(sessionKey: string, data: string): Promise<void> {
-    this.adopt(sessionKey, data);
+  async settleRemembered(sessionKey: string): Promise<void> {
     if (this.orphans.has(sessionKey)) await this.settleOrphans(sessionKey);
+    else await this.sync(sessionKey); // taken over already, or nothing usable was remembered: forgotten unless live
   }
 
   /** Deletes what a previous process streamed in `key` if no reply or turn there can take it over any more. */
   private async settleOrphans(key: string): Promise<void> {
     const [pending, unfinished] = await Promise.all([this.deps.pending(key), this.deps.unfinished(key)]).catch(() => [null, null]);
-    if (!pending || !unfinished || pending.length > 0 || unfinished > 0) return;
+    // (Not `!unfinished`: 0 is the answer that lets them go; null is a store that could not say.)
+    if (pending === null || unfinished === null || pending.length > 0 || unfinished > 0) return;
+    // Only what is still remembered: another replica that ran the turn may have made one of them its reply.
+    const still = await this.deps.remembered(key).then(
+      (data) => new Set(parseOrphans(data ?? "")?.messageIds ?? []),
+      () => null,
+    );
     const left = this.orphans.get(key);
+    if (still === null || !left) return;
     this.orphans.delete(key);
-    for (const id of left?.messageIds ?? []) await this.remove(key, left!.chatId, id);
+    for (const id of left.messageIds.filter((m) => still.has(m))) await this.remove(key, left.chatId, id);
     await this.sync(key);
   }
 
-  private takeOrphan(key: string): number | undefined {
+  /**
+   * The oldest message a previous process streamed here, to become this reply. Only one the store still remembers:
+   * with several replicas, every one adopted the rows at its start, and the one that ran the resumed turn may have
+   * made the message its reply since (an edit over that answer would replace it).
+   */
+  private async takeOrphan(key: string): Promise<number | undefined> {
+    if (!this.orphans.has(key)) return undefined;
+    const still = await this.deps.remembered(key).then(
+      (data) => new Set(parseOrphans(data ?? "")?.messageIds ?? []),
+      () => null,
+    );
     const orphans = this.orphans.get(key);
-    if (!orphans || orphans.chatId !== parseTelegramKey(key).chatId) return undefined;
+    if (still === null || !orphans || orphans.chatId !== parseTelegramKey(key).chatId) return undefined;
+    orphans.messageIds = orphans.messageIds.filter((m) => still.has(m));
     const id = orphans.messageIds.shift();
     if (orphans.messageIds.length === 0) this.orphans.delete(key);
     return id;
@@ -247,7 +266,7 @@ export class ReplyStreams {
     const { previewApi: api } = this.deps;
     if (live.messageId === null) {
       // A previous process streamed this session's reply into a message: the new stream goes on in it.
-      live.messageId = this.takeOrphan(live.key) ?? null;
+      live.messageId = (await this.takeOrphan(live.key)) ?? null;
       if (live.messageId !== null) await this.sync(live.key);
     }
     if (live.messageId !== null) {

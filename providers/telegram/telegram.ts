@@ -93,6 +93,7 @@ export class TelegramProvider {
       previewApi: new Api(options.token, options.apiRoot ? { apiRoot: options.apiRoot } : {}),
       api: this.bot.api,
       memory: gateway,
+      remembered: async (key) => (await gateway.store.indicators("telegram")).find((i) => i.sessionKey === key)?.data ?? null,
       pending: (key) => gateway.store.pendingOutbound(key),
       unfinished: async (key) => (await gateway.store.unfinishedRequestsOf(key)).length,
       log: options.log,
@@ -248,7 +249,8 @@ export class TelegramProvider {
     await this.bot.init();
     await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })));
     // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.
-    for (const { sessionKey: key, data } of await this.gateway.store.indicators("telegram")) this.streams.adopt(key, data);
+    const streamed = await this.gateway.store.indicators("telegram");
+    for (const { sessionKey: key, data } of streamed) this.streams.adopt(key, data);
     this.gateway.register({
       prefix: "telegram",
       deliver: (message, receipt) => this.streams.deliver(message, receipt),
@@ -261,9 +263,10 @@ export class TelegramProvider {
         };
       },
       stream: (key, delta) => this.streams.delta(key, delta),
-      // Taken over by the next reply in that session (see `adopt` above), or deleted if none will come.
-      clearIndicator: (key, data) => this.streams.recovered(key, data),
+      // No clearIndicator: the rows are this provider's until a reply takes their messages over (settled below).
     });
+    // Streamed messages no reply or turn will take over any more are deleted; the others wait for theirs.
+    for (const { sessionKey: key } of streamed) await this.streams.settleRemembered(key);
     if (webhook) {
       const secret = webhook.secret ?? randomBytes(24).toString("hex");
       const path = new URL(webhook.url).pathname;

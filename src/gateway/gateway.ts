@@ -203,7 +203,7 @@ export class Gateway {
   emit(sessionKey: string, event: RuntimeEvent): void {
     const change =
       event.type === "delta"
-        ? ({ kind: "delta", sessionKey, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
+        ? ({ kind: "delta", sessionKey, requestId: event.requestId, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
         : ({ kind: "stack", sessionKey, event } as const);
     void this.deps.store.announce(change).catch(() => {});
   }

@@ -39,7 +39,7 @@ export interface TurnDeps {
    */
   steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
   /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
-  onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string }) => void;
+  onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }) => void;
 }
 
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
@@ -137,7 +137,8 @@ function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string
   const { onEvent, depth } = deps;
   if (!onEvent || depth === undefined || frame.mode !== "interactive") return {};
   const sessionKey = deps.journal.sessionKey;
-  return { onText: (text) => onEvent(sessionKey, { type: "delta", agent: frame.agentName, depth, text }) };
+  const requestId = deps.journal.requestId;
+  return { onText: (text) => onEvent(sessionKey, { type: "delta", agent: frame.agentName, depth, text, requestId }) };
 }
 
 /**

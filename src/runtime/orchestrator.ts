@@ -35,7 +35,7 @@ export interface RuntimeDeps {
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
 /** A piece of a reply being written (`text` is the new piece only). A preview: the committed reply is the truth. */
-export type DeltaEvent = { type: "delta"; agent: string; depth: number; text: string };
+export type DeltaEvent = { type: "delta"; agent: string; depth: number; text: string; requestId: string | null };
 export type RuntimeEvent = StackEvent | DeltaEvent;
 
 /**

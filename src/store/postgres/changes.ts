@@ -18,7 +18,7 @@ const changeSchema = z.discriminatedUnion("kind", [
     sessionKey: z.string(),
     event: z.object({ type: z.enum(["push", "pop"]), agent: z.string(), depth: z.number() }),
   }),
-  z.object({ kind: z.literal("delta"), sessionKey: z.string(), event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }) }),
+  z.object({ kind: z.literal("delta"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }) }),
 ]) satisfies z.ZodType<StoreChange>;
 
 const bytes = (text: string): number => Buffer.byteLength(text, "utf8");

@@ -52,6 +52,8 @@ type Row = rows.Row;
  */
 export class PostgresStore implements Store {
   private closing: Promise<void> | null = null;
+  /** The last announcement sent (see announce()). */
+  private announcing: Promise<unknown> = Promise.resolve();
   private readonly quarantine: Quarantine;
   private readonly leases: Leases;
 
@@ -91,6 +93,8 @@ export class PostgresStore implements Store {
   }
 
   async commit(step: StepCommit): Promise<void> {
+    // What was announced before this step (the reply's streamed pieces) reaches the others before the step does.
+    await this.announcing;
     const now = this.now();
     await transaction(this.pool, (client) => writeStep(client, step, now));
   }
@@ -303,8 +307,14 @@ export class PostgresStore implements Store {
     return this.listener.watch(listener);
   }
 
+  /**
+   * One at a time, in the order they were made: each query may take another pooled connection, so concurrent
+   * NOTIFYs would reach the other replicas shuffled (a reply's pieces out of order).
+   */
   async announce(change: StoreChange): Promise<void> {
-    await this.pool.query({ ...S.notify, values: [encodeChange(change)] });
+    const sent = this.announcing.then(() => this.pool.query({ ...S.notify, values: [encodeChange(change)] }));
+    this.announcing = sent.catch(() => {});
+    await sent;
   }
 
   async ping(): Promise<void> {

@@ -323,6 +323,49 @@ describe("a restart mid-stream", () => {
     expect(await second.h.store.indicators("telegram")).toEqual([]);
   });
 
+  it("a half message that the store no longer remembers (another replica made it its reply) is not edited again", async () => {
+    const first = await boot({ streaming: "edit" });
+    const hold = holdStream(1);
+    world.model.script({ ...text("Lisbon is lovely."), stream: hold.stream });
+    inGroup("where to?");
+    const preview = await world.nth(GROUP, 1);
+    await world.tg.waitFor("sendChatAction", () => world.tg.actions(GROUP).some((a) => a.seq > preview.seq));
+    await world.stopProviders();
+    hold.release();
+
+    // This replica adopts the row at its start; its resumed turn waits before its first words.
+    const resumed = holdStream(0);
+    world.model.script({ ...text("Porto is lovely too."), stream: resumed.stream });
+    const second = await boot({ streaming: "edit" });
+    await resumed.paused;
+    // Meanwhile another replica took the half message over as its reply and forgot the row.
+    await second.h.store.deleteIndicator(`telegram:${GROUP}`);
+    resumed.release();
+    await second.h.gateway.idle();
+    const edits = world.tg.calls.filter((c) => c.method === "editMessageText" && Number(c.params.message_id) === preview.message_id && c.at > preview.seq);
+    expect(edits).toEqual([]);
+    expect(world.tg.sent(GROUP).map((m) => m.text)).toEqual([preview.text, "Porto is lovely too."]);
+  });
+
+  it("a half message whose turn will not run again is deleted at the next start, and forgotten", async () => {
+    const first = await boot({ streaming: "edit" });
+    const hold = holdStream(1);
+    world.model.script({ ...text("Lisbon is lovely."), stream: hold.stream });
+    inGroup("where to?");
+    const preview = await world.nth(GROUP, 1);
+    await world.tg.waitFor("sendChatAction", () => world.tg.actions(GROUP).some((a) => a.seq > preview.seq));
+    // The request ends without a reply (as a /cancel would end it): nothing will take the half message over.
+    const [request] = await first.h.store.unfinishedRequestsOf(`telegram:${GROUP}`);
+    await first.h.store.commit({ sessionKey: `telegram:${GROUP}`, request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
+    await world.stopProviders();
+    hold.release();
+
+    const second = await boot({ streaming: "edit" });
+    await second.h.gateway.idle();
+    expect(world.tg.sent(GROUP)).toMatchObject([{ message_id: preview.message_id, deleted: true }]);
+    expect(await second.h.store.indicators("telegram")).toEqual([]);
+  });
+
   it("a reply committed but not yet shown is delivered once after the restart, into the half message", async () => {
     const retries = manualTimeouts();
     const first = await boot({ streaming: "edit" }, retries);
