@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { holdStream, lastUserText, startFakeAnthropic, text, type FakeAnthropic, type FakeReply, type StreamHold } from "../fakes/anthropic/server.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { freePort, run, type Proc } from "../integration/child-process.js";
+import { freePort, processEnv, run, type Proc } from "../integration/child-process.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 const ALICE = 1001;
@@ -58,19 +58,11 @@ afterEach(async (ctx) => {
 
 /** A gateway process with Telegram (long polling, default streaming: drafts in private chats) on DATA_DIR. */
 async function start(): Promise<Proc> {
-  const proc = run("src/main.ts", [], {
-    ANTHROPIC_API_KEY: "k",
-    ANTHROPIC_BASE_URL: model.url,
-    ANTHROPIC_MAX_RETRIES: "0",
-    TELEGRAM_BOT_TOKEN: tg.token,
-    TELEGRAM_API_ROOT: tg.url,
-    TELEGRAM_ALLOWED_USERS: String(ALICE),
-    DATA_DIR: join(defs.root, "data"),
-    SKILLS_DIR: defs.skills,
-    AGENTS_DIR: defs.agents,
-    HTTP_PORT: String(await freePort()),
-    LOG_LEVEL: "info",
-  });
+  const proc = run(
+    "src/main.ts",
+    [],
+    processEnv(model.url, defs, { TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: tg.url, TELEGRAM_ALLOWED_USERS: String(ALICE), HTTP_PORT: String(await freePort()) }),
+  );
   procs.push(proc);
   proc.child.stdout.on("data", () => {});
   await alive(proc, proc.logged('"msg":"switchboard started"'), "starting");

@@ -80,3 +80,21 @@ export async function freePort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return port;
 }
+
+/**
+ * The environment of a Switchboard process for a test: the fake Messages API at `modelUrl` (no retries), the
+ * definitions folders of `defs` and DATA_DIR beside them, an OS-chosen HTTP port; `extra` adds or overrides.
+ */
+export function processEnv(modelUrl: string, defs: { root: string; skills: string; agents: string }, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ANTHROPIC_API_KEY: "test-key",
+    ANTHROPIC_BASE_URL: modelUrl,
+    ANTHROPIC_MAX_RETRIES: "0",
+    DATA_DIR: `${defs.root}/data`,
+    SKILLS_DIR: defs.skills,
+    AGENTS_DIR: defs.agents,
+    LOG_LEVEL: "info",
+    HTTP_PORT: "0",
+    ...extra,
+  };
+}

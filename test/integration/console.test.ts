@@ -11,7 +11,7 @@ import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.j
 import { startFakeSlack } from "../fakes/slack/server.js";
 import { startFakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { run, type Proc } from "./child-process.js";
+import { processEnv, run, type Proc } from "./child-process.js";
 
 let fake: FakeAnthropic;
 let dir: string;
@@ -25,16 +25,7 @@ beforeEach(async () => {
     "agents/researcher.md": "---\nname: researcher\ndescription: Researches.\n---\nResearch.\n",
   });
   dir = defs.root;
-  env = {
-    ANTHROPIC_API_KEY: "test-key",
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_MAX_RETRIES: "0",
-    DATA_DIR: join(dir, "data"),
-    SKILLS_DIR: defs.skills,
-    AGENTS_DIR: defs.agents,
-    LOG_LEVEL: "warn",
-    HTTP_PORT: "0",
-  };
+  env = processEnv(fake.url, defs, { LOG_LEVEL: "warn" });
 });
 afterEach(async () => {
   for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL");

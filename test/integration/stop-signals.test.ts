@@ -9,7 +9,7 @@ import { holdStream, startFakeAnthropic, text, type FakeAnthropic } from "../fak
 import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack } from "../fakes/slack/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { freePort, run, type Proc } from "./child-process.js";
+import { freePort, processEnv, run, type Proc } from "./child-process.js";
 
 let fake: FakeAnthropic;
 let dir: string;
@@ -21,16 +21,7 @@ beforeEach(async () => {
   fake = await startFakeAnthropic();
   const defs = writeDefinitions({});
   dir = defs.root;
-  env = {
-    ANTHROPIC_API_KEY: "test-key",
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_MAX_RETRIES: "0",
-    DATA_DIR: join(dir, "data"),
-    SKILLS_DIR: defs.skills,
-    AGENTS_DIR: defs.agents,
-    LOG_LEVEL: "info",
-    HTTP_PORT: "0",
-  };
+  env = processEnv(fake.url, defs);
 });
 afterEach(async () => {
   for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL");
