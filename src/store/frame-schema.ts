@@ -24,4 +24,7 @@ export const frameRecordSchema = z.object({
   reportAttempts: z.number().int().nonnegative().default(0),
   contextTokens: z.number().int().nonnegative().default(0),
   approvalTools: z.array(z.string()).default([]),
+  // Optional, not defaulted: a frame written without it reads back without it (the stack in memory and the stack
+  // a restart loads must be equal).
+  memories: z.string().nullable().optional(),
 }) satisfies z.ZodType<FrameRecord>;

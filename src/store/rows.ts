@@ -10,6 +10,8 @@ import {
   type IdempotencyRecord,
   type Lease,
   type LogEntry,
+  type MemoryJob,
+  type MemoryRecord,
   type OutboundRecord,
   type QuarantineRecord,
   type RequestRecord,
@@ -198,6 +200,36 @@ export function toOpenAgentSession(r: Row, sessionKey: string): { agentSessionId
 
 export function toLease(r: Row): Lease {
   return { key: String(r.key), holder: String(r.holder), token: Number(r.token), expiresAt: Number(r.expires_at) };
+}
+
+export function toMemory(r: Row): MemoryRecord {
+  return {
+    id: String(r.id),
+    userId: String(r.user_id),
+    text: String(r.text),
+    kind: nullable(r.kind),
+    taskId: nullable(r.task_id),
+    createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
+  };
+}
+
+export function toMemoryJob(r: Row): MemoryJob {
+  return { taskId: String(r.task_id), userId: String(r.user_id), sessionKey: String(r.session_key), attempts: Number(r.attempts) };
+}
+
+/** A job as pendingMemoryJobs lists it. */
+export function toMemoryJobStatus(r: Row): MemoryJob & { status: string; nextAt: number; error: string | null } {
+  return { ...toMemoryJob(r), status: String(r.status), nextAt: Number(r.next_at), error: nullable(r.error) };
+}
+
+/** A log row for an export: an unreadable payload is exported as the text it is, instead of failing the export. */
+export function toExportedLogEntry(r: Row): LogEntry {
+  try {
+    return toLogEntry(r);
+  } catch {
+    return { ...toLogEntry({ ...r, payload: "null" }), payload: String(r.payload) };
+  }
 }
 
 function parseObject(value: unknown, what: string): Record<string, unknown> {

@@ -93,6 +93,11 @@ export interface FrameRecord {
   contextTokens: number;
   /** Tools this frame may run only with the owner's approval (from its definition); "*" means all. */
   approvalTools: string[];
+  /**
+   * The user's long-term memories as this frame was given them (the task owner's, recalled when the task started;
+   * children only when their definition says `memory: true`); shown in the volatile part of its system prompt.
+   */
+  memories?: string | null;
 }
 
 export interface LogEntryInput {
@@ -193,6 +198,11 @@ export interface StepCommit {
   /** The session's frames cannot be read: move them all to the quarantine table (what /reset does then). */
   framesQuarantined?: { reason: string };
   /**
+   * A task ended with an answer: queue the extraction of long-term memories from it (run in the background, after
+   * the answer is delivered; see MemoryJob). One job per task; a second one for the same task is ignored.
+   */
+  memoryJob?: { taskId: string; userId: string };
+  /**
    * The lease this step was computed under. The commit checks, in its transaction, that the session's lease still
    * carries this fencing token, and throws FencedError (writing nothing) when another replica has taken it over.
    */
@@ -228,6 +238,62 @@ export type StoreChange =
   | { kind: "stack"; sessionKey: string; event: { type: "push" | "pop"; agent: string; depth: number } }
   /** A piece of a reply as the model writes it (a preview; never stored): whoever shows the chat may show it. */
   | { kind: "delta"; sessionKey: string; requestId?: string | null; event: { agent: string; depth: number; text: string } };
+
+/** A fact the bot keeps about one user (their identity, e.g. `telegram:4242`), across conversations. */
+export interface MemoryRecord {
+  id: string;
+  userId: string;
+  text: string;
+  /** What sort of fact ("preference", "project", "identity", …), as the extraction named it; null when none. */
+  kind: string | null;
+  /** The task it was learnt in; null when the user said "remember…" outside one, or after the task was erased. */
+  taskId: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface NewMemory {
+  id: string;
+  text: string;
+  kind?: string | null;
+}
+
+/** Changes to one user's memories, written in one transaction. */
+export interface MemoryChanges {
+  add?: NewMemory[];
+  /** Memories to delete (a newer fact replaces them); ids of other users' memories are ignored. */
+  remove?: string[];
+  /** Tokens spent finding them, added to the session's usage (and its budget). */
+  usage?: { sessionKey: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+}
+
+/**
+ * The extraction of memories from a finished task: queued with the task's end (StepCommit.memoryJob), claimed by
+ * one replica at a time, retried with a delay when it fails, claimable again when its claim expires (a crash).
+ */
+export interface MemoryJob {
+  taskId: string;
+  userId: string;
+  sessionKey: string;
+  /** Claims so far, including this one. */
+  attempts: number;
+}
+
+export interface UserExport {
+  userId: string;
+  exportedAt: string;
+  memories: MemoryRecord[];
+  /** One entry per session the user owns or wrote in. */
+  sessions: Array<{
+    sessionKey: string;
+    owned: boolean;
+    requests: RequestRecord[];
+    tasks: TaskRecord[];
+    log: LogEntry[];
+    outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
+  }>;
+  approvals: ApprovalRecord[];
+}
 
 export interface NewRequest {
   id: string;
@@ -371,6 +437,43 @@ export interface Store {
   ping(): Promise<void>;
   /** Rows set aside because they could not be read, newest first. */
   quarantined(): Promise<QuarantineRecord[]>;
+
+  // ── long-term memory (per user identity; never shared between users) ──
+  /** All of a user's memories, oldest first (the order /memory numbers them in). */
+  memories(userId: string): Promise<MemoryRecord[]>;
+  /**
+   * Up to `limit` of the user's memories most relevant to `query` (full-text: SQLite FTS5 / PostgreSQL tsvector),
+   * ties and near-ties going to the most recently updated; an empty or wordless query gives the most recent ones.
+   * Query text is never interpreted as search syntax.
+   */
+  searchMemories(userId: string, query: string, limit: number): Promise<MemoryRecord[]>;
+  /** Adds and removes the user's memories in one transaction. */
+  saveMemories(userId: string, changes: MemoryChanges): Promise<void>;
+  /** Deletes the user's memories with these ids (all of them when `ids` is omitted); returns how many went. */
+  deleteMemories(userId: string, ids?: string[]): Promise<number>;
+  /**
+   * Claims the oldest due extraction job (pending, or claimed but expired) for `holder` until `now + claimMs`;
+   * null when none is due. A job claimed `maxAttempts` times already is marked failed instead.
+   */
+  claimMemoryJob(holder: string, now: number, claimMs: number, maxAttempts: number): Promise<MemoryJob | null>;
+  /**
+   * Ends a claimed job: its memory changes (if any) are written in the same transaction, and only if `holder`
+   * still holds the claim (else nothing is written and false is returned: another replica took it over).
+   */
+  finishMemoryJob(taskId: string, holder: string, changes: MemoryChanges | null): Promise<boolean>;
+  /** Gives a claimed job back to be retried at `retryAt` (the error is kept for operators). */
+  retryMemoryJob(taskId: string, holder: string, error: string, retryAt: number): Promise<void>;
+  /** Jobs not finished or failed yet (for tests and the admin view). */
+  pendingMemoryJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>>;
+
+  // ── a user's data (npm run user) ──
+  /**
+   * Everything stored about a user: the sessions they own or wrote in, with their requests, tasks, context log and
+   * outbox rows, their approvals, idempotency records and memories. Plain JSON-able data.
+   */
+  exportUser(userId: string): Promise<UserExport>;
+  /** Erases all of it (sessions they own entirely; their requests in others' sessions); returns counts per table. */
+  deleteUser(userId: string): Promise<Record<string, number>>;
   close(): Promise<void>;
 }
 

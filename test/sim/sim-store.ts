@@ -152,6 +152,16 @@ export class SimStore implements Store {
   watch: Store["watch"] = (listener) => this.inner.watch(listener);
   announce: Store["announce"] = async (change) => this.alive().announce(change);
   ping: Store["ping"] = async () => this.alive().ping();
+  memories: Store["memories"] = async (user) => this.alive().memories(user);
+  searchMemories: Store["searchMemories"] = async (user, query, limit) => this.alive().searchMemories(user, query, limit);
+  saveMemories: Store["saveMemories"] = async (user, changes) => this.alive().saveMemories(user, changes);
+  deleteMemories: Store["deleteMemories"] = async (user, ids) => this.alive().deleteMemories(user, ids);
+  claimMemoryJob: Store["claimMemoryJob"] = async (holder, now, claimMs, maxAttempts) => this.alive().claimMemoryJob(holder, now, claimMs, maxAttempts);
+  finishMemoryJob: Store["finishMemoryJob"] = async (taskId, holder, changes) => this.alive().finishMemoryJob(taskId, holder, changes);
+  retryMemoryJob: Store["retryMemoryJob"] = async (taskId, holder, error, retryAt) => this.alive().retryMemoryJob(taskId, holder, error, retryAt);
+  pendingMemoryJobs: Store["pendingMemoryJobs"] = async () => this.alive().pendingMemoryJobs();
+  exportUser: Store["exportUser"] = async (user) => this.alive().exportUser(user);
+  deleteUser: Store["deleteUser"] = async (user) => this.alive().deleteUser(user);
 
   async close(): Promise<void> {
     if (!this.dead) await this.inner.close();

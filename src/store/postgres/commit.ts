@@ -5,6 +5,7 @@ import type pg from "pg";
 import { inputHash } from "../input-hash.js";
 import { FencedError, type StepCommit, type StoreChange } from "../store.js";
 import { encodeChange } from "./changes.js";
+import { queueMemoryJob } from "./memories.js";
 import { S, type Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase, statement: Sql, values: unknown[]) => client.query({ ...statement, values });
@@ -86,6 +87,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
     ]);
   }
   if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
+  if (step.memoryJob) await queueMemoryJob(client, key, step.memoryJob, now);
   const payloads = stepChanges(step).flatMap(encodeChange);
   if (payloads.length > 0) await run(client, S.notify, [payloads]);
 }

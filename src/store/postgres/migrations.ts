@@ -155,6 +155,43 @@ const MIGRATIONS: string[] = [
     expires_at BIGINT NOT NULL
   );
   `,
+  // 2: long-term memory (SQLite version 9). The search vector is generated from the text with the 'simple'
+  // configuration: no stemming and no stop words, so it works the same for any language (and finds what SQLite's
+  // unicode61 finds). Punctuation becomes a space first, so that the parser sees words, not file paths, e-mail
+  // addresses or host names ("Europe/Lisbon" is found by "Lisbon"); search queries get the same treatment.
+  `
+  CREATE TABLE memories (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT,
+    task_id TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    search TSVECTOR GENERATED ALWAYS AS (to_tsvector('simple'::regconfig, regexp_replace(text, '[[:punct:]]+', ' ', 'g'))) STORED
+  );
+  CREATE INDEX memories_by_user ON memories (user_id, created_at, seq);
+  CREATE INDEX memories_by_task ON memories (task_id) WHERE task_id IS NOT NULL;
+  CREATE INDEX memories_search ON memories USING GIN (search);
+  CREATE TABLE memory_jobs (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY UNIQUE,
+    task_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    holder TEXT,
+    claimed_until BIGINT,
+    next_at BIGINT NOT NULL,
+    error TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX memory_jobs_open ON memory_jobs (created_at, seq) WHERE status IN ('pending', 'running');
+  CREATE INDEX memory_jobs_by_user ON memory_jobs (user_id);
+  CREATE INDEX memory_jobs_by_session ON memory_jobs (session_key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

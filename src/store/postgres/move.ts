@@ -7,7 +7,7 @@ import type pg from "pg";
 const under = (column: string) => `(${column} = $1::text OR starts_with(${column}, $1::text || ':'))`;
 const renamed = (column: string) => `$2::text || substr(${column}, length($1::text) + 1)`;
 
-const TABLES = ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators"];
+const TABLES = ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators", "memory_jobs"];
 
 export async function moveSession(client: pg.ClientBase, from: string, to: string): Promise<{ moved: number } | { refused: string }> {
   const keys = await client.query<{ key: string }>(`SELECT key FROM sessions WHERE ${under("key")} ORDER BY key FOR UPDATE`, [from]);

@@ -9,6 +9,9 @@ import type {
   InsertResult,
   Lease,
   LogEntry,
+  MemoryChanges,
+  MemoryJob,
+  MemoryRecord,
   NewRequest,
   OutboundRecord,
   QuarantineRecord,
@@ -21,6 +24,7 @@ import type {
   TaskRecord,
   ToolCallRef,
   UndeliverableRecord,
+  UserExport,
 } from "../store.js";
 import { encodeChange } from "./changes.js";
 import { writeStep } from "./commit.js";
@@ -28,11 +32,13 @@ import { connect } from "./connect.js";
 import { transaction } from "./connection.js";
 import type { ChangeListener } from "./listener.js";
 import { Leases } from "./leases.js";
+import { PostgresMemories } from "./memories.js";
 import { moveSession } from "./move.js";
 import { Quarantine } from "./quarantine.js";
 import { insertRequestWith, needsTransaction } from "./requests.js";
 import * as rows from "../rows.js";
 import { S, type Sql } from "./statements.js";
+import { deleteUser, exportUser } from "./user-data.js";
 
 export interface PostgresStoreOptions {
   /** Where timestamps come from (tests drive a fake clock). */
@@ -56,6 +62,7 @@ export class PostgresStore implements Store {
   private announcing: Promise<unknown> = Promise.resolve();
   private readonly quarantine: Quarantine;
   private readonly leases: Leases;
+  private readonly memory: PostgresMemories;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -66,6 +73,7 @@ export class PostgresStore implements Store {
   ) {
     this.quarantine = new Quarantine(pool, now, onQuarantine);
     this.leases = new Leases(pool, now);
+    this.memory = new PostgresMemories(pool, now);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */
@@ -299,6 +307,49 @@ export class PostgresStore implements Store {
 
   orphanedSessions(): Promise<string[]> {
     return this.leases.orphanedSessions();
+  }
+
+  // ── long-term memory and a user's data (memories.ts, user-data.ts) ──────────────────────────────────────
+
+  memories(userId: string): Promise<MemoryRecord[]> {
+    return this.memory.memories(userId);
+  }
+
+  searchMemories(userId: string, query: string, limit: number): Promise<MemoryRecord[]> {
+    return this.memory.search(userId, query, limit);
+  }
+
+  saveMemories(userId: string, changes: MemoryChanges): Promise<void> {
+    return this.memory.save(userId, changes);
+  }
+
+  deleteMemories(userId: string, ids?: string[]): Promise<number> {
+    return this.memory.delete(userId, ids);
+  }
+
+  claimMemoryJob(holder: string, now: number, claimMs: number, maxAttempts: number): Promise<MemoryJob | null> {
+    return this.memory.claimJob(holder, now, claimMs, maxAttempts);
+  }
+
+  finishMemoryJob(taskId: string, holder: string, changes: MemoryChanges | null): Promise<boolean> {
+    return this.memory.finishJob(taskId, holder, changes);
+  }
+
+  retryMemoryJob(taskId: string, holder: string, error: string, retryAt: number): Promise<void> {
+    return this.memory.retryJob(taskId, holder, error, retryAt);
+  }
+
+  pendingMemoryJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>> {
+    return this.memory.pendingJobs();
+  }
+
+  exportUser(userId: string): Promise<UserExport> {
+    const now = this.now();
+    return transaction(this.pool, (client) => exportUser(client, userId, now));
+  }
+
+  deleteUser(userId: string): Promise<Record<string, number>> {
+    return transaction(this.pool, (client) => deleteUser(client, userId));
   }
 
   // ── the change feed, health, shutdown ─────────────────────────────────────────────────────────────────

@@ -8,7 +8,7 @@ export interface Sql {
   text: string;
 }
 
-const sql = (name: string, text: string): Sql => ({ name: `sb_${name}`, text });
+export const sql = (name: string, text: string): Sql => ({ name: `sb_${name}`, text });
 
 const ACTIVE = `('running', 'waiting_user', 'waiting_approval')`;
 const PENDING_OUTBOX = `delivered_at IS NULL AND failed_at IS NULL`;

@@ -221,6 +221,53 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
     expires_at INTEGER NOT NULL
   );
   `,
+  // 9: long-term memory. Facts kept per user identity, searched with FTS5 over an external-content index kept in
+  // step by triggers (seq is the stable rowid it needs; the text id is the caller's). unicode61 without stemming,
+  // like PostgreSQL's 'simple': whole words in any language, and both backends find the same memories. The
+  // extraction jobs queued when a task ends, claimed by one worker at a time.
+  `
+  CREATE TABLE memories (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    id TEXT NOT NULL UNIQUE,
+    user_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    kind TEXT,
+    task_id TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX memories_by_user ON memories(user_id, created_at, seq);
+  CREATE INDEX memories_by_task ON memories(task_id) WHERE task_id IS NOT NULL;
+  CREATE VIRTUAL TABLE memories_fts USING fts5(
+    text, content = 'memories', content_rowid = 'seq', tokenize = 'unicode61 remove_diacritics 2'
+  );
+  CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts (rowid, text) VALUES (new.seq, new.text);
+  END;
+  CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+  END;
+  CREATE TRIGGER memories_fts_update AFTER UPDATE OF text ON memories BEGIN
+    INSERT INTO memories_fts (memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+    INSERT INTO memories_fts (rowid, text) VALUES (new.seq, new.text);
+  END;
+  CREATE TABLE memory_jobs (
+    task_id TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    status TEXT NOT NULL,
+    attempts INTEGER NOT NULL DEFAULT 0,
+    holder TEXT,
+    claimed_until INTEGER,
+    next_at INTEGER NOT NULL,
+    error TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX memory_jobs_open ON memory_jobs(created_at) WHERE status IN ('pending', 'running');
+  CREATE INDEX memory_jobs_by_user ON memory_jobs(user_id);
+  CREATE INDEX memory_jobs_by_session ON memory_jobs(session_key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,6 +7,9 @@ import {
   CorruptStateError,
   FencedError,
   type Lease,
+  type MemoryChanges,
+  type MemoryJob,
+  type MemoryRecord,
   type StoreChange,
   type ApprovalRecord,
   type ApprovalStatus,
@@ -24,10 +27,13 @@ import {
   type TaskRecord,
   type ToolCallRef,
   type UndeliverableRecord,
+  type UserExport,
 } from "../store.js";
 import { migrate } from "./migrations.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
+import { SqliteMemories } from "./memories.js";
+import { deleteUser, exportUser } from "./user-data.js";
 import { nullable, toApproval, toFrame, toTask, toIdempotency, toLease, toLogEntry, toOutbound, toQuarantine, toRequest, toSession, toSessionUsage, toTaskUsage, toUndeliverable, type Row } from "../rows.js";
 
 
@@ -50,6 +56,7 @@ export class SqliteStore implements Store {
   private readonly stmts: Statements;
   private readonly watchers = new Set<(change: StoreChange) => void>();
   private readonly processLock: ProcessLock | null;
+  private readonly memory: SqliteMemories;
 
   constructor(
     file: string,
@@ -78,9 +85,14 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_size_limit = 67108864");
     this.db.pragma("busy_timeout = 5000");
     this.stmts = prepareStatements(this.db);
-    // With the process lock held, every lease in the file belongs to a process that is gone: a restart resumes
-    // its sessions at once instead of waiting for their leases to run out.
-    if (this.processLock) this.stmts.expireLeases.run();
+    this.memory = new SqliteMemories(this.db, this.stmts, now);
+    // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
+    // gone: a restart resumes its sessions, and the extractions it was running, at once instead of waiting for them
+    // to run out (the cut-off run still counts as an attempt).
+    if (this.processLock) {
+      this.stmts.expireLeases.run();
+      this.stmts.expireMemoryClaims.run();
+    }
   }
 
   async commit(step: StepCommit): Promise<void> {
@@ -136,6 +148,7 @@ export class SqliteStore implements Store {
         }
         s.deleteFrames.run(key);
       }
+      if (step.memoryJob) this.memory.queueJob(key, step.memoryJob, now);
     })();
     for (const r of [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])]) {
       if (r.status === "done" || r.status === "failed") this.emit({ kind: "done", sessionKey: key, requestId: r.id });
@@ -331,7 +344,7 @@ export class SqliteStore implements Store {
            AND EXISTS (SELECT 1 FROM requests b WHERE b.session_key = ${renamed("requests.session_key")} AND b.external_id = requests.external_id)`,
         )
         .run({ from, to });
-      for (const table of ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators"]) {
+      for (const table of ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators", "memory_jobs"]) {
         this.db.prepare(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`).run({ from, to });
       }
       this.db.prepare(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`).run({ from, to });
@@ -450,6 +463,48 @@ export class SqliteStore implements Store {
 
   async orphanedSessions(): Promise<string[]> {
     return (this.stmts.orphaned.all(this.now()) as Row[]).map((r) => String(r.key));
+  }
+
+  // ── long-term memory and a user's data (memories.ts, user-data.ts) ──
+
+  async memories(userId: string): Promise<MemoryRecord[]> {
+    return this.memory.memories(userId);
+  }
+
+  async searchMemories(userId: string, query: string, limit: number): Promise<MemoryRecord[]> {
+    return this.memory.search(userId, query, limit);
+  }
+
+  async saveMemories(userId: string, changes: MemoryChanges): Promise<void> {
+    this.memory.save(userId, changes);
+  }
+
+  async deleteMemories(userId: string, ids?: string[]): Promise<number> {
+    return this.memory.delete(userId, ids);
+  }
+
+  async claimMemoryJob(holder: string, now: number, claimMs: number, maxAttempts: number): Promise<MemoryJob | null> {
+    return this.memory.claimJob(holder, now, claimMs, maxAttempts);
+  }
+
+  async finishMemoryJob(taskId: string, holder: string, changes: MemoryChanges | null): Promise<boolean> {
+    return this.memory.finishJob(taskId, holder, changes);
+  }
+
+  async retryMemoryJob(taskId: string, holder: string, error: string, retryAt: number): Promise<void> {
+    this.memory.retryJob(taskId, holder, error, retryAt);
+  }
+
+  async pendingMemoryJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>> {
+    return this.memory.pendingJobs();
+  }
+
+  async exportUser(userId: string): Promise<UserExport> {
+    return exportUser(this.db, userId, this.now());
+  }
+
+  async deleteUser(userId: string): Promise<Record<string, number>> {
+    return deleteUser(this.db, userId);
   }
 
   watch(listener: (change: StoreChange) => void): () => void {

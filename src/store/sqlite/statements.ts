@@ -143,6 +143,49 @@ export function prepareStatements(db: Database.Database) {
     recordChunk: db.prepare(
       `INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`,
     ),
+    // ── long-term memory (memories.ts) ──
+    memoriesOf: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY created_at, seq`),
+    recentMemories: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`),
+    // bm25 is lower for better matches (negated into a score); the user filter applies to every match.
+    searchMemories: db.prepare(
+      `SELECT m.*, -bm25(memories_fts) AS score FROM memories_fts JOIN memories m ON m.seq = memories_fts.rowid
+       WHERE memories_fts MATCH ? AND m.user_id = ?
+       ORDER BY bm25(memories_fts), m.updated_at DESC, m.seq DESC LIMIT ?`,
+    ),
+    // A known id is updated, never taken over: an id of another user's memory leaves that memory untouched.
+    upsertMemory: db.prepare(
+      `INSERT INTO memories (id, user_id, text, kind, task_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET text = excluded.text, kind = excluded.kind,
+         task_id = COALESCE(excluded.task_id, memories.task_id), updated_at = excluded.updated_at
+       WHERE memories.user_id = excluded.user_id`,
+    ),
+    deleteMemoriesById: db.prepare(`DELETE FROM memories WHERE user_id = ? AND id IN (SELECT value FROM json_each(?))`),
+    deleteAllMemories: db.prepare(`DELETE FROM memories WHERE user_id = ?`),
+    insertMemoryJob: db.prepare(
+      `INSERT INTO memory_jobs (task_id, user_id, session_key, status, attempts, next_at, created_at, updated_at)
+       VALUES (?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT (task_id) DO NOTHING`,
+    ),
+    dueMemoryJob: db.prepare(
+      `SELECT * FROM memory_jobs WHERE (status = 'pending' AND next_at <= @now) OR (status = 'running' AND claimed_until < @now)
+       ORDER BY created_at, rowid LIMIT 1`,
+    ),
+    failMemoryJob: db.prepare(
+      `UPDATE memory_jobs SET status = 'failed', holder = NULL, claimed_until = NULL, error = ?, updated_at = ? WHERE task_id = ?`,
+    ),
+    claimMemoryJob: db.prepare(
+      `UPDATE memory_jobs SET status = 'running', holder = ?, claimed_until = ?, attempts = attempts + 1, updated_at = ?
+       WHERE task_id = ? RETURNING *`,
+    ),
+    expireMemoryClaims: db.prepare(`UPDATE memory_jobs SET claimed_until = 0 WHERE status = 'running'`),
+    heldMemoryJob: db.prepare(`SELECT * FROM memory_jobs WHERE task_id = ? AND status = 'running' AND holder = ?`),
+    finishMemoryJob: db.prepare(
+      `UPDATE memory_jobs SET status = 'done', holder = NULL, claimed_until = NULL, updated_at = ? WHERE task_id = ?`,
+    ),
+    retryMemoryJob: db.prepare(
+      `UPDATE memory_jobs SET status = 'pending', next_at = ?, error = ?, holder = NULL, claimed_until = NULL, updated_at = ?
+       WHERE task_id = ? AND status = 'running' AND holder = ?`,
+    ),
+    pendingMemoryJobs: db.prepare(`SELECT * FROM memory_jobs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid`),
   };
 }
 

@@ -91,6 +91,7 @@ export function stepContract(ctx: ContractContext): void {
         reportAttempts: 1,
         contextTokens: 1234,
         approvalTools: ["*"],
+        memories: "- Prefers tea\n- Lives in Lisbon",
       });
       await ctx.store.commit({ sessionKey: K, framesPushed: [full] });
       expect(await ctx.store.frames(K)).toEqual([full]);

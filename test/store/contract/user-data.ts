@@ -1,0 +1,159 @@
+// Contract: a user's data (npm run user) — everything stored about one user exported, then erased, leaving every
+// other user's data as it was.
+import { describe, expect, it } from "vitest";
+import type { Store } from "../../../src/store/store.js";
+import { ALICE, BOB, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+
+const CAROL = "slack:T1:carol";
+const HTTP = "http:alice-session"; // owned by Alice (claimed by her first request)
+const DM = "telegram:alice"; // no owner, only Alice writes: hers too
+const GROUP = "telegram:-100"; // a group: Bob's task, Alice and Carol write in it as well
+const BOBS = "telegram:bob"; // Bob's own chat
+
+/** A conversation: the task's request, a log row and a reply for it, delivered in one chunk. */
+async function turn(store: Store, key: string, n: string, userId: string): Promise<void> {
+  await store.session(key, () => `as-${key}`);
+  const request = newRequest(`r-${n}`, key, { userId, text: `message ${n} from ${userId}` });
+  expect((await store.insertRequest(request)).status).toBe("inserted");
+  await store.commit({
+    sessionKey: key,
+    log: [logEntry("message", { role: "user", content: `message ${n} from ${userId}` }, { requestId: `r-${n}`, agentSessionId: `as-${key}` })],
+    outbound: [outbound(`o-${n}`, { requestId: `r-${n}`, text: `reply ${n} to ${userId}` })],
+    request: { id: `r-${n}`, status: "done" },
+  });
+  await store.recordChunk(`o-${n}`, 0, `platform-${n}`);
+}
+
+export function userDataContract(ctx: ContractContext): void {
+  async function world(): Promise<void> {
+    const { store } = ctx;
+    // Alice's private HTTP session: a task waiting for her approval, its frame, an idempotency key, a memory job.
+    expect((await store.insertRequest(newRequest("r-h1", HTTP, { claimSession: { mainAgentSessionId: "as-h" }, idempotency: { key: "k1", fingerprint: "f" } }))).status).toBe("inserted");
+    await store.commit({
+      sessionKey: HTTP,
+      taskCreated: { id: "t-h", ownerId: ALICE, requestId: "r-h1" },
+      request: { id: "r-h1", status: "running", taskId: "t-h" },
+      framesPushed: [frame("f-h")],
+      log: [logEntry("message", { role: "user", content: "book a table" }, { taskId: "t-h", requestId: "r-h1" })],
+      approvalsCreated: [newApproval("a-h", { taskId: "t-h", frameId: "f-h" })],
+      outbound: [outbound("o-h", { requestId: "r-h1", approvalId: "a-h", text: "Approve?" })],
+      memoryJob: { taskId: "t-h", userId: ALICE },
+    });
+    await store.saveIndicator(HTTP, "typing");
+    await turn(store, DM, "d1", ALICE);
+    await startTask(store, GROUP, { task: "t-g", request: "r-g0", owner: BOB });
+    await turn(store, GROUP, "g1", ALICE);
+    await turn(store, GROUP, "g2", CAROL);
+    await turn(store, GROUP, "g3", BOB);
+    await store.commit({ sessionKey: GROUP, approvalsCreated: [newApproval("a-g", { ownerId: BOB })], memoryJob: { taskId: "t-g", userId: BOB } });
+    await store.decideApproval("a-g", "approved", BOB);
+    await turn(store, BOBS, "b1", BOB);
+    await store.acquireLease(HTTP, "replica-a", 10_000);
+    await store.saveMemories(ALICE, { add: [{ id: "ma1", text: "Alice lives in Lisbon" }, { id: "ma2", text: "Alice is vegetarian" }] });
+    await store.saveMemories(BOB, { add: [{ id: "mb1", text: "Bob lives in Porto" }] });
+  }
+
+  describe("exportUser", () => {
+    it("holds the user's sessions, requests, log, replies, approvals and memories, and nobody else's", async () => {
+      const { store } = ctx;
+      await world();
+      const data = await store.exportUser(ALICE);
+      expect(data.userId).toBe(ALICE);
+      expect(new Date(data.exportedAt).getTime()).toBe(ctx.clock.t);
+      expect(data.memories.map((m) => m.text)).toEqual(["Alice lives in Lisbon", "Alice is vegetarian"]);
+      expect(data.sessions.map((s) => [s.sessionKey, s.owned]).sort()).toEqual([[DM, true], [HTTP, true], [GROUP, false]].sort());
+      const of = (key: string) => data.sessions.find((s) => s.sessionKey === key)!;
+      expect(of(HTTP).requests.map((r) => r.id)).toEqual(["r-h1"]);
+      expect(of(HTTP).tasks.map((t) => t.id)).toEqual(["t-h"]);
+      expect(of(HTTP).log.map((e) => e.payload)).toEqual([{ role: "user", content: "book a table" }]);
+      expect(of(HTTP).outbound).toEqual([{ id: "o-h", requestId: "r-h1", agent: "main", text: "Approve?", kind: "message", createdAt: ctx.clock.t }]);
+      expect(of(DM).outbound.map((o) => o.text)).toEqual(["reply d1 to telegram:alice"]);
+      // In the group only what is hers: her request, its log row and its reply; not Bob's task or Carol's words.
+      expect(of(GROUP).requests.map((r) => r.id)).toEqual(["r-g1"]);
+      expect(of(GROUP).tasks).toEqual([]);
+      expect(of(GROUP).log.map((e) => e.requestId)).toEqual(["r-g1"]);
+      expect(of(GROUP).outbound.map((o) => o.id)).toEqual(["o-g1"]);
+      expect(data.approvals.map((a) => a.id)).toEqual(["a-h"]);
+      const text = JSON.stringify(data);
+      for (const other of [BOB, CAROL, "Porto"]) expect(text).not.toContain(other);
+    });
+
+    it("is empty for a user the store knows nothing about", async () => {
+      await world();
+      const data = await ctx.store.exportUser("telegram:nobody");
+      expect(data).toMatchObject({ userId: "telegram:nobody", memories: [], sessions: [], approvals: [] });
+    });
+  });
+
+  describe("deleteUser", () => {
+    it("erases the user's own sessions whole, their requests elsewhere and their memories; says how many rows went", async () => {
+      const { store } = ctx;
+      await world();
+      const groupLog = await store.sessionLog(GROUP);
+      const counts = await store.deleteUser(ALICE);
+      expect(counts).toMatchObject({
+        sessions: 2,
+        requests: 3,
+        tasks: 1,
+        frames: 1,
+        context_log: 2,
+        outbox: 2,
+        deliveries: 1,
+        approvals: 1,
+        idempotency_keys: 1,
+        indicators: 1,
+        memories: 2,
+        memory_jobs: 1,
+      });
+      const data = await store.exportUser(ALICE);
+      expect(data).toMatchObject({ memories: [], sessions: [], approvals: [] });
+      for (const key of [HTTP, DM]) {
+        expect(await store.findSession(key)).toBeNull();
+        expect(await store.requests(key)).toEqual([]);
+        expect(await store.sessionLog(key)).toEqual([]);
+        expect(await store.frames(key)).toEqual([]);
+      }
+      expect(await store.task("t-h")).toBeNull();
+      expect(await store.approval("a-h")).toBeNull();
+      expect(await store.idempotency(ALICE, "k1")).toBeNull();
+      expect(await store.deliveredChunks("o-d1")).toEqual([]);
+      expect(await store.indicators("http")).toEqual([]);
+      expect((await store.pendingMemoryJobs()).map((j) => j.taskId)).toEqual(["t-g"]);
+      // The group's conversation stays as it was (its history is Bob's and Carol's too); only her request went.
+      expect((await store.requests(GROUP)).map((r) => r.userId)).toEqual([BOB, CAROL, BOB]);
+      expect(await store.sessionLog(GROUP)).toEqual(groupLog);
+      // A lease is never deleted (its fencing token must only grow).
+      expect((await store.lease(HTTP))?.holder).toBe("replica-a");
+      // Nothing is left to erase.
+      expect(Object.values(await store.deleteUser(ALICE)).every((n) => n === 0)).toBe(true);
+    });
+
+    it("leaves every other user's data exactly as it was", async () => {
+      const { store } = ctx;
+      await world();
+      const before = { bob: await store.exportUser(BOB), carol: await store.exportUser(CAROL) };
+      await store.deleteUser(ALICE);
+      const after = { bob: await store.exportUser(BOB), carol: await store.exportUser(CAROL) };
+      expect(after).toEqual(before);
+      expect(after.bob.memories.map((m) => m.text)).toEqual(["Bob lives in Porto"]);
+      expect(after.bob.sessions.map((s) => s.sessionKey).sort()).toEqual([BOBS, GROUP].sort());
+      expect(after.bob.approvals.map((a) => a.id)).toEqual(["a-g"]);
+    });
+
+    it("keeps another user's memory learnt in an erased task, without the link to the task", async () => {
+      const { store } = ctx;
+      await world();
+      await store.commit({ sessionKey: DM, memoryJob: { taskId: "t-dm", userId: BOB } });
+      const job = await store.claimMemoryJob("w1", ctx.clock.t, 60_000, 3);
+      expect(job?.taskId).toBe("t-h"); // the oldest first
+      await store.finishMemoryJob("t-h", "w1", { add: [{ id: "ma3", text: "Alice books tables" }] });
+      await store.commit({ sessionKey: HTTP, taskCreated: { id: "t-h2", ownerId: ALICE, requestId: "r-h1" }, memoryJob: { taskId: "t-h2", userId: BOB } });
+      const claimed = [await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3), await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3), await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3)];
+      expect(claimed.map((j) => j?.taskId)).toEqual(["t-g", "t-dm", "t-h2"]);
+      await store.finishMemoryJob("t-h2", "w2", { add: [{ id: "mb2", text: "Bob was mentioned" }] });
+      expect((await store.memories(BOB)).find((m) => m.id === "mb2")?.taskId).toBe("t-h2");
+      await store.deleteUser(ALICE);
+      expect((await store.memories(BOB)).map((m) => [m.id, m.taskId])).toEqual([["mb1", null], ["mb2", null]]);
+    });
+  });
+}
