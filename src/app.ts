@@ -16,6 +16,10 @@ import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
+import { MemoryWorker } from "./gateway/memory-worker.js";
+import { extractMemories, retryable } from "./runtime/memory/extract.js";
+import { memoryTools } from "./runtime/memory/tools.js";
+import { resolveModel } from "./runtime/tools/spawn.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { QuarantineRecord, Store } from "./store/store.js";
@@ -39,11 +43,21 @@ export interface App {
  * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
  * others. createApp registers them; `npm run skills` checks whitelists against the same list.
  */
-export function createTools(config: Config): { registry: ToolRegistry; off: Record<string, string> } {
+export function createTools(config: Config, store?: Store, ids: Ids = randomIds): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
+  const storeOf = () => {
+    if (!store) throw new Error("the memory tools need the gateway's store");
+    return store;
+  };
   return {
-    registry: new ToolRegistry(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
-    off: config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" },
+    registry: new ToolRegistry([
+      ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
+      ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
+    ]),
+    off: {
+      ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
+      ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
+    },
   };
 }
 
@@ -89,7 +103,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const replica = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
   const fenced = leases.fenced();
-  const { registry: tools, off: disabledTools } = createTools(config);
+  const { registry: tools, off: disabledTools } = createTools(config, fenced, ids);
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
     log,
     knownTools: tools.names(),
@@ -125,6 +139,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       contextTokens: config.MODEL_CONTEXT_TOKENS,
       approvalTimeoutMs: config.APPROVAL_TIMEOUT,
       handbackNotice: config.HANDBACK_NOTICE,
+      memory: config.MEMORY,
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,
@@ -133,7 +148,19 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, midTurn: config.MID_TURN });
+  const memory =
+    config.MEMORY && model.configured
+      ? new MemoryWorker({
+          store,
+          holder: replica,
+          extract: (job) => extractMemories({ store, model, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log }, job),
+          retryable,
+          log: log.child({ part: "memory" }),
+          timers: systemTimers,
+          now: Date.now,
+        })
+      : undefined;
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, midTurn: config.MID_TURN, memory });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).

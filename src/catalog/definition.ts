@@ -21,6 +21,8 @@ export interface Definition {
   requiresApproval: string[];
   /** Give the child a summary of its own previous run in the chat. */
   carryover: boolean;
+  /** `memory: true`: the child is shown the user's long-term memories (read-only), as main is. */
+  memory: boolean;
   /** Default JSON Schema for report_back. */
   outputSchema: Record<string, unknown> | null;
   license: string | null;

@@ -97,6 +97,7 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     mode: fm.mode ?? "interactive",
     env,
     carryover: fm.carryover ?? false,
+    memory: fm.memory ?? false,
     requiresApproval: fm.requires_approval === true ? ["*"] : Array.isArray(fm.requires_approval) ? fm.requires_approval : [],
     outputSchema: fm.output_schema ?? null,
     license: fm.license ?? null,

@@ -23,7 +23,7 @@ export const CLAUDE_CODE_AGENT_FIELDS = [
   "memory", "background", "effort", "isolation", "color", "initialPrompt",
 ] as const;
 /** Switchboard's own fields. */
-export const SWITCHBOARD_FIELDS = ["tools", "model", "max_iterations", "mode", "env", "output_schema", "carryover", "requires_approval"] as const;
+export const SWITCHBOARD_FIELDS = ["tools", "model", "max_iterations", "mode", "env", "output_schema", "carryover", "requires_approval", "memory"] as const;
 
 export const frontmatterSchema = z
   .object({
@@ -58,6 +58,7 @@ export const frontmatterSchema = z
       })
       .optional(),
     carryover: z.boolean({ error: "must be true or false" }).optional(),
+    memory: z.boolean({ error: "must be true or false" }).optional(),
     requires_approval: z
       .union([z.boolean(), toolList], { error: "must be true (every tool) or a list of tool names" })
       .optional(),

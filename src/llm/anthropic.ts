@@ -45,6 +45,7 @@ export class AnthropicModel implements Model {
       ...(request.tools.length > 0
         ? { tools: request.tools.map((t, i) => (i === request.tools.length - 1 ? { ...t, cache_control: { type: "ephemeral" as const } } : t)) }
         : {}),
+      ...(request.toolChoice ? { tool_choice: { type: "tool" as const, name: request.toolChoice.name } } : {}),
     };
     try {
       let response: Anthropic.Message;

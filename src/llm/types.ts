@@ -52,6 +52,8 @@ export interface ModelRequest {
    * shown). A preview; the response this resolves with is the truth.
    */
   onText?: (delta: string) => void;
+  /** Force a call of this tool (structured output, e.g. memory extraction's save_memories). */
+  toolChoice?: { name: string };
 }
 
 export interface ModelResponse {

@@ -34,6 +34,8 @@ export interface RuntimeSettings {
   approvalTimeoutMs: number;
   /** Say in the chat when a child hands the conversation back ("Interview skill finished"). Default on. */
   handbackNotice?: boolean;
+  /** Long-term memory (MEMORY): recall at task start, extraction after it. Default off here; on in the product. */
+  memory?: boolean;
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

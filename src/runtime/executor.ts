@@ -31,6 +31,8 @@ export interface TurnDeps {
   timers: Timers;
   /** Runs a batch child to the end (runtime/batch.ts); injected to keep the import graph acyclic. */
   runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
+  /** The task's owner: whose memories the memory tools read and write. */
+  owner?: string;
   /** The frame's depth on the session's stack (1 = main); set for the frames the user talks to. */
   depth?: number;
   /**
@@ -91,7 +93,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     const response = await deps.model.complete({
       model: frame.model,
       system: frame.systemPrompt,
-      ...(frame.agentType === "main" ? { volatileSystem: artifactsHint(frame.history) } : {}),
+      ...volatile(frame),
       messages,
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
@@ -118,6 +120,12 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     else deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
     return { error: message };
   }
+}
+
+/** What changes between calls or tasks, after the cached prefix: the user's memories, recent artifacts (main). */
+function volatile(frame: StackFrame): { volatileSystem?: string } {
+  const parts = [frame.memories ?? "", frame.agentType === "main" ? (artifactsHint(frame.history) ?? "") : ""].filter((p) => p !== "");
+  return parts.length > 0 ? { volatileSystem: parts.join("\n\n") } : {};
 }
 
 /**
@@ -265,6 +273,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     log: deps.log,
     limiter: deps.limiter,
     timers: deps.timers,
+    ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
     previousRun: (agentName) => previousRun(deps, agentName),
     activateChild(child) {
       activated = child;

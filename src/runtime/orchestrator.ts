@@ -10,6 +10,7 @@ import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
 import { agentLabel } from "./labels.js";
+import { recallFor } from "./memory/recall.js";
 import { mainSystemPrompt } from "./prompts.js";
 import type { AgentStackManager } from "./stack-manager.js";
 import { effectiveToolsFor } from "./tools/registry.js";
@@ -83,6 +84,8 @@ export class Orchestrator {
         request: { id: request.id, status: "running", taskId },
       });
       input = { kind: "user", text: request.text };
+      const memories = this.deps.settings.memory ? await this.recall(request, log) : null;
+      if (memories) main.memories = memories;
       log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
     } else {
       const task = await store.activeTask(key);
@@ -102,6 +105,16 @@ export class Orchestrator {
    */
   private closeOrphans(stack: AgentStack, journal: Journal): Promise<void> {
     return closeOpenSessions(this.deps.store, journal, new Set(stack.all().map((f) => f.agentSessionId)), "interrupted by a restart");
+  }
+
+  /** The task owner's memories that matter for its first message; a store that cannot say gives none (logged). */
+  private async recall(request: RequestRecord, log: Logger): Promise<string | null> {
+    try {
+      return await recallFor(this.deps.store, request.userId, request.text);
+    } catch (error) {
+      log.warn({ err: error }, "could not recall the user's memories; the task starts without them");
+      return null;
+    }
   }
 
   /** The main agent's frame as it would start now (for /context while idle). */
@@ -150,6 +163,7 @@ export class Orchestrator {
         journal,
         signal,
         depth: stack.depth,
+        owner,
         log: log.child({ frame: frame.frameId }),
         runBatch: runToCompletion,
       };
@@ -171,6 +185,8 @@ export class Orchestrator {
               task: { id: taskId, status: "completed", result: result.text },
               request: { id: requestId, status: "done" },
               outbound: [this.outbound(journal, frame.agentName, 1, result.text, "message")],
+              // What the user told in this task may be worth keeping: extracted in the background (MEMORY).
+              ...(this.deps.settings.memory ? { memoryJob: { taskId, userId: owner } } : {}),
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory

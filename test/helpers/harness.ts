@@ -15,6 +15,9 @@ import { CallLimiter } from "../../src/runtime/call-limiter.js";
 import { systemTimers, type Ids, type Timers } from "../../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../../src/runtime/stack-manager.js";
+import { MemoryWorker } from "../../src/gateway/memory-worker.js";
+import { extractMemories, retryable } from "../../src/runtime/memory/extract.js";
+import { memoryTools } from "../../src/runtime/memory/tools.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -81,6 +84,11 @@ export interface HarnessOptions {
    * stack's mechanics see only the agents' replies; the tests about the notice turn it on.
    */
   handbackNotice?: boolean;
+  /**
+   * MEMORY: recall at task start, remember/recall/forget tools, extraction after each task (its model calls go to
+   * the same fake, with the model "claude-memory-test"). Off by default here, so scripts see only the agents' calls.
+   */
+  memory?: boolean;
   /** MID_TURN (default queue). */
   midTurn?: "queue" | "steer";
   /** Id source (default: readable counters). */
@@ -96,12 +104,14 @@ export interface HarnessOptions {
 export async function startHarness(options: HarnessOptions = {}) {
   const fake = options.fake ?? (await startFakeAnthropic());
   const defs = writeDefinitions(options.files ?? {});
+  const idPrefix = randomUUID().slice(0, 8);
   const dbFile = options.dbFile ?? join(defs.root, "data", "switchboard.db");
   // A harness on the database of an earlier one is a restart: the earlier process is gone, and so are its leases
   // (what the OS lock lets a real restart conclude).
   if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
   const store = new SqliteStore(dbFile);
-  const tools = new ToolRegistry(options.tools ?? []);
+  const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
+  const tools = new ToolRegistry([...(options.tools ?? []), ...(options.memory ? memoryTools(() => store, ids) : [])]);
   const catalog = new LiveCatalog(defs.skills, defs.agents, {
     log: silentLogger(),
     env: options.env ?? {},
@@ -113,8 +123,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test" });
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
-  const idPrefix = randomUUID().slice(0, 8);
-  const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
+
   // Real timers for the renewal: a test driving its own timers by hand sees only the ones it is about.
   const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: systemTimers });
   const runtime: RuntimeDeps = {
@@ -133,6 +142,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       contextTokens: options.contextTokens ?? {},
       approvalTimeoutMs: options.approvalTimeoutMs ?? 24 * 3600 * 1000,
       handbackNotice: options.handbackNotice ?? false,
+      memory: options.memory ?? false,
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,
@@ -141,7 +151,20 @@ export async function startHarness(options: HarnessOptions = {}) {
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, midTurn: options.midTurn ?? "queue" });
+  const memory = options.memory
+    ? new MemoryWorker({
+        store,
+        holder: `test-${idPrefix}`,
+        extract: (job) => extractMemories({ store, model, modelName: "claude-memory-test", ids, log }, job),
+        retryable,
+        log,
+        timers: options.timers ?? systemTimers,
+        now: Date.now,
+        retryBaseMs: 1,
+        pollMs: 3_600_000,
+      })
+    : undefined;
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, midTurn: options.midTurn ?? "queue" });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

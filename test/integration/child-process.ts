@@ -83,7 +83,7 @@ export async function freePort(): Promise<number> {
 
 /**
  * The environment of a Switchboard process for a test: the fake Messages API at `modelUrl` (no retries), the
- * definitions folders of `defs` and DATA_DIR beside them, an OS-chosen HTTP port; `extra` adds or overrides.
+ * definitions folders of `defs` and DATA_DIR beside them, an OS-chosen HTTP port, memory off; `extra` adds or overrides.
  */
 export function processEnv(modelUrl: string, defs: { root: string; skills: string; agents: string }, extra: Record<string, string> = {}): Record<string, string> {
   return {
@@ -95,6 +95,8 @@ export function processEnv(modelUrl: string, defs: { root: string; skills: strin
     AGENTS_DIR: defs.agents,
     LOG_LEVEL: "info",
     HTTP_PORT: "0",
+    // Memory extraction calls the model after each task; the tests about memory switch it on.
+    MEMORY: "off",
     ...extra,
   };
 }

@@ -7,6 +7,7 @@ import { READ_SKILL_FILE, readSkillFileTool } from "./read-skill-file.js";
 import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
 import { spawnTool } from "./spawn.js";
 import type { Tool } from "./tool.js";
+import { MEMORY_TOOLS } from "../memory/tools.js";
 
 /** The tools a deployment offers, by name. Stack tools are always there; others are added at startup. */
 export class ToolRegistry {
@@ -47,6 +48,8 @@ export class ToolRegistry {
 export function effectiveToolsFor(type: AgentType, all: string[], whitelist: string[] | null, structured = false): string[] {
   let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE);
   if (type === "skill") names = names.filter((n) => n !== "use_skill");
+  // The user's memories are main's to keep (remember/recall/forget); a child sees them only read-only, when it opts in.
+  if (type !== "main") names = names.filter((n) => !(MEMORY_TOOLS as readonly string[]).includes(n));
   if (whitelist) names = names.filter((n) => whitelist.includes(n));
   if (type === "skill") names.push(READ_SKILL_FILE);
   if (type === "main") return names;

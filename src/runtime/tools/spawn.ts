@@ -118,6 +118,8 @@ export function buildChildFrame(
     // A guarded frame cannot shed its guard by delegating: every child (interactive or batch) keeps the
     // parent's approval rules on top of its own definition's.
     approvalTools: [...new Set([...parent.approvalTools, ...def.requiresApproval])],
+    // The user's memories, read-only, for definitions that ask (memory: true).
+    ...(def.memory && parent.memories ? { memories: parent.memories } : {}),
     history: [{ role: "user", content: [{ type: "text", text: message }] }],
   };
 }

@@ -21,6 +21,8 @@ export interface ToolContext {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** The task's owner (whose memories the memory tools use); absent outside a task. */
+  owner?: string;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
