@@ -7,6 +7,7 @@ import type { Timers } from "../../src/runtime/deps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
 import { readiness } from "./health.js";
+import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
 import { catalogView, requestSummary, sessionIdOf, taskView } from "./views.js";
@@ -87,6 +88,14 @@ export class HttpProvider {
   private route(method: string | undefined, path: string, query: URLSearchParams): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
     let m: RegExpExecArray | null;
     if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
+    const memories = memoryRoute(this.gateway.store, method, path);
+    if (memories) {
+      return async (_req, res, user) => {
+        const answer = await memories(user);
+        if (answer.body === undefined) res.writeHead(answer.status).end();
+        else this.json(res, answer.status, answer.body);
+      };
+    }
     if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;

@@ -1,5 +1,5 @@
 import { available, type Catalog, type Definition } from "../../src/catalog/definition.js";
-import type { Store, TaskRecord } from "../../src/store/store.js";
+import type { MemoryRecord, Store, TaskRecord } from "../../src/store/store.js";
 import { outboundView } from "./request.js";
 
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
@@ -75,4 +75,9 @@ export function catalogView(catalog: Catalog) {
       .map((d) => ({ name: d.name, description: d.description }))
       .sort((a, b) => a.name.localeCompare(b.name));
   return { skills: list(catalog.skills), agents: list(catalog.agents) };
+}
+
+/** One memory as GET /v1/memories lists it. */
+export function memoryView(m: MemoryRecord) {
+  return { id: m.id, text: m.text, kind: m.kind, created_at: new Date(m.createdAt).toISOString(), updated_at: new Date(m.updatedAt).toISOString() };
 }

@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -12,6 +12,8 @@ const COMMANDS: Record<string, ChatCommand> = {
   context: "context",
   approve: "approve",
   deny: "deny",
+  memory: "memory",
+  forget: "forget",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -21,6 +23,7 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
   { command: "skills", description: "List the skills and agents" },
   { command: "status", description: "Show who you are talking to" },
   { command: "context", description: "Context and token usage" },
+  { command: "memory", description: "What I remember about you" },
   { command: "cancel", description: "Stop the running task" },
   { command: "reset", description: "Start a fresh conversation" },
 ];
@@ -54,6 +57,7 @@ export function welcomeText(catalog: Catalog): string {
   return [
     "Hi! I'm Switchboard, an assistant that can hand your conversation to specialised skills and agents.",
     "Just write what you need. /status shows who you are talking to, /cancel stops a running task, /reset starts over.",
+    "/memory shows what I remember about you (and /forget lets you remove it).",
     "",
     skillsText(catalog),
   ].join("\n");

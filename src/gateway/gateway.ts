@@ -7,7 +7,9 @@ import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchest
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
+import { forgetText, memoryText } from "./memory-commands.js";
 import type { HeldLease, Leases } from "./leases.js";
+import type { MemoryWorker } from "./memory-worker.js";
 import { Outbox } from "./outbox.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
@@ -30,6 +32,8 @@ export interface GatewayDeps {
   sessionTokenBudget?: number;
   /** A message sent while a turn runs waits for it (queue, the default) or joins it (steer; see steerable()). */
   midTurn?: "queue" | "steer";
+  /** Memory extraction in the background (MEMORY=on): woken after replies go out, stopped with the gateway. */
+  memory?: MemoryWorker;
 }
 
 const STORE_FAILING =
@@ -43,7 +47,7 @@ const STEERED = "Got it. I'm still working on your previous message; I'll take t
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
 
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help"]);
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget"]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
 export function failedInternally(request: RequestRecord): boolean {
@@ -106,9 +110,11 @@ export class Gateway {
           // Not one of the request's replies (those come when it runs): a notice to the chat.
           outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: deps.midTurn === "steer" ? STEERED : QUEUED, kind: "notice" }],
         }),
-      deliver: (key) => this.outbox.deliver(key),
+      // A finished task's memories are extracted once its answer went out.
+      deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
     });
     this.unwatch = deps.store.watch((change) => this.heard(change));
+    deps.memory?.start();
   }
 
   register(sink: ProviderSink): void {
@@ -254,7 +260,8 @@ export class Gateway {
     const task = await store.activeTask(message.sessionKey);
     const command = parseCommand(message.text, task !== null);
     const addressed = message.addressed ?? true;
-    const anyone = command === "status" || command === "skills" || command === "context" || command === "approve" || command === "deny";
+    // /memory and /forget touch only the sender's own memories, so nobody's running task stands in their way.
+    const anyone = command === "status" || command === "skills" || command === "context" || command === "approve" || command === "deny" || command === "memory" || command === "forget";
     if (task && task.ownerId !== message.userId && !anyone) {
       // Someone else's task holds this chat: only its owner may talk to the agents or stop them.
       return addressed || command ? { status: "refused", text: BUSY } : { status: "ignored" };
@@ -316,6 +323,7 @@ export class Gateway {
     await Promise.allSettled([...this.registering]);
     await this.workers.idle();
     await this.outbox.idle();
+    await this.deps.memory?.idle();
   }
 
   /** Stops taking work, cancels in-flight model calls (their requests resume on the next start, here or on another replica) and waits. */
@@ -325,6 +333,7 @@ export class Gateway {
     await this.unrecorded.record();
     this.unrecorded.stop();
     this.outbox.stop();
+    await this.deps.memory?.stop();
     await this.idle();
   }
 
@@ -395,6 +404,10 @@ export class Gateway {
     } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request));
     else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
     else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
+    else if (command === "memory" || command === "forget") {
+      const { store } = this.deps;
+      await this.guard(request, async () => this.reply(request, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)));
+    }
     else if (command) await this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
