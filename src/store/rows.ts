@@ -242,3 +242,15 @@ function parseObject(value: unknown, what: string): Record<string, unknown> {
   if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) throw new CorruptStateError(`stored JSON of ${what} is not an object`);
   return parsed as Record<string, unknown>;
 }
+
+/** An outbox row as a user's data export shows it. */
+export function toExportedOutbound(o: Row): { id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number } {
+  return {
+    id: String(o.id),
+    requestId: o.request_id === null ? null : String(o.request_id),
+    agent: String(o.agent),
+    text: String(o.text),
+    kind: String(o.kind),
+    createdAt: Number(o.created_at),
+  };
+}

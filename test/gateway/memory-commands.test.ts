@@ -1,9 +1,9 @@
 // /memory and /forget: each user sees and removes only what the bot remembers about them, in any chat, at once.
 import { afterEach, describe, expect, it } from "vitest";
 import { parseCommand } from "../../src/gateway/commands.js";
-import type { Tool } from "../../src/runtime/tools/tool.js";
 import { reply, text, toolUse } from "../fakes/anthropic/server.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { heldTool } from "../helpers/tools.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -127,23 +127,6 @@ describe("/forget", () => {
   });
 });
 
-/** A tool whose run waits for the test: a turn stays in flight while the chat sends commands. */
-function heldTool() {
-  let entered!: () => void;
-  let release!: () => void;
-  const started = new Promise<void>((r) => (entered = r));
-  const done = new Promise<void>((r) => (release = r));
-  const tool: Tool = {
-    spec: { name: "search_flights", description: "Searches flights.", input_schema: { type: "object" } },
-    idempotent: true,
-    run: async () => {
-      entered();
-      await done;
-      return { content: "3 flights to Lisbon" };
-    },
-  };
-  return { tool, started, release };
-}
 
 describe("while a turn is running", () => {
   it("/memory and /forget are answered at once, for the task's owner and for anyone else in the chat", async () => {

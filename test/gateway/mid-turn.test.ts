@@ -4,9 +4,9 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { reply, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { heldStep } from "../helpers/deferred.js";
+import { heldTool } from "../helpers/tools.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { agentLabel } from "../../src/runtime/labels.js";
-import type { Tool } from "../../src/runtime/tools/tool.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -14,23 +14,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-/** A tool whose run waits for the test: the user can write while it runs. */
-function heldTool() {
-  let entered!: () => void;
-  let release!: () => void;
-  const started = new Promise<void>((r) => (entered = r));
-  const done = new Promise<void>((r) => (release = r));
-  const tool: Tool = {
-    spec: { name: "search_flights", description: "Searches flights.", input_schema: { type: "object" } },
-    idempotent: true,
-    run: async () => {
-      entered();
-      await done;
-      return { content: "3 flights to Lisbon" };
-    },
-  };
-  return { tool, started, release };
-}
 
 function lastUserContent(req: MessagesRequest): Array<{ type: string; text?: string; tool_use_id?: string }> {
   const last = req.messages[req.messages.length - 1]!;

@@ -38,3 +38,21 @@ export function bankTools(): { runs: string[]; list: Tool[] } {
   };
   return { runs, list: [transfer, balance] };
 }
+
+/** A tool whose run waits for the test (`started`, then `release()`): a turn stays in flight meanwhile. */
+export function heldTool() {
+  let entered!: () => void;
+  let release!: () => void;
+  const started = new Promise<void>((r) => (entered = r));
+  const done = new Promise<void>((r) => (release = r));
+  const tool: Tool = {
+    spec: { name: "search_flights", description: "Searches flights.", input_schema: { type: "object" } },
+    idempotent: true,
+    run: async () => {
+      entered();
+      await done;
+      return { content: "3 flights to Lisbon" };
+    },
+  };
+  return { tool, started, release };
+}

@@ -1,7 +1,7 @@
 // A user's data on PostgreSQL (npm run user): what the store holds about one user identity, exported or erased,
 // by the same rules as the SQLite store (src/store/sqlite/user-data.ts). Rare, so plain statements.
 import type pg from "pg";
-import { toApproval, toExportedLogEntry, toMemory, toRequest, toTask, type Row } from "../rows.js";
+import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "../rows.js";
 import type { ApprovalRecord, UserExport } from "../store.js";
 
 /**
@@ -41,14 +41,7 @@ export async function exportUser(client: pg.ClientBase, userId: string, now: num
       requests: requests.map(toRequest),
       tasks: tasks.map((r) => toTask(r).task),
       log: log.map(toExportedLogEntry),
-      outbound: outbound.map((o) => ({
-        id: String(o.id),
-        requestId: o.request_id === null ? null : String(o.request_id),
-        agent: String(o.agent),
-        text: String(o.text),
-        kind: String(o.kind),
-        createdAt: Number(o.created_at),
-      })),
+      outbound: outbound.map(toExportedOutbound),
     });
   }
   const owned = sessions.filter((s) => s.owned).map((s) => s.sessionKey);

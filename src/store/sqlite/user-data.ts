@@ -1,7 +1,7 @@
 // A user's data on SQLite (npm run user): what the store holds about one user identity, exported or erased.
 // Rare, so statements are prepared on the spot. Which sessions are whose is decided in `userSessions`.
 import type Database from "better-sqlite3";
-import { toApproval, toExportedLogEntry, toMemory, toRequest, toTask, type Row } from "../rows.js";
+import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "../rows.js";
 import type { ApprovalRecord, UserExport } from "../store.js";
 
 /**
@@ -44,14 +44,7 @@ export function exportUser(db: Database.Database, userId: string, now: number): 
         requests: requests.map(toRequest),
         tasks: tasks.map((r) => toTask(r).task),
         log: log.map(toExportedLogEntry),
-        outbound: outbound.map((o) => ({
-          id: String(o.id),
-          requestId: o.request_id === null ? null : String(o.request_id),
-          agent: String(o.agent),
-          text: String(o.text),
-          kind: String(o.kind),
-          createdAt: Number(o.created_at),
-        })),
+        outbound: outbound.map(toExportedOutbound),
       };
     });
     const owned = JSON.stringify(sessions.filter((s) => s.owned).map((s) => s.sessionKey));
