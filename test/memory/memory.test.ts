@@ -165,6 +165,18 @@ describe("memory tools and children", () => {
     expect(systemText(mainCalls().at(-1)!)).not.toContain("Rua do Ouro");
   });
 
+  it("/forget removes a fact from every later model request", async () => {
+    h = await startHarness({ memory: true });
+    await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Lives in Lisbon." }, { id: "m2", text: "Prefers trains." }] });
+    expect(await h.say("/forget 1", { user: "console:ana" })).toEqual([expect.stringContaining("Lives in Lisbon")]);
+    h.fake.script(text("Trains, then."), save());
+    await h.say("how should I travel to Porto?", { user: "console:ana" });
+    const system = systemText(mainCalls().at(-1)!);
+    expect(system).toContain("Prefers trains.");
+    expect(system).not.toContain("Lisbon");
+    expect(JSON.stringify(extractionCalls().at(-1)!.messages)).not.toContain("Lives in Lisbon");
+  });
+
   it("a child sees the memories only when its definition says memory: true, and never gets the tools", async () => {
     h = await startHarness({
       memory: true,
