@@ -34,6 +34,8 @@ export class MemoryWorker {
   private stopped = false;
   private timer: unknown = null;
   private readonly retries = new Set<unknown>();
+  /** The earliest "now" claims use (see wakeIn). */
+  private floor = 0;
 
   constructor(private readonly deps: MemoryWorkerDeps) {}
 
@@ -74,9 +76,11 @@ export class MemoryWorker {
   }
 
   /** A wake-up when a retry is due (the poll would find it too, later). */
-  private wakeIn(ms: number): void {
+  private wakeIn(ms: number, dueAt: number): void {
     const handle = this.deps.timers.setTimeout(() => {
       this.retries.delete(handle);
+      // A timer may fire a moment before the wall clock reaches dueAt: the job it is for counts as due.
+      this.floor = Math.max(this.floor, dueAt);
       this.wake();
     }, ms);
     (handle as { unref?: () => void } | null)?.unref?.();
@@ -97,7 +101,7 @@ export class MemoryWorker {
     const claimMs = this.deps.claimMs ?? 120_000;
     for (;;) {
       if (this.stopped) return;
-      const job = await store.claimMemoryJob(holder, this.deps.now(), claimMs, this.deps.maxAttempts ?? 5);
+      const job = await store.claimMemoryJob(holder, Math.max(this.deps.now(), this.floor), claimMs, this.deps.maxAttempts ?? 5);
       if (!job) return;
       const log = this.deps.log.child({ task: job.taskId });
       try {
@@ -114,7 +118,7 @@ export class MemoryWorker {
         const delay = (this.deps.retryBaseMs ?? 5_000) * 2 ** Math.min(job.attempts - 1, 10);
         log.warn({ err: error, attempt: job.attempts, retryInMs: delay }, "memory extraction failed; it will be retried");
         await store.retryMemoryJob(job.taskId, holder, error instanceof Error ? error.message : String(error), this.deps.now() + delay);
-        this.wakeIn(delay);
+        this.wakeIn(delay, this.deps.now() + delay);
       }
     }
   }
