@@ -165,6 +165,26 @@ describe("memory tools and children", () => {
     expect(systemText(mainCalls().at(-1)!)).not.toContain("Rua do Ouro");
   });
 
+  it("hostile tool input from the model gets an error result and changes nothing", async () => {
+    h = await startHarness({ memory: true });
+    await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Prefers trains." }] });
+    h.fake.script(
+      reply(
+        toolUse("remember", { text: 42 }, "toolu_1"),
+        toolUse("remember", { text: "x".repeat(5000) }, "toolu_2"),
+        toolUse("forget", { query: "" }, "toolu_3"),
+        toolUse("forget", { query: "NEAR( \" * -- '); DROP TABLE memories;" }, "toolu_4"),
+        toolUse("recall", { query: { $gt: "" } }, "toolu_5"),
+      ),
+      text("Done."),
+      save(),
+    );
+    expect(await h.say("please do odd things with my memory", { user: "console:ana" })).toEqual(["main: Done."]);
+    const results = (mainCalls().at(-1)!.messages.at(-1)!.content as Array<{ type: string; is_error?: boolean }>).filter((b) => b.type === "tool_result");
+    expect(results.map((r) => r.is_error === true)).toEqual([true, true, true, false, false]);
+    expect(await texts("console:ana")).toEqual(["Prefers trains."]);
+  });
+
   it("/forget removes a fact from every later model request", async () => {
     h = await startHarness({ memory: true });
     await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Lives in Lisbon." }, { id: "m2", text: "Prefers trains." }] });
