@@ -1,6 +1,7 @@
 import { existsSync } from "node:fs";
 import { z } from "zod";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
+import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
 
 const optionalText = z
@@ -25,6 +26,20 @@ const wholeNumber = (fallback: number, min: number, max = Infinity) =>
     });
 
 const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
+
+/** A duration such as 24h, 30m, 90s or 1500 (ms), at least 1 s; `fallback` (ms) when unset. */
+const duration = (fallback: number) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(v);
+    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? "ms") as "ms"];
+    const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
+    if (!(ms >= 1000)) {
+      ctx.addIssue({ code: "custom", message: `must be a duration such as 24h, 30m or 90s (at least 1 s), got "${v}"` });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
@@ -58,17 +73,50 @@ const schema = z.object({
   }),
   COMPACTION_KEEP_TOKENS: wholeNumber(20_000, 0, 1_000_000),
   SESSION_TOKEN_BUDGET: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
-  APPROVAL_TIMEOUT: optionalText.transform((v, ctx) => {
-    if (v === undefined) return 24 * 3600 * 1000;
-    const m = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/.exec(v);
-    const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(m?.[2] ?? "ms") as "ms"];
-    const ms = m ? Math.round(Number(m[1]) * unit) : NaN;
-    if (!(ms >= 1000)) {
-      ctx.addIssue({ code: "custom", message: `must be a duration such as 24h, 30m or 90s (at least 1 s), got "${v}"` });
+  APPROVAL_TIMEOUT: duration(24 * 3600 * 1000),
+  // The price table's overrides: model=input/output[/cache_write/cache_read] in USD per million tokens.
+  MODEL_PRICES: optionalText.transform((v, ctx) => {
+    const parsed = parsePrices(v);
+    if ("error" in parsed) {
+      ctx.addIssue({ code: "custom", message: `${parsed.error}; entries are separated by commas` });
       return z.NEVER;
     }
-    return ms;
+    return parsed.prices;
   }),
+  SESSION_COST_BUDGET_USD: optionalText.transform((v, ctx) => {
+    if (v === undefined) return 0;
+    const n = Number(v);
+    if (!(n >= 0) || !Number.isFinite(n)) {
+      ctx.addIssue({ code: "custom", message: `must be an amount in USD such as 5 or 0.50 (0 for no budget), got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  }),
+  // GET /metrics: on the HTTP API's port when unset (0 picks a free port), behind METRICS_TOKEN when that is set.
+  METRICS_PORT: optionalText.pipe(z.string().regex(/^\d{1,5}$/, { message: "must be a port number" }).optional()).transform((v) => (v === undefined ? undefined : Number(v))),
+  METRICS_TOKEN: optionalText,
+  // The read-only admin page (/admin) and its API: comma-separated tokens, each optionally token:name.
+  ADMIN_TOKENS: optionalText.transform((v) => {
+    const tokens = new Map<string, string>();
+    for (const [index, entry] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
+      const at = entry.lastIndexOf(":");
+      if (at > 0 && at < entry.length - 1) tokens.set(entry.slice(0, at), entry.slice(at + 1));
+      else tokens.set(entry, `admin ${index + 1}`);
+    }
+    return tokens;
+  }),
+  // When a request, a reply or an approval counts as stuck (npm run admin -- stuck, /admin).
+  ADMIN_STUCK_AFTER: duration(5 * 60 * 1000),
+  // Read by the OpenTelemetry SDK itself; checked here so that a typo is an error at startup, not a silent default.
+  OTEL_EXPORTER_OTLP_PROTOCOL: optionalText.pipe(
+    z.enum(["http/protobuf", "http/json", "grpc"], { message: 'must be "http/protobuf" (the default), "http/json" or "grpc"' }).optional(),
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ message: "must be a URL such as http://localhost:4318" }).optional()),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(z.url({ message: "must be a URL such as http://localhost:4318/v1/traces" }).optional()),
+  OTEL_SERVICE_NAME: optionalText.transform((v) => v ?? "switchboard"),
+  OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: optionalText
+    .pipe(z.enum(["true", "false"], { message: 'must be "true" or "false"' }).optional())
+    .transform((v) => v === "true"),
   HTTP_HOST: optionalText.transform((v) => v ?? "127.0.0.1"),
   HTTP_PORT: wholeNumber(8787, 0, 65_535),
   HTTP_API_TOKENS: optionalText.transform((v, ctx) => {

@@ -1,5 +1,6 @@
 import Anthropic from "@anthropic-ai/sdk";
 import { ModelError, type Model } from "./model.js";
+import { PriceTable } from "./prices.js";
 import type { AssistantBlock, ModelRequest, ModelResponse } from "./types.js";
 
 export const DEFAULT_MODEL = "claude-sonnet-5-5";
@@ -12,6 +13,8 @@ export interface AnthropicModelOptions {
   maxTokens?: number;
   maxRetries?: number;
   timeoutMs?: number;
+  /** Prices each call's usage (defaults plus MODEL_PRICES). */
+  prices?: PriceTable;
 }
 
 /** The Model backed by the Messages API through the official SDK (which retries 429/5xx itself). */
@@ -22,10 +25,12 @@ export class AnthropicModel implements Model {
   private readonly client: Anthropic;
   private readonly maxTokens: number;
   private readonly limits = new Map<string, Promise<number | null>>();
+  private readonly prices: PriceTable;
 
   constructor(options: AnthropicModelOptions) {
     this.defaultModel = options.defaultModel ?? DEFAULT_MODEL;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.prices = options.prices ?? new PriceTable();
     this.client = new Anthropic({
       apiKey: options.apiKey,
       // undefined would make the SDK read ANTHROPIC_BASE_URL itself; config already did that.
@@ -73,16 +78,20 @@ export class AnthropicModel implements Model {
           content.push({ type: "tool_use", id: block.id, name: block.name, input });
         }
       }
+      const usage = {
+        inputTokens: response.usage.input_tokens,
+        outputTokens: response.usage.output_tokens,
+        cacheReadTokens: response.usage.cache_read_input_tokens ?? 0,
+        cacheWriteTokens: response.usage.cache_creation_input_tokens ?? 0,
+      };
+      // Priced as the model that answered; an unknown answering id falls back to the requested one's price.
+      const priced = this.prices.known(response.model) ? response.model : request.model;
       return {
         content,
         stopReason: response.stop_reason,
-        usage: {
-          inputTokens: response.usage.input_tokens,
-          outputTokens: response.usage.output_tokens,
-          cacheReadTokens: response.usage.cache_read_input_tokens ?? 0,
-          cacheWriteTokens: response.usage.cache_creation_input_tokens ?? 0,
-        },
+        usage: { ...usage, costNanoUsd: this.prices.costNanoUsd(priced, usage) },
         requestId: (response as { _request_id?: string | null })._request_id ?? null,
+        model: response.model ?? null,
       };
     } catch (error) {
       throw toModelError(error);

@@ -35,6 +35,8 @@ export interface Usage {
   outputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** What the call cost, in whole nano-USD, at the price table's rate for the model that answered (llm/prices.ts). */
+  costNanoUsd?: number;
 }
 
 export interface ModelRequest {
@@ -61,6 +63,8 @@ export interface ModelResponse {
   stopReason: string | null;
   usage: Usage;
   requestId: string | null;
+  /** The model that answered, as the API names it (may be a dated id of the requested alias). */
+  model?: string | null;
 }
 
 export function textOf(blocks: readonly { type: string; text?: string }[]): string {

@@ -14,7 +14,7 @@ export class Journal {
   private rows: LogEntryInput[] = [];
   private touched = new Map<string, StackFrame>();
   private staged: StepExtra = {};
-  private usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  private usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 };
 
   constructor(
     private readonly store: Store,
@@ -46,6 +46,7 @@ export class Journal {
     this.usage.outputTokens += usage.outputTokens;
     this.usage.cacheReadTokens += usage.cacheReadTokens ?? 0;
     this.usage.cacheWriteTokens += usage.cacheWriteTokens ?? 0;
+    this.usage.costNanoUsd += usage.costNanoUsd ?? 0;
   }
 
   /** Changes that must land together with the next flush, whoever triggers it. */
@@ -80,7 +81,7 @@ export class Journal {
     this.rows = [];
     this.touched.clear();
     this.staged = {};
-    this.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+    this.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 };
     await this.store.commit(step);
   }
 }

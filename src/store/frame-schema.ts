@@ -27,4 +27,5 @@ export const frameRecordSchema = z.object({
   // Optional, not defaulted: a frame written without it reads back without it (the stack in memory and the stack
   // a restart loads must be equal).
   memories: z.string().nullable().optional(),
+  traceparent: z.string().max(128).optional(),
 }) satisfies z.ZodType<FrameRecord>;

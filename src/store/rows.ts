@@ -1,7 +1,9 @@
 // Rows read back into the Store's records, for both backends: their tables have the same columns, and JSON is
 // stored as TEXT and parsed here. What cannot be read throws CorruptStateError, and the store decides whether to
 // quarantine the row or fail its session.
+import { nanoToUsd } from "../llm/prices.js";
 import { frameRecordSchema } from "./frame-schema.js";
+import type { OperationalCounts, SessionError, SessionSummary } from "./operations.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
@@ -19,6 +21,7 @@ import {
   type SessionUsage,
   type TaskRecord,
   type UndeliverableRecord,
+  type Usage,
 } from "./store.js";
 
 export type Row = Record<string, unknown>;
@@ -42,7 +45,9 @@ export function toRequest(r: Row): RequestRecord {
     outputTokens: Number(r.output_tokens),
     cacheReadTokens: Number(r.cache_read_tokens ?? 0),
     cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
+    costUsd: nanoToUsd(Number(r.cost_nano_usd ?? 0)),
     createdAt: Number(r.created_at),
+    updatedAt: Number(r.updated_at),
   };
 }
 
@@ -184,11 +189,54 @@ export function toSessionUsage(r: Row | null): SessionUsage {
     cacheReadTokens: Number(r?.cache_read_tokens ?? 0),
     cacheWriteTokens: Number(r?.cache_write_tokens ?? 0),
     sinceReset: Number(r?.tokens_since_reset ?? 0),
+    costUsd: nanoToUsd(Number(r?.cost_nano_usd ?? 0)),
+    costSinceResetUsd: nanoToUsd(Number(r?.cost_since_reset_nano_usd ?? 0)),
   };
 }
 
-export function toTaskUsage(r: Row): Omit<SessionUsage, "sinceReset"> {
-  return { inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w) };
+export function toTaskUsage(r: Row): Usage {
+  return {
+    inputTokens: Number(r.i),
+    outputTokens: Number(r.o),
+    cacheReadTokens: Number(r.r),
+    cacheWriteTokens: Number(r.w),
+    costUsd: nanoToUsd(Number(r.c)),
+  };
+}
+
+/**
+ * A row of the operator's session listing (the same columns on both backends). `stack` is the agent names bottom
+ * first, as a JSON array (SQLite) or a text[] (PostgreSQL); a frame whose name cannot be read shows as "?".
+ */
+export function toSessionSummary(r: Row): SessionSummary {
+  const key = String(r.key);
+  const names: unknown[] = Array.isArray(r.stack) ? r.stack : (JSON.parse(String(r.stack ?? "[]")) as unknown[]);
+  return {
+    key,
+    provider: key.split(":")[0]!,
+    ownerId: nullable(r.owner_id),
+    stack: names.map((n) => (n === null || n === undefined ? "?" : String(n))),
+    status: r.task_status === null || r.task_status === undefined ? "idle" : (String(r.task_status) as SessionSummary["status"]),
+    taskId: nullable(r.task_id),
+    lastActivity: Number(r.last_activity),
+    costUsd: nanoToUsd(Number(r.cost_nano_usd)),
+    tokens: Number(r.tokens),
+    pendingApprovals: Number(r.pending_approvals),
+  };
+}
+
+export function toOperationalCounts(r: Row): OperationalCounts {
+  return {
+    activeStacks: Number(r.active_stacks),
+    queuedMessages: Number(r.queued_messages),
+    pendingApprovals: Number(r.pending_approvals),
+    undeliverable: Number(r.undeliverable),
+    outboxBacklog: Number(r.outbox_backlog),
+  };
+}
+
+export function toSessionError(r: Row): SessionError {
+  return { at: Number(r.at), source: String(r.source) as SessionError["source"], id: String(r.id), error: String(r.error) };
 }
 
 /** An agent_session log row as an open agent session; its payload is read like any log row's. */

@@ -2,6 +2,8 @@
 // picks the backend (SQLite in DATA_DIR, or PostgreSQL when DATABASE_URL is set). Every method is async, because
 // a networked database cannot answer synchronously; the SQLite store answers at once underneath.
 
+import type { OperationsQueries } from "./operations.js";
+
 export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled";
 export type RequestStatus = "pending" | "running" | "done" | "failed";
 /** `approval`: a decision came in and the waiting turn resumes. */
@@ -33,7 +35,14 @@ export interface SessionUsage {
   cacheReadTokens: number;
   cacheWriteTokens: number;
   sinceReset: number;
+  /** What those tokens cost in USD, at the price table in force when each call was made (src/llm/prices.ts). */
+  costUsd: number;
+  /** The cost since the last /reset (what SESSION_COST_BUDGET_USD counts). */
+  costSinceResetUsd: number;
 }
+
+/** A task's or a request's token totals and their cost. */
+export type Usage = Omit<SessionUsage, "sinceReset" | "costSinceResetUsd">;
 
 export interface TaskRecord {
   id: string;
@@ -63,7 +72,10 @@ export interface RequestRecord {
   outputTokens: number;
   cacheReadTokens: number;
   cacheWriteTokens: number;
+  /** What this request's model calls cost in USD. */
+  costUsd: number;
   createdAt: number;
+  updatedAt: number;
 }
 
 /** A frame's metadata; its history lives in the context log under agentSessionId. */
@@ -98,6 +110,11 @@ export interface FrameRecord {
    * children only when their definition says `memory: true`); shown in the volatile part of its system prompt.
    */
   memories?: string | null;
+  /**
+   * Where the task began in the traces (a W3C traceparent of its first request's span), kept on main's frame so
+   * later requests of the task (after a restart, on another replica) link to it. Absent when tracing is off.
+   */
+  traceparent?: string;
 }
 
 export interface LogEntryInput {
@@ -191,7 +208,8 @@ export interface StepCommit {
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
   /** Other requests ended by this step (a turn that a /cancel interrupted; messages that joined a running turn). */
   requestsClosed?: { id: string; status: RequestStatus; taskId?: string | null; error?: string }[];
-  usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  /** Tokens and cost (in whole nano-USD, so sums are exact) added to the request and its session. */
+  usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; costNanoUsd: number };
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
   approvalsCreated?: NewApproval[];
@@ -264,7 +282,7 @@ export interface MemoryChanges {
   /** Memories to delete (a newer fact replaces them); ids of other users' memories are ignored. */
   remove?: string[];
   /** Tokens spent finding them, added to the session's usage (and its budget). */
-  usage?: { sessionKey: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number };
+  usage?: { sessionKey: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; costNanoUsd: number };
 }
 
 /**
@@ -327,7 +345,7 @@ export interface IdempotencyRecord {
   response: string | null;
 }
 
-export interface Store {
+export interface Store extends OperationsQueries {
   commit(step: StepCommit): Promise<void>;
   /** Returns the session, creating it (with a fresh main agent session id) when new. */
   session(key: string, newMainAgentSessionId: () => string): Promise<SessionRecord>;
@@ -357,8 +375,8 @@ export interface Store {
   sessionLog(sessionKey: string): Promise<LogEntry[]>;
   /** Token totals of a session (all time) and since its last /reset (what SESSION_TOKEN_BUDGET counts). */
   sessionUsage(sessionKey: string): Promise<SessionUsage>;
-  /** Token totals of one task: the sum over its requests. */
-  taskUsage(taskId: string): Promise<Omit<SessionUsage, "sinceReset">>;
+  /** Token totals of one task and their cost: the sum over its requests. */
+  taskUsage(taskId: string): Promise<Usage>;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
   openAgentSessions(sessionKey: string): Promise<Array<{ agentSessionId: string; agentName: string }>>;
   /** Requests of a session that started but did not finish (a turn in flight or cut off). */

@@ -191,12 +191,13 @@ describe("cost and context", () => {
       [100, 10, 900, 50],
       [20, 5, 1000, 0],
     ]);
-    expect(await h.store.sessionUsage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085 });
+    expect(await h.store.sessionUsage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085, costUsd: 0, costSinceResetUsd: 0 });
     const firstTask = (await h.store.requests("console:t"))[0]!.taskId!;
-    expect(await h.store.taskUsage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50 });
+    // claude-test has no price: its tokens cost nothing (test/telemetry/cost.test.ts prices them).
+    expect(await h.store.taskUsage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50, costUsd: 0 });
     const [line] = await h.say("/context");
     expect(line).toMatch(
-      /^switchboard: Context \(main\): [\d,]+ of 100,000 tokens \(\d+%\); compacts at 70%\.\nCompactions in this conversation: 0\.\nTokens used: 120 input, 15 output, 1,900 cache read, 50 cache write\.\nSince the last \/reset: 2,085 tokens\.$/,
+      /^switchboard: Context \(main\): [\d,]+ of 100,000 tokens \(\d+%\); compacts at 70%\.\nCompactions in this conversation: 0\.\nTokens used: 120 input, 15 output, 1,900 cache read, 50 cache write\.\nSince the last \/reset: 2,085 tokens\.\nCost: \$0\.0000 in all; \$0\.0000 since the last \/reset\.$/,
     );
   });
 

@@ -162,6 +162,12 @@ export class SimStore implements Store {
   pendingMemoryJobs: Store["pendingMemoryJobs"] = async () => this.alive().pendingMemoryJobs();
   exportUser: Store["exportUser"] = async (user) => this.alive().exportUser(user);
   deleteUser: Store["deleteUser"] = async (user) => this.alive().deleteUser(user);
+  recentSessions: Store["recentSessions"] = async (limit) => this.alive().recentSessions(limit);
+  sessionSummary: Store["sessionSummary"] = async (key) => this.alive().sessionSummary(key);
+  allPendingApprovals: Store["allPendingApprovals"] = async () => this.alive().allPendingApprovals();
+  stuckWork: Store["stuckWork"] = async (before, limit) => this.alive().stuckWork(before, limit);
+  recentErrors: Store["recentErrors"] = async (key, limit) => this.alive().recentErrors(key, limit);
+  operationalCounts: Store["operationalCounts"] = async () => this.alive().operationalCounts();
 
   async close(): Promise<void> {
     if (!this.dead) await this.inner.close();

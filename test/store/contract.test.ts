@@ -51,7 +51,7 @@ function contract(backend: StoreBackend): void {
         sessionKey: K,
         log: [logEntry("message", { n: 1 }, { agentSessionId: "as-f-main" })],
         task: { id: "t1", status: "waiting_approval", structuredOutput: { k: "v" } },
-        usage: { requestId: "r1", inputTokens: 3, outputTokens: 4, cacheReadTokens: 5, cacheWriteTokens: 6 },
+        usage: { requestId: "r1", inputTokens: 3, outputTokens: 4, cacheReadTokens: 5, cacheWriteTokens: 6, costNanoUsd: 7 },
         outbound: [outbound("o1", { requestId: "r1" }), outbound("o2", { requestId: "r1" })],
         approvalsCreated: [newApproval("a1"), newApproval("a2")],
       });

@@ -92,6 +92,7 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
     outputTokens: response.usage.outputTokens,
     cacheReadTokens: response.usage.cacheReadTokens ?? 0,
     cacheWriteTokens: response.usage.cacheWriteTokens ?? 0,
+    costNanoUsd: response.usage.costNanoUsd ?? 0,
   };
   const call = response.content.find((b) => b.type === "tool_use" && b.name === SAVE_MEMORIES);
   const parsed = answer.safeParse(call && call.type === "tool_use" ? call.input : undefined);

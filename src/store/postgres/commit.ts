@@ -51,7 +51,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
   await updateRequests(client, step, now);
   if (step.usage) {
     const u = step.usage;
-    await run(client, S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key]);
+    await run(client, S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key, u.costNanoUsd]);
   }
   const outbound = step.outbound ?? [];
   if (outbound.length > 0) {

@@ -92,5 +92,5 @@ async function applyChanges(client: pg.ClientBase, userId: string, taskId: strin
     await run(client, M.upsertMemories, [userId, taskId, now, add.map((m) => m.id), add.map((m) => m.text), add.map((m) => m.kind ?? null)]);
   }
   const u = changes.usage;
-  if (u) await run(client, M.addSessionUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.sessionKey]);
+  if (u) await run(client, M.addSessionUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.sessionKey, u.costNanoUsd]);
 }

@@ -53,7 +53,9 @@ export const M = {
     "add_session_usage",
     `UPDATE sessions SET input_tokens = input_tokens + $1::bigint, output_tokens = output_tokens + $2::bigint,
      cache_read_tokens = cache_read_tokens + $3::bigint, cache_write_tokens = cache_write_tokens + $4::bigint,
-     tokens_since_reset = tokens_since_reset + $1::bigint + $2::bigint + $3::bigint + $4::bigint WHERE key = $5`,
+     tokens_since_reset = tokens_since_reset + $1::bigint + $2::bigint + $3::bigint + $4::bigint,
+     cost_nano_usd = cost_nano_usd + $6::bigint, cost_since_reset_nano_usd = cost_since_reset_nano_usd + $6::bigint
+     WHERE key = $5`,
   ),
   insertMemoryJob: sql(
     "insert_memory_job",

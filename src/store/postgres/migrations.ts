@@ -192,6 +192,24 @@ const MIGRATIONS: string[] = [
   CREATE INDEX memory_jobs_by_user ON memory_jobs (user_id);
   CREATE INDEX memory_jobs_by_session ON memory_jobs (session_key);
   `,
+  // 3: what model calls cost (SQLite version 10): whole nano-USD, so sums stay exact, per request and per session
+  // (all time, and since the last /reset). Indexes for the operator queries: a session's latest activity and its
+  // failed requests (outbox_failed exists since 1). frame_agent_name reads a stored frame's agent name, NULL when
+  // the frame is not valid JSON (IS JSON needs PostgreSQL 16), so one unreadable frame cannot fail the listing.
+  `
+  ALTER TABLE requests ADD COLUMN cost_nano_usd BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN cost_nano_usd BIGINT NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN cost_since_reset_nano_usd BIGINT NOT NULL DEFAULT 0;
+  CREATE INDEX requests_activity ON requests (session_key, updated_at);
+  CREATE INDEX requests_failed ON requests (session_key, updated_at) WHERE error IS NOT NULL;
+  CREATE FUNCTION frame_agent_name(data TEXT) RETURNS TEXT LANGUAGE plpgsql IMMUTABLE AS $$
+  BEGIN
+    RETURN data::json ->> 'agentName';
+  EXCEPTION WHEN others THEN
+    RETURN NULL;
+  END
+  $$;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -24,8 +24,10 @@ import type {
   TaskRecord,
   ToolCallRef,
   UndeliverableRecord,
+  Usage,
   UserExport,
 } from "../store.js";
+import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { encodeChange } from "./changes.js";
 import { writeStep } from "./commit.js";
 import { connect } from "./connect.js";
@@ -34,6 +36,7 @@ import type { ChangeListener } from "./listener.js";
 import { Leases } from "./leases.js";
 import { PostgresMemories } from "./memories.js";
 import { moveSession } from "./move.js";
+import { PostgresOperations } from "./operations.js";
 import { Quarantine } from "./quarantine.js";
 import { insertRequestWith, needsTransaction } from "./requests.js";
 import * as rows from "../rows.js";
@@ -63,6 +66,7 @@ export class PostgresStore implements Store {
   private readonly quarantine: Quarantine;
   private readonly leases: Leases;
   private readonly memory: PostgresMemories;
+  private readonly operations: PostgresOperations;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -74,6 +78,7 @@ export class PostgresStore implements Store {
     this.quarantine = new Quarantine(pool, now, onQuarantine);
     this.leases = new Leases(pool, now);
     this.memory = new PostgresMemories(pool, now);
+    this.operations = new PostgresOperations(pool, this.quarantine);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */
@@ -192,7 +197,7 @@ export class PostgresStore implements Store {
     return rows.toSessionUsage(await this.one(S.sessionUsage, [sessionKey]));
   }
 
-  async taskUsage(taskId: string): Promise<Omit<SessionUsage, "sinceReset">> {
+  async taskUsage(taskId: string): Promise<Usage> {
     return rows.toTaskUsage((await this.one(S.taskUsage, [taskId]))!);
   }
 
@@ -341,6 +346,32 @@ export class PostgresStore implements Store {
 
   pendingMemoryJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>> {
     return this.memory.pendingJobs();
+  }
+
+  // ── operator queries (operations.ts) ──────────────────────────────────────────────────────────────────
+
+  recentSessions(limit: number): Promise<SessionSummary[]> {
+    return this.operations.recentSessions(limit);
+  }
+
+  sessionSummary(sessionKey: string): Promise<SessionSummary | null> {
+    return this.operations.sessionSummary(sessionKey);
+  }
+
+  allPendingApprovals(): Promise<ApprovalRecord[]> {
+    return this.operations.allPendingApprovals();
+  }
+
+  stuckWork(before: number, limit: number): Promise<StuckWork> {
+    return this.operations.stuckWork(before, limit);
+  }
+
+  recentErrors(sessionKey: string, limit: number): Promise<SessionError[]> {
+    return this.operations.recentErrors(sessionKey, limit);
+  }
+
+  operationalCounts(): Promise<OperationalCounts> {
+    return this.operations.operationalCounts();
   }
 
   exportUser(userId: string): Promise<UserExport> {

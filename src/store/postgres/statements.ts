@@ -54,11 +54,13 @@ export const S = {
     "add_usage",
     `WITH r AS (
        UPDATE requests SET input_tokens = input_tokens + $1::bigint, output_tokens = output_tokens + $2::bigint,
-       cache_read_tokens = cache_read_tokens + $3::bigint, cache_write_tokens = cache_write_tokens + $4::bigint WHERE id = $5
+       cache_read_tokens = cache_read_tokens + $3::bigint, cache_write_tokens = cache_write_tokens + $4::bigint,
+       cost_nano_usd = cost_nano_usd + $7::bigint WHERE id = $5
      )
      UPDATE sessions SET input_tokens = input_tokens + $1, output_tokens = output_tokens + $2,
      cache_read_tokens = cache_read_tokens + $3, cache_write_tokens = cache_write_tokens + $4,
-     tokens_since_reset = tokens_since_reset + $1::bigint + $2::bigint + $3::bigint + $4::bigint WHERE key = $6`,
+     tokens_since_reset = tokens_since_reset + $1::bigint + $2::bigint + $3::bigint + $4::bigint,
+     cost_nano_usd = cost_nano_usd + $7::bigint, cost_since_reset_nano_usd = cost_since_reset_nano_usd + $7::bigint WHERE key = $6`,
   ),
   insertOutbound: sql(
     "insert_outbound",
@@ -70,7 +72,8 @@ export const S = {
   ),
   setMainSession: sql(
     "set_main_session",
-    `UPDATE sessions SET main_agent_session_id = $1, tokens_since_reset = 0, updated_at = $2 WHERE key = $3`,
+    `UPDATE sessions SET main_agent_session_id = $1, tokens_since_reset = 0, cost_since_reset_nano_usd = 0, updated_at = $2
+     WHERE key = $3`,
   ),
   insertApprovals: sql(
     "insert_approvals",
@@ -166,7 +169,8 @@ export const S = {
   taskUsage: sql(
     "task_usage",
     `SELECT COALESCE(SUM(input_tokens), 0)::bigint AS i, COALESCE(SUM(output_tokens), 0)::bigint AS o,
-     COALESCE(SUM(cache_read_tokens), 0)::bigint AS r, COALESCE(SUM(cache_write_tokens), 0)::bigint AS w
+     COALESCE(SUM(cache_read_tokens), 0)::bigint AS r, COALESCE(SUM(cache_write_tokens), 0)::bigint AS w,
+     COALESCE(SUM(cost_nano_usd), 0)::bigint AS c
      FROM requests WHERE task_id = $1`,
   ),
 

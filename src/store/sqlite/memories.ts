@@ -48,7 +48,7 @@ export class SqliteMemories {
     if (u) {
       // Counted like a step's usage: the session's totals and its budget since the last /reset.
       const total = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
-      s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, u.sessionKey);
+      s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, u.costNanoUsd, u.costNanoUsd, u.sessionKey);
     }
   }
 

@@ -268,6 +268,18 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   CREATE INDEX memory_jobs_by_user ON memory_jobs(user_id);
   CREATE INDEX memory_jobs_by_session ON memory_jobs(session_key);
   `,
+  // 10: what model calls cost (in whole nano-USD, so sums stay exact), per request and per session (all time, and
+  // since the last /reset); and the indexes the operator queries need (a session's latest activity, its failed
+  // requests, undeliverable replies and pending approvals), so none scans a table that grows with every message.
+  `
+  ALTER TABLE requests ADD COLUMN cost_nano_usd INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN cost_nano_usd INTEGER NOT NULL DEFAULT 0;
+  ALTER TABLE sessions ADD COLUMN cost_since_reset_nano_usd INTEGER NOT NULL DEFAULT 0;
+  CREATE INDEX requests_activity ON requests(session_key, updated_at);
+  CREATE INDEX requests_failed ON requests(session_key, updated_at) WHERE error IS NOT NULL;
+  CREATE INDEX outbox_failed ON outbox(session_key, failed_at) WHERE failed_at IS NOT NULL;
+  CREATE INDEX approvals_pending_by_session ON approvals(session_key, requested_at) WHERE status = 'pending';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -27,12 +27,15 @@ import {
   type TaskRecord,
   type ToolCallRef,
   type UndeliverableRecord,
+  type Usage,
   type UserExport,
 } from "../store.js";
+import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { migrate } from "./migrations.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
 import { SqliteMemories } from "./memories.js";
+import { SqliteOperations } from "./operations.js";
 import { deleteUser, exportUser } from "./user-data.js";
 import { nullable, toApproval, toFrame, toTask, toIdempotency, toLease, toLogEntry, toOutbound, toQuarantine, toRequest, toSession, toSessionUsage, toTaskUsage, toUndeliverable, type Row } from "../rows.js";
 
@@ -57,6 +60,7 @@ export class SqliteStore implements Store {
   private readonly watchers = new Set<(change: StoreChange) => void>();
   private readonly processLock: ProcessLock | null;
   private readonly memory: SqliteMemories;
+  private readonly operations: SqliteOperations;
 
   constructor(
     file: string,
@@ -86,6 +90,7 @@ export class SqliteStore implements Store {
     this.db.pragma("busy_timeout = 5000");
     this.stmts = prepareStatements(this.db);
     this.memory = new SqliteMemories(this.db, this.stmts, now);
+    this.operations = new SqliteOperations(this.stmts, (rows) => this.readApprovals(rows));
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
     // gone: a restart resumes its sessions, and the extractions it was running, at once instead of waiting for them
     // to run out (the cut-off run still counts as an attempt).
@@ -131,9 +136,9 @@ export class SqliteStore implements Store {
       for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
       if (step.usage) {
         const u = step.usage;
-        s.addUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId);
+        s.addUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.costNanoUsd, u.requestId);
         const total = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
-        s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, key);
+        s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, u.costNanoUsd, u.costNanoUsd, key);
       }
       for (const o of step.outbound ?? []) {
         s.insertOutbound.run(o.id, key, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, o.approvalId ?? null, now);
@@ -199,7 +204,19 @@ export class SqliteStore implements Store {
         s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
       }
       const { claimSession: _claim, idempotency: _key, ...fields } = input;
-      const request: RequestRecord = { ...fields, status: "pending", taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, createdAt: now };
+      const request: RequestRecord = {
+        ...fields,
+        status: "pending",
+        taskId: null,
+        error: null,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: 0,
+        createdAt: now,
+        updatedAt: now,
+      };
       return { status: "inserted", request };
     }
   }
@@ -288,7 +305,7 @@ export class SqliteStore implements Store {
     return toSessionUsage((this.stmts.sessionUsage.get(sessionKey) as Row | undefined) ?? null);
   }
 
-  async taskUsage(taskId: string) {
+  async taskUsage(taskId: string): Promise<Usage> {
     return toTaskUsage(this.stmts.taskUsage.get(taskId) as Row);
   }
 
@@ -497,6 +514,32 @@ export class SqliteStore implements Store {
 
   async pendingMemoryJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>> {
     return this.memory.pendingJobs();
+  }
+
+  // ── operator queries (operations.ts) ──
+
+  async recentSessions(limit: number): Promise<SessionSummary[]> {
+    return this.operations.recentSessions(limit);
+  }
+
+  async sessionSummary(sessionKey: string): Promise<SessionSummary | null> {
+    return this.operations.sessionSummary(sessionKey);
+  }
+
+  async allPendingApprovals(): Promise<ApprovalRecord[]> {
+    return this.operations.allPendingApprovals();
+  }
+
+  async stuckWork(before: number, limit: number): Promise<StuckWork> {
+    return this.operations.stuckWork(before, limit);
+  }
+
+  async recentErrors(sessionKey: string, limit: number): Promise<SessionError[]> {
+    return this.operations.recentErrors(sessionKey, limit);
+  }
+
+  async operationalCounts(): Promise<OperationalCounts> {
+    return this.operations.operationalCounts();
   }
 
   async exportUser(userId: string): Promise<UserExport> {

@@ -1,5 +1,31 @@
 import type Database from "better-sqlite3";
 
+const ACTIVE = `('running', 'waiting_user', 'waiting_approval')`;
+
+/**
+ * The operator's session summaries (operations.ts) of the sessions `where` picks, the most recently active first:
+ * the newest activity is found per session first (an index lookup each), the rest only for the `limit` picked.
+ */
+const sessionSummaries = (where: string, limit: string) => `
+  WITH picked AS (
+    SELECT s.key, s.owner_id, s.cost_nano_usd,
+      s.input_tokens + s.output_tokens + s.cache_read_tokens + s.cache_write_tokens AS tokens,
+      COALESCE((SELECT MAX(r.updated_at) FROM requests r WHERE r.session_key = s.key), s.created_at) AS last_activity
+    FROM sessions s ${where}
+    ORDER BY last_activity DESC, s.key LIMIT ${limit}
+  )
+  SELECT p.key, p.cost_nano_usd, p.tokens, p.last_activity,
+    COALESCE(p.owner_id,
+      (SELECT t.owner_id FROM tasks t WHERE t.session_key = p.key ORDER BY t.created_at DESC, t.rowid DESC LIMIT 1)) AS owner_id,
+    (SELECT json_group_array(CASE WHEN json_valid(f.data) THEN json_extract(f.data, '$.agentName') END ORDER BY f.position)
+      FROM frames f WHERE f.session_key = p.key) AS stack,
+    a.id AS task_id, a.status AS task_status,
+    (SELECT count(*) FROM approvals ap WHERE ap.session_key = p.key AND ap.status = 'pending') AS pending_approvals
+  FROM picked p
+  LEFT JOIN tasks a ON a.id = (
+    SELECT t.id FROM tasks t WHERE t.session_key = p.key AND t.status IN ${ACTIVE} ORDER BY t.created_at DESC, t.rowid DESC LIMIT 1)
+  ORDER BY p.last_activity DESC, p.key`;
+
 /** Every statement the SQLite store runs, prepared once per connection. */
 export function prepareStatements(db: Database.Database) {
   return {
@@ -24,17 +50,20 @@ export function prepareStatements(db: Database.Database) {
     ),
     addUsage: db.prepare(
       `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
-       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ? WHERE id = ?`,
+       cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
+       cost_nano_usd = cost_nano_usd + ? WHERE id = ?`,
     ),
     addSessionUsage: db.prepare(
       `UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
-       tokens_since_reset = tokens_since_reset + ? WHERE key = ?`,
+       tokens_since_reset = tokens_since_reset + ?,
+       cost_nano_usd = cost_nano_usd + ?, cost_since_reset_nano_usd = cost_since_reset_nano_usd + ? WHERE key = ?`,
     ),
     sessionUsage: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
     taskUsage: db.prepare(
       `SELECT COALESCE(SUM(input_tokens), 0) AS i, COALESCE(SUM(output_tokens), 0) AS o,
-       COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w FROM requests WHERE task_id = ?`,
+       COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w,
+       COALESCE(SUM(cost_nano_usd), 0) AS c FROM requests WHERE task_id = ?`,
     ),
     insertOutbound: db.prepare(
       `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
@@ -66,7 +95,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     dueApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at`),
     setMainSession: db.prepare(
-      `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, updated_at = ? WHERE key = ?`,
+      `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, cost_since_reset_nano_usd = 0, updated_at = ? WHERE key = ?`,
     ),
     getSession: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
     insertSession: db.prepare(
@@ -186,6 +215,36 @@ export function prepareStatements(db: Database.Database) {
        WHERE task_id = ? AND status = 'running' AND holder = ?`,
     ),
     pendingMemoryJobs: db.prepare(`SELECT * FROM memory_jobs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid`),
+    // ── operator queries (operations.ts) ──
+    recentSessions: db.prepare(sessionSummaries("", "@limit")),
+    sessionSummary: db.prepare(sessionSummaries("WHERE s.key = @key", "1")),
+    allPendingApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' ORDER BY requested_at, id`),
+    stuckRequests: db.prepare(
+      `SELECT * FROM requests WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at, seq LIMIT ?`,
+    ),
+    stuckOutbound: db.prepare(
+      `SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND created_at < ? ORDER BY created_at, seq LIMIT ?`,
+    ),
+    stuckApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND requested_at < ? ORDER BY requested_at, id LIMIT ?`),
+    // Each part reads an index (requests_failed, tasks_by_session, outbox_failed); ties go to the newest row.
+    recentErrors: db.prepare(
+      `SELECT at, source, id, error FROM (
+         SELECT updated_at AS at, 'request' AS source, id, error, seq AS n FROM requests WHERE session_key = @key AND error IS NOT NULL
+         UNION ALL
+         SELECT updated_at, 'task', id, COALESCE(error, 'failed'), rowid FROM tasks WHERE session_key = @key AND status = 'failed'
+         UNION ALL
+         SELECT failed_at, 'delivery', id, COALESCE(failure, 'undeliverable'), seq FROM outbox WHERE session_key = @key AND failed_at IS NOT NULL
+       ) ORDER BY at DESC, source, n DESC LIMIT @limit`,
+    ),
+    // Every count reads a partial index (the IN term lets SQLite see that requests_unfinished covers 'pending').
+    operationalCounts: db.prepare(
+      `SELECT
+         (SELECT count(DISTINCT session_key) FROM frames) AS active_stacks,
+         (SELECT count(*) FROM requests WHERE status IN ('pending', 'running') AND status = 'pending') AS queued_messages,
+         (SELECT count(*) FROM approvals WHERE status = 'pending') AS pending_approvals,
+         (SELECT count(*) FROM outbox WHERE failed_at IS NOT NULL) AS undeliverable,
+         (SELECT count(*) FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL) AS outbox_backlog`,
+    ),
   };
 }
 

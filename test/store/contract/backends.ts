@@ -27,6 +27,8 @@ export interface StoreBackend {
   plantCorruptApproval?(store: Store, approvalId: string): Promise<void>;
   plantCorruptTaskOutput?(store: Store, taskId: string): Promise<void>;
   plantCorruptFrame?(store: Store, frameId: string): Promise<void>;
+  /** A frame whose stored data is not JSON at all (plantCorruptFrame's is JSON of the wrong shape). */
+  plantUnparsableFrame?(store: Store, frameId: string): Promise<void>;
 }
 
 const sqliteFiles = new Map<Store, { dir: string; file: string }>();
@@ -75,6 +77,7 @@ const sqlite: StoreBackend = {
   plantCorruptApproval: (store, id) => plantSqlite(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = ?`, id),
   plantCorruptTaskOutput: (store, id) => plantSqlite(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = ?`, id),
   plantCorruptFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = ?`, id),
+  plantUnparsableFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = ?`, id),
 };
 
 const postgresDatabases = new Map<Store, FreshDatabase>();
@@ -118,6 +121,7 @@ const postgres: StoreBackend = {
   plantCorruptApproval: (store, id) => plantPostgres(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = $1`, id),
   plantCorruptTaskOutput: (store, id) => plantPostgres(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = $1`, id),
   plantCorruptFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = $1`, id),
+  plantUnparsableFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = $1`, id),
 };
 
 export const BACKENDS: StoreBackend[] = [sqlite, postgres];

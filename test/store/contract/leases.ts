@@ -118,7 +118,7 @@ export function leaseContract(ctx: ContractContext): void {
       framesUpdated: [frame("f-main", { iteration: 3 })],
       task: { id: "t1", status: "completed", result: "done" },
       request: { id: "r1", status: "done" },
-      usage: { requestId: "r1", inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      usage: { requestId: "r1", inputTokens: 10, outputTokens: 5, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 },
       outbound: [outbound("o1", { requestId: "r1" })],
       newMainAgentSessionId: "as-after",
       approvalsCreated: [newApproval("a1")],

@@ -19,7 +19,7 @@ export function moveContract(ctx: ContractContext): void {
         log: [logEntry("message", { text: "hi" }, { taskId: "t1", requestId: "r1", agentSessionId: "as-f-main" })],
         outbound: [outbound("o1", { requestId: "r1" })],
         approvalsCreated: [newApproval("a1", { taskId: "t1" })],
-        usage: { requestId: "r1", inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0 },
+        usage: { requestId: "r1", inputTokens: 10, outputTokens: 2, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 },
       });
       await store.saveIndicator(FROM, "typing");
       await startTask(store, SUB, { task: "t-sub", request: "r-sub" });

@@ -30,7 +30,8 @@ export function requestContract(ctx: ContractContext): void {
       const result = await store.insertRequest(newRequest("r1", K, { externalId: "m1", text: "hello", kind: "command" }));
       const expected = {
         id: "r1", sessionKey: K, externalId: "m1", kind: "command", userId: ALICE, text: "hello", status: "pending",
-        taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, createdAt: clock.t,
+        taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0,
+        createdAt: clock.t, updatedAt: clock.t,
       };
       expect(result).toEqual({ status: "inserted", request: expected });
       expect(await store.request("r1")).toEqual(expected);

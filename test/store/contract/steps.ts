@@ -20,7 +20,7 @@ export function stepContract(ctx: ContractContext): void {
       task: { id: "t1", status: "waiting_user", result: "half done" },
       request: { id: "r1", status: "done" },
       requestsClosed: [{ id: "r0", status: "failed", error: "cancelled" }],
-      usage: { requestId: "r1", inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 1 },
+      usage: { requestId: "r1", inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 1, costNanoUsd: 0 },
       outbound: [outbound("o2", { requestId: "r1" })],
       newMainAgentSessionId: "as-after-reset",
       approvalsCreated: [newApproval("a1")],
@@ -239,15 +239,15 @@ export function stepContract(ctx: ContractContext): void {
   });
 
   describe("usage", () => {
-    const usage = (requestId: string, i: number, o: number, r = 0, w = 0) => ({ requestId, inputTokens: i, outputTokens: o, cacheReadTokens: r, cacheWriteTokens: w });
+    const usage = (requestId: string, i: number, o: number, r = 0, w = 0) => ({ requestId, inputTokens: i, outputTokens: o, cacheReadTokens: r, cacheWriteTokens: w, costNanoUsd: 0 });
 
     it("sessionUsage sums every step's usage; sinceReset counts all four kinds", async () => {
       const { store } = ctx;
       await startTask(store, K, { task: "t1", request: "r1" });
       await store.commit({ sessionKey: K, usage: usage("r1", 100, 20, 3, 4) });
       await store.commit({ sessionKey: K, usage: usage("r1", 50, 10, 1, 2) });
-      expect(await store.sessionUsage(K)).toEqual({ inputTokens: 150, outputTokens: 30, cacheReadTokens: 4, cacheWriteTokens: 6, sinceReset: 190 });
-      expect(await store.sessionUsage("telegram:unknown")).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, sinceReset: 0 });
+      expect(await store.sessionUsage(K)).toEqual({ inputTokens: 150, outputTokens: 30, cacheReadTokens: 4, cacheWriteTokens: 6, sinceReset: 190, costUsd: 0, costSinceResetUsd: 0 });
+      expect(await store.sessionUsage("telegram:unknown")).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, sinceReset: 0, costUsd: 0, costSinceResetUsd: 0 });
     });
 
     it("newMainAgentSessionId resets sinceReset, keeps the totals and becomes the session's main agent session", async () => {
@@ -269,8 +269,8 @@ export function stepContract(ctx: ContractContext): void {
       await store.commit({ sessionKey: K, usage: usage("r1", 1, 2, 3, 4) });
       await startTask(store, OTHER, { task: "t2", request: "r3" });
       await store.commit({ sessionKey: OTHER, usage: usage("r3", 1000, 1000) });
-      expect(await store.taskUsage("t1")).toEqual({ inputTokens: 6, outputTokens: 8, cacheReadTokens: 10, cacheWriteTokens: 12 });
-      expect(await store.taskUsage("t-none")).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+      expect(await store.taskUsage("t1")).toEqual({ inputTokens: 6, outputTokens: 8, cacheReadTokens: 10, cacheWriteTokens: 12, costUsd: 0 });
+      expect(await store.taskUsage("t-none")).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 });
       expect(await store.request("r2")).toMatchObject({ inputTokens: 5, outputTokens: 6, cacheReadTokens: 7, cacheWriteTokens: 8, taskId: "t1" });
     });
   });
