@@ -1,5 +1,9 @@
 import Database from "better-sqlite3";
 import { statSync } from "node:fs";
+import { createServer } from "node:http";
+import type { Tracer } from "@opentelemetry/api";
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto";
+import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { join } from "node:path";
 import { systemText } from "../test/fakes/anthropic/server.js";
 import { PostgresStore } from "../src/store/postgres/postgres-store.js";
@@ -31,7 +35,11 @@ function summary(latencies: number[], elapsedMs: number, count: number) {
 }
 
 export async function singleTurn(): Promise<Result> {
-  const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }]));
+  return { scenario: "single-turn", ...(await singleTurnRun(null)) };
+}
+
+async function singleTurnRun(tracer: Tracer | null) {
+  const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }]), undefined, undefined, tracer);
   const latencies: number[] = [];
   const sessions = 1000;
   const perSession = 10;
@@ -41,7 +49,52 @@ export async function singleTurn(): Promise<Result> {
   world.close();
   const bytes = dbBytes(world.root);
   world.remove();
-  return { scenario: "single-turn", messages: sessions * perSession, ...summary(latencies, elapsed, sessions * perSession), peak_rss_mb: rss(), db_bytes_per_message: Math.round(bytes / (sessions * perSession)) };
+  return { messages: sessions * perSession, ...summary(latencies, elapsed, sessions * perSession), peak_rss_mb: rss(), db_bytes_per_message: Math.round(bytes / (sessions * perSession)) };
+}
+
+/**
+ * Single-turn with tracing off, then on: the official SDK's batch processor and OTLP/protobuf exporter sending every
+ * span to a collector stand-in on loopback (in this process, so its work counts against the gateway: a worst case).
+ */
+export async function tracingOverhead(): Promise<Result> {
+  let exports = 0;
+  const sink = createServer((req, res) => {
+    req.on("data", () => {});
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/x-protobuf" }).end();
+    });
+  });
+  await new Promise<void>((resolve) => sink.listen(0, "127.0.0.1", resolve));
+  const url = `http://127.0.0.1:${(sink.address() as { port: number }).port}/v1/traces`;
+  // A queue that holds every span of the run, so none is dropped and every one is exported (the default 2048 drops).
+  const provider = new BasicTracerProvider({
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url }), { maxQueueSize: 100_000, maxExportBatchSize: 512, scheduledDelayMillis: 200 })],
+  });
+  const tracer = provider.getTracer("switchboard");
+  // Alternated, off/on twice, and the better of each kept: the machine's drift hits both sides alike.
+  const off: Awaited<ReturnType<typeof singleTurnRun>>[] = [];
+  const on: Awaited<ReturnType<typeof singleTurnRun>>[] = [];
+  for (let round = 0; round < 2; round++) {
+    off.push(await singleTurnRun(null));
+    on.push(await singleTurnRun(tracer));
+  }
+  await provider.shutdown();
+  await new Promise<void>((resolve) => sink.close(() => resolve()));
+  const best = (runs: typeof off) => runs.reduce((a, b) => (b.messages_per_s > a.messages_per_s ? b : a));
+  const [o, t] = [best(off), best(on)];
+  return {
+    scenario: "tracing-overhead",
+    messages: t.messages,
+    off_messages_per_s: o.messages_per_s,
+    on_messages_per_s: t.messages_per_s,
+    overhead_pct: +(((o.messages_per_s - t.messages_per_s) / o.messages_per_s) * 100).toFixed(1),
+    off_p50_ms: o.p50_ms,
+    on_p50_ms: t.p50_ms,
+    off_p99_ms: o.p99_ms,
+    on_p99_ms: t.p99_ms,
+    exports,
+  };
 }
 
 const handoffModel = () =>

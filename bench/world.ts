@@ -15,6 +15,9 @@ import { AgentStackManager } from "../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../src/runtime/tools/registry.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../src/store/store.js";
+import { Metrics } from "../src/telemetry/metrics.js";
+import { Telemetry } from "../src/telemetry/telemetry.js";
+import type { Tracer } from "@opentelemetry/api";
 import { writeFileSync, mkdirSync } from "node:fs";
 
 /** A zero-latency model (or a fixed latency with timers) that answers by a script function. */
@@ -49,8 +52,11 @@ export function benchCatalog(root: string): Catalog {
   return loadCatalog(join(root, "skills"), join(root, "agents"), { env: {} });
 }
 
-/** The real gateway and runtime on a SQLite file with the production settings; logs at info to /dev/null. */
-export function benchWorld(model: Model, dir?: string, database?: Store) {
+/**
+ * The real gateway and runtime on a SQLite file with the production settings; logs at info to /dev/null; the
+ * Prometheus metrics on, as in the product, and tracing only when a tracer is given (OTEL_EXPORTER_OTLP_ENDPOINT).
+ */
+export function benchWorld(raw: Model, dir?: string, database?: Store, tracer: Tracer | null = null) {
   const root = dir ?? mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const dbFile = join(root, "bench.db");
   const store = database ?? new SqliteStore(dbFile);
@@ -58,6 +64,8 @@ export function benchWorld(model: Model, dir?: string, database?: Store) {
   const catalog = benchCatalog(root);
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });
   const stacks = new AgentStackManager(leases.fenced());
+  const telemetry = new Telemetry({ metrics: new Metrics(() => store.operationalCounts()), tracer, captureContent: false });
+  const model = telemetry.instrument(raw);
   const runtime: RuntimeDeps = {
     store: leases.fenced(),
     stacks,
@@ -78,9 +86,10 @@ export function benchWorld(model: Model, dir?: string, database?: Store) {
     log,
     limiter: new CallLimiter(10, 20),
     timers: systemTimers,
+    observer: telemetry,
   };
   const orchestrator = new Orchestrator(runtime);
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids: randomIds, log });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids: randomIds, log, observer: telemetry });
   let delivered = 0;
   gateway.register({ prefix: "bench", deliver: async () => void delivered++ });
   return {

@@ -9,6 +9,7 @@ import { Gateway } from "./gateway/gateway.js";
 import { Leases } from "./gateway/leases.js";
 import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
 import type { Model } from "./llm/model.js";
+import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
 import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
@@ -23,6 +24,9 @@ import { resolveModel } from "./runtime/tools/spawn.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { QuarantineRecord, Store } from "./store/store.js";
+import { Metrics } from "./telemetry/metrics.js";
+import { startTracing } from "./telemetry/sdk.js";
+import { Telemetry } from "./telemetry/telemetry.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -36,6 +40,8 @@ export interface App {
   catalog: LiveCatalog;
   model: Model;
   gateway: Gateway;
+  /** Prometheus metrics of this process (GET /metrics). */
+  metrics: Metrics;
   close(): Promise<void>;
 }
 
@@ -112,15 +118,21 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   });
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
-  const model: Model = config.ANTHROPIC_API_KEY
+  const tracing = await startTracing(config, log);
+  const metrics = new Metrics(() => store.operationalCounts());
+  const telemetry = new Telemetry({ metrics, tracer: tracing?.tracer ?? null, captureContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT });
+  const api: Model = config.ANTHROPIC_API_KEY
     ? new AnthropicModel({
         apiKey: config.ANTHROPIC_API_KEY,
         baseURL: config.ANTHROPIC_BASE_URL,
         defaultModel: config.ANTHROPIC_MODEL,
         maxTokens: config.ANTHROPIC_MAX_TOKENS,
         maxRetries: config.ANTHROPIC_MAX_RETRIES,
+        prices: new PriceTable(config.MODEL_PRICES),
       })
     : new UnconfiguredModel(config.ANTHROPIC_MODEL);
+  // Every call (the agents', compaction's, memory extraction's) is timed, counted, priced and traced.
+  const model = telemetry.instrument(api);
   if (!model.configured) log.warn("ANTHROPIC_API_KEY is not set: every message will be answered with setup instructions");
 
   const runtime: RuntimeDeps = {
@@ -145,6 +157,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     timers: systemTimers,
     ids,
     log,
+    observer: telemetry,
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -160,7 +173,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, midTurn: config.MID_TURN, memory });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, sessionCostBudgetUsd: config.SESSION_COST_BUDGET_USD, observer: telemetry, midTurn: config.MID_TURN, memory });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
@@ -181,6 +194,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     catalog,
     model,
     gateway,
+    metrics,
     async close() {
       clearInterval(sweep);
       clearInterval(poll);
@@ -188,6 +202,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       await gateway.stop();
       await store.releaseLease("@approval-sweeper", replica, (await store.lease("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
       await store.close();
+      await tracing?.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans"));
     },
   };
 }

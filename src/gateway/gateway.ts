@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
-import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
+import { cancelTask, describeContext, describeStack, resetSession, usdText } from "../runtime/control.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
@@ -10,6 +10,7 @@ import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, t
 import { forgetText, memoryText } from "./memory-commands.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
+import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
@@ -30,10 +31,14 @@ export interface GatewayDeps {
   retryBaseMs?: number;
   /** Tokens a session may use between /resets before the model is no longer called (0: no limit). */
   sessionTokenBudget?: number;
+  /** USD a session may spend between /resets before the model is no longer called (0: no limit). */
+  sessionCostBudgetUsd?: number;
   /** A message sent while a turn runs waits for it (queue, the default) or joins it (steer; see steerable()). */
   midTurn?: "queue" | "steer";
   /** Memory extraction in the background (MEMORY=on): woken after replies go out, stopped with the gateway. */
   memory?: MemoryWorker;
+  /** Traces and metrics (src/telemetry); absent: nothing watches. */
+  observer?: GatewayObserver;
 }
 
 const STORE_FAILING =
@@ -82,13 +87,17 @@ export class Gateway {
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
 
+  private readonly observer: GatewayObserver;
+
   constructor(private readonly deps: GatewayDeps) {
+    this.observer = deps.observer ?? NO_GATEWAY_OBSERVER;
     this.outbox = new Outbox({
       store: deps.store,
       log: deps.log,
       sinks: this.sinks,
       ...(deps.retryBaseMs !== undefined ? { retryBaseMs: deps.retryBaseMs } : {}),
       timers: deps.runtime.timers,
+      observer: this.observer,
       onMoved: (from, to) => void this.moveSession(from, to),
     });
     this.unrecorded = new UnrecordedFailures(deps.store, deps.retryBaseMs ?? 2000);
@@ -102,8 +111,8 @@ export class Gateway {
       isSide: (r) => r.kind === "command" && SIDE_COMMANDS.has(parseCommand(r.text, true)!),
       interrupts: (r) => r.kind === "command" && ["cancel", "reset"].includes(parseCommand(r.text, true) ?? ""),
       settled: (id) => this.unrecorded.has(id),
-      runTurn: (request, signal, lease) => this.run(request, () => this.runTurn(request, signal, lease)),
-      runSide: (request) => this.run(request, () => this.runCommand(request)),
+      runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
+      runSide: (request) => this.observer.request(request, () => this.run(request, () => this.runCommand(request))),
       tellQueued: (request) =>
         this.deps.runtime.store.commit({
           sessionKey: request.sessionKey,
@@ -291,6 +300,7 @@ export class Gateway {
     // A /cancel or /reset stops the turn at once when it runs here; elsewhere, the replica running it hears of it.
     if (command === "cancel" || command === "reset") this.workers.interrupt(message.sessionKey);
     this.workers.wake(message.sessionKey);
+    this.observer.inbound(providerOf(message.sessionKey));
     return { status: "accepted", requestId: request.id };
   }
 
@@ -400,7 +410,8 @@ export class Gateway {
       const id = commandArgument(request.text);
       await this.reply(request, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
-      await this.guard(request, () => describeContext(runtime, orchestrator, request, this.deps.sessionTokenBudget ?? 0));
+      const budgets = { tokens: this.deps.sessionTokenBudget ?? 0, usd: this.deps.sessionCostBudgetUsd ?? 0 };
+      await this.guard(request, () => describeContext(runtime, orchestrator, request, budgets));
     } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request));
     else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
     else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
@@ -409,6 +420,22 @@ export class Gateway {
       await this.guard(request, async () => this.reply(request, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)));
     }
     else if (command) await this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
+  }
+
+  /** Why the session may not call the model any more (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD); null when it may. */
+  private async overBudget(sessionKey: string): Promise<string | null> {
+    const tokens = this.deps.sessionTokenBudget ?? 0;
+    const usd = this.deps.sessionCostBudgetUsd ?? 0;
+    if (tokens <= 0 && usd <= 0) return null;
+    const used = await this.deps.store.sessionUsage(sessionKey);
+    const n = (x: number) => x.toLocaleString("en-US");
+    if (tokens > 0 && used.sinceReset >= tokens) {
+      return `This conversation has used ${n(used.sinceReset)} tokens, over its budget of ${n(tokens)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`;
+    }
+    if (usd > 0 && used.costSinceResetUsd >= usd) {
+      return `This conversation has cost ${usdText(used.costSinceResetUsd)}, over its budget of ${usdText(usd)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_COST_BUDGET_USD.`;
+    }
+    return null;
   }
 
   private async cutOff(requestId: string): Promise<void> {
@@ -430,16 +457,8 @@ export class Gateway {
         return this.reply(current, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
       }
     }
-    const budget = this.deps.sessionTokenBudget ?? 0;
-    const used = budget > 0 ? (await store.sessionUsage(current.sessionKey)).sinceReset : 0;
-    if (budget > 0 && used >= budget) {
-      const n = (x: number) => x.toLocaleString("en-US");
-      return this.reply(
-        current,
-        `This conversation has used ${n(used)} tokens, over its budget of ${n(budget)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`,
-        "failed",
-      );
-    }
+    const over = await this.overBudget(current.sessionKey);
+    if (over) return this.reply(current, over, "failed");
     await this.guard(current, () => orchestrator.handleMessage(current, signal));
   }
 

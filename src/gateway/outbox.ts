@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import { systemTimers, type Timers } from "../runtime/deps.js";
 import type { Store } from "../store/store.js";
+import type { GatewayObserver } from "./observer.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
 import { DeliveryError, type ProviderSink } from "./types.js";
@@ -13,6 +14,8 @@ export interface OutboxDeps {
   retryBaseMs?: number;
   /** For the retry schedule; tests drive it by hand. */
   timers?: Timers;
+  /** Told of each reply sent, refused for good, or put off (metrics, traces). */
+  observer?: Pick<GatewayObserver, "delivered">;
   /**
    * The platform says the chat moved (a Telegram group became a supergroup): the gateway moves the
    * conversation, then delivers again under the new key.
@@ -89,8 +92,10 @@ export class Outbox {
           sentChunks,
           chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
         });
+        this.deps.observer?.delivered(out, "sent");
       } catch (error) {
         if (error instanceof DeliveryError && error.disposition.kind === "permanent") {
+          this.deps.observer?.delivered(out, "undeliverable");
           // This reply can never arrive; the ones after it may (another thread, a chat unblocked later).
           if (await store.markUndeliverable(out.id, error.disposition.reason)) {
             this.deps.log.error({ session: sessionKey, outbound: out.id, reason: error.disposition.reason }, "reply undeliverable: the platform refused it for good; it will not be sent again");
@@ -98,6 +103,7 @@ export class Outbox {
           continue;
         }
         await store.markUndelivered(out.id);
+        this.deps.observer?.delivered(out, "retry");
         if (error instanceof DeliveryError && error.disposition.kind === "moved") {
           this.deps.log.info({ session: sessionKey, to: error.disposition.to }, "the chat moved; moving the conversation and sending there");
           this.clearRetry(sessionKey);

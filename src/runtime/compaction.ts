@@ -96,6 +96,12 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   frame.contextTokens = 0;
   deps.journal.touch(frame);
   deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, fallback: summarised === null }, "compacted a frame's history");
+  deps.observer?.event("switchboard.compaction", {
+    "gen_ai.agent.name": frame.agentName,
+    "switchboard.compaction.tokens_before": before,
+    "switchboard.compaction.tokens_after": after,
+    "switchboard.compaction.fallback": summarised === null,
+  });
   // Said each time: the user should know when earlier details now live only in a summary.
   deps.journal.stage({
     outbound: [

@@ -152,7 +152,7 @@ export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator
 }
 
 /** `/context`: the current frame's tokens against its window, compactions so far, and the session's totals. */
-export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, budget: number): Promise<string> {
+export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, budgets: { tokens: number; usd: number }): Promise<string> {
   const key = request.sessionKey;
   const stack = await deps.stacks.getOrLoad(key);
   const frame = stack.top ?? (await orchestrator.idleMainFrame(key));
@@ -161,17 +161,24 @@ export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestra
   const limit = await contextLimit(frame, deps);
   const compactions = (await deps.store.sessionLog(key)).filter((e) => e.type === "compaction").length;
   const u = await deps.store.sessionUsage(key);
+  const task = await deps.store.activeTask(key);
   const n = (x: number) => x.toLocaleString("en-US");
   const lines = [
     `Context (${frame.agentName}): ${n(used)} of ${n(limit)} tokens (${Math.round((used / limit) * 100)}%); compacts at ${Math.round(deps.settings.compactionThreshold * 100)}%.`,
     `Compactions in this conversation: ${compactions}.`,
     `Tokens used: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write.`,
-    budget > 0 ? `Since the last /reset: ${n(u.sinceReset)} of a ${n(budget)}-token budget.` : `Since the last /reset: ${n(u.sinceReset)} tokens.`,
+    budgets.tokens > 0 ? `Since the last /reset: ${n(u.sinceReset)} of a ${n(budgets.tokens)}-token budget.` : `Since the last /reset: ${n(u.sinceReset)} tokens.`,
+    `Cost: ${usdText(u.costUsd)} in all; ${usdText(u.costSinceResetUsd)} since the last /reset${budgets.usd > 0 ? ` of a ${usdText(budgets.usd)} budget` : ""}${task ? `; ${usdText((await deps.store.taskUsage(task.id)).costUsd)} for the current task` : ""}.`,
   ];
   const text = lines.join("\n");
-  const journal = new Journal(deps.store, key, request.id, (await deps.store.activeTask(key))?.id ?? null);
+  const journal = new Journal(deps.store, key, request.id, task?.id ?? null);
   await journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
+}
+
+/** USD for people: four decimals under a dollar ($0.0042), two above ($12.30). */
+export function usdText(usd: number): string {
+  return `$${usd.toFixed(usd < 1 ? 4 : 2)}`;
 }
 
 /** Approvals still waiting can no longer be used: a late click is told it was already decided. */

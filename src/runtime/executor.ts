@@ -9,6 +9,7 @@ import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./
 import { appendBlocks, sanitise, unresolvedToolUses } from "./history.js";
 import { addToolResult, addUserText } from "./messages.js";
 import type { Journal } from "./journal.js";
+import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded } from "./compaction.js";
 import { joinSteering } from "./steering.js";
@@ -40,6 +41,8 @@ export interface TurnDeps {
    * the user talks to at its next model call. Absent: they wait for the turn to end.
    */
   steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
+  /** Traces and metrics (src/telemetry); absent: nothing watches. */
+  observer?: TurnObserver;
   /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
   onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }) => void;
 }
@@ -51,7 +54,11 @@ export const INTERRUPTED =
   "interrupted by a restart; it may or may not have run. Check its effect before trying again.";
 
 /** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
-export async function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
+export function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
+  return (deps.observer ?? NO_OBSERVER).agentTurn(frame, deps.depth, () => turn(frame, input, deps));
+}
+
+async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
   const { journal } = deps;
   if (input.kind === "user") {
     addUserText(frame, journal, input.text);
@@ -185,36 +192,18 @@ const EXPIRED = "no one approved this call in time, so it was treated as denied"
 
 async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: TurnDeps): Promise<TurnResult | null> {
   const waiting: ToolUseBlock[] = [];
+  const observer = deps.observer ?? NO_OBSERVER;
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
-      const raw = use.input.result;
-      finishWith(frame, uses, index, deps, "completed", false, waiting);
-      return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
+      return observer.toolCall(frame, use, async () => {
+        const raw = use.input.result;
+        finishWith(frame, uses, index, deps, "completed", false, waiting);
+        return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
+      }, () => "ok");
     }
     if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
-      const check = checkReport(frame, use.input);
-      if (check.ok) {
-        finishWith(frame, uses, index, deps, "reported", false, waiting);
-        return { action: TurnAction.COMPLETE, text: JSON.stringify(check.value), structured: check.value };
-      }
-      frame.reportAttempts += 1;
-      deps.journal.touch(frame);
-      const list = check.violations.map((v) => `- ${v}`).join("\n");
-      if (frame.reportAttempts >= MAX_REPORT_ATTEMPTS) {
-        finishWith(frame, uses, index, deps, `report_back arguments do not match the schema:\n${list}`, true, waiting);
-        return {
-          action: TurnAction.ERROR,
-          text: `no valid report_back after ${MAX_REPORT_ATTEMPTS} attempts; the last one had these violations:\n${list}`,
-        };
-      }
-      const left = MAX_REPORT_ATTEMPTS - frame.reportAttempts;
-      addToolResult(
-        frame,
-        deps.journal,
-        use.id,
-        `report_back arguments do not match the schema:\n${list}\nFix them and call report_back again (${left} attempt${left > 1 ? "s" : ""} left).`,
-        true,
-      );
+      const reported = await observer.toolCall(frame, use, async () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
+      if (reported) return reported;
       continue;
     }
     if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
@@ -228,7 +217,7 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
         continue;
       }
     }
-    const outcome = await runTool(frame, use, deps);
+    const outcome = await observer.toolCall(frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
   }
@@ -238,6 +227,35 @@ async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: Tu
     const approvals = unasked.map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
     return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }
+  return null;
+}
+
+/** A report_back call: the frame's result when it matches the schema, else an error result and another try (null). */
+function report(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, waiting: ToolUseBlock[]): TurnResult | null {
+  const use = uses[index]!;
+  const check = checkReport(frame, use.input);
+  if (check.ok) {
+    finishWith(frame, uses, index, deps, "reported", false, waiting);
+    return { action: TurnAction.COMPLETE, text: JSON.stringify(check.value), structured: check.value };
+  }
+  frame.reportAttempts += 1;
+  deps.journal.touch(frame);
+  const list = check.violations.map((v) => `- ${v}`).join("\n");
+  if (frame.reportAttempts >= MAX_REPORT_ATTEMPTS) {
+    finishWith(frame, uses, index, deps, `report_back arguments do not match the schema:\n${list}`, true, waiting);
+    return {
+      action: TurnAction.ERROR,
+      text: `no valid report_back after ${MAX_REPORT_ATTEMPTS} attempts; the last one had these violations:\n${list}`,
+    };
+  }
+  const left = MAX_REPORT_ATTEMPTS - frame.reportAttempts;
+  addToolResult(
+    frame,
+    deps.journal,
+    use.id,
+    `report_back arguments do not match the schema:\n${list}\nFix them and call report_back again (${left} attempt${left > 1 ? "s" : ""} left).`,
+    true,
+  );
   return null;
 }
 

@@ -11,6 +11,7 @@ import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
 import { agentLabel } from "./labels.js";
 import { recallFor } from "./memory/recall.js";
+import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { mainSystemPrompt } from "./prompts.js";
 import type { AgentStackManager } from "./stack-manager.js";
 import { effectiveToolsFor } from "./tools/registry.js";
@@ -30,6 +31,8 @@ export interface RuntimeDeps {
   timers: Timers;
   /** MID_TURN=steer: the owner's messages waiting behind a running request, to join its frame (executor.ts). */
   steering?: TurnDeps["steering"];
+  /** Traces and metrics (src/telemetry): turns, tool calls, stack changes. */
+  observer?: TurnObserver;
   /** Told of stack changes after they are committed, and of reply text as the model writes it. */
   onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
 }
@@ -45,6 +48,10 @@ export type RuntimeEvent = StackEvent | DeltaEvent;
  */
 export class Orchestrator {
   constructor(private readonly deps: RuntimeDeps) {}
+
+  private get observer(): TurnObserver {
+    return this.deps.observer ?? NO_OBSERVER;
+  }
 
   async handleMessage(request: RequestRecord, signal: AbortSignal): Promise<void> {
     const { store, stacks, ids } = this.deps;
@@ -67,6 +74,7 @@ export class Orchestrator {
       }
       journal.taskId = task.id;
       owner = task.ownerId;
+      this.observer.task(task.id, stack.all()[0]?.traceparent);
       input = { kind: "resume" };
       if (request.kind === "approval") {
         journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
@@ -77,6 +85,9 @@ export class Orchestrator {
       const taskId = ids.next("task");
       journal.taskId = taskId;
       const main = await this.mainFrame(session.mainAgentSessionId);
+      const traceparent = this.observer.traceparent();
+      if (traceparent) main.traceparent = traceparent;
+      this.observer.task(taskId, undefined);
       stack.push(main);
       journal.stage({
         taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id },
@@ -92,6 +103,7 @@ export class Orchestrator {
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       journal.taskId = task.id;
       owner = task.ownerId;
+      this.observer.task(task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = { kind: "user", text: request.text };
     }
@@ -207,7 +219,7 @@ export class Orchestrator {
             ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),
             ...this.handBack(journal, frame, "finished"),
           });
-          this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth: stack.depth });
+          this.popped(journal, frame, stack.depth, "completed");
           log.info({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth }, "child completed: popped");
           break;
         }
@@ -218,6 +230,7 @@ export class Orchestrator {
           pushChild(stack, result.child, journal);
           await journal.flush({ framesPushed: [result.child] });
           this.deps.onEvent?.(journal.sessionKey, { type: "push", agent: result.child.agentName, depth: stack.depth });
+          this.observer.event("switchboard.stack.push", { "gen_ai.agent.name": result.child.agentName, "switchboard.stack.depth": stack.depth });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
           break;
         case "INTERRUPT": {
@@ -238,6 +251,9 @@ export class Orchestrator {
               approvalId: a.id,
             })),
           });
+          for (const a of result.approvals) {
+            this.observer.event("switchboard.approval.requested", { "switchboard.approval.id": a.id, "gen_ai.tool.name": a.toolName, "gen_ai.agent.name": frame.agentName });
+          }
           log.info({ frame: frame.frameId, approvals: result.approvals.map((a) => a.id) }, "waiting for approval");
           return;
         }
@@ -247,9 +263,10 @@ export class Orchestrator {
           log.warn({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth, reason: result.text }, `${result.action}: popped`);
           if (parent) {
             await journal.flush({ framesPopped: [frame.frameId], ...this.handBack(journal, frame, "stopped before finishing") });
-            this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth: stack.depth });
+            this.popped(journal, frame, stack.depth, result.action === "ERROR" ? "error" : "max_iterations");
             break;
           }
+          this.observer.event("switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": result.action, "error.message": result.text.slice(0, 500) });
           try {
             await journal.flush({
               framesPopped: [frame.frameId],
@@ -269,6 +286,11 @@ export class Orchestrator {
         }
       }
     }
+  }
+
+  private popped(journal: Journal, frame: StackFrame, depth: number, how: string): void {
+    this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth });
+    this.observer.event("switchboard.stack.pop", { "gen_ai.agent.name": frame.agentName, "switchboard.stack.depth": depth, "switchboard.outcome": how });
   }
 
   /** The line that shows a child handed the chat back ("Interview skill finished"), unless HANDBACK_NOTICE=off. */

@@ -21,6 +21,8 @@ import { memoryTools } from "../../src/runtime/memory/tools.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Telemetry } from "../../src/telemetry/telemetry.js";
+import type { PriceTable } from "../../src/llm/prices.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic/server.js";
 
 /** Readable, predictable ids; `salt` keeps runtimes that share one database apart. */
@@ -78,6 +80,11 @@ export interface HarnessOptions {
   compactionKeepTokens?: number;
   contextTokens?: Record<string, number>;
   sessionTokenBudget?: number;
+  sessionCostBudgetUsd?: number;
+  /** The price table the model prices calls with (default: the product's defaults). */
+  prices?: PriceTable;
+  /** Traces and metrics, wired like app.ts does (the model instrumented, the runtime and gateway observed). */
+  telemetry?: Telemetry;
   approvalTimeoutMs?: number;
   /**
    * "Interview skill finished." notices (HANDBACK_NOTICE; on in the product). Off by default here, so tests about the
@@ -118,9 +125,10 @@ export async function startHarness(options: HarnessOptions = {}) {
     knownTools: tools.names(),
     debounceMs: 50,
   });
-  const model: Model = options.noApiKey
+  const api: Model = options.noApiKey
     ? new UnconfiguredModel()
-    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test" });
+    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
+  const model = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
 
@@ -148,6 +156,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     timers: options.timers ?? systemTimers,
     ids,
     log,
+    ...(options.telemetry ? { observer: options.telemetry } : {}),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -164,7 +173,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, midTurn: options.midTurn ?? "queue" });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

@@ -1,0 +1,77 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+import type { OperationalCounts } from "../store/operations.js";
+
+// Seconds: a zero-latency turn is ~1 ms, a model call 1-60 s, a long agent task minutes.
+const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
+const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
+
+/**
+ * The Prometheus metrics of one gateway process (GET /metrics), in a registry of its own: counters the gateway
+ * bumps as things happen, gauges read from the store at scrape time, and the Node process defaults.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  readonly inbound: Counter<"provider">;
+  readonly outbound: Counter<"provider" | "kind">;
+  readonly deliveryFailures: Counter<"provider" | "outcome">;
+  readonly modelCalls: Counter<"model" | "outcome">;
+  readonly tokens: Counter<"model" | "type">;
+  readonly cost: Counter<"model">;
+  readonly toolCalls: Counter<"tool" | "outcome">;
+  readonly turnDuration: Histogram<"provider" | "kind">;
+  readonly modelCallDuration: Histogram<"model">;
+  readonly overhead: Histogram<"provider">;
+
+  constructor(counts: () => Promise<OperationalCounts>) {
+    const registers = [this.registry];
+    this.inbound = new Counter({ name: "switchboard_inbound_messages_total", help: "Messages and commands received from a platform and stored.", labelNames: ["provider"], registers });
+    this.outbound = new Counter({ name: "switchboard_outbound_messages_total", help: "Replies handed to their platform.", labelNames: ["provider", "kind"], registers });
+    this.deliveryFailures = new Counter({
+      name: "switchboard_delivery_failures_total",
+      help: "Replies the platform refused for good (undeliverable) or for now (retry).",
+      labelNames: ["provider", "outcome"],
+      registers,
+    });
+    this.modelCalls = new Counter({ name: "switchboard_model_calls_total", help: "Model calls by outcome (ok, error, cancelled).", labelNames: ["model", "outcome"], registers });
+    this.tokens = new Counter({ name: "switchboard_tokens_total", help: "Tokens by type (input, output, cache_read, cache_write).", labelNames: ["model", "type"], registers });
+    this.cost = new Counter({ name: "switchboard_cost_usd_total", help: "What the model calls cost, in USD, at the price table (MODEL_PRICES).", labelNames: ["model"], registers });
+    this.toolCalls = new Counter({ name: "switchboard_tool_calls_total", help: "Tool calls by outcome (ok, error, handoff).", labelNames: ["tool", "outcome"], registers });
+    this.turnDuration = new Histogram({
+      name: "switchboard_turn_duration_seconds",
+      help: "Time to run one request (a turn or a command) and deliver what it produced.",
+      labelNames: ["provider", "kind"],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
+    this.modelCallDuration = new Histogram({ name: "switchboard_model_call_duration_seconds", help: "Time of one model call.", labelNames: ["model"], buckets: TURN_BUCKETS, registers });
+    this.overhead = new Histogram({
+      name: "switchboard_gateway_overhead_seconds",
+      help: "Time of one request spent outside the model: the gateway's own cost (store, tools, delivery).",
+      labelNames: ["provider"],
+      buckets: OVERHEAD_BUCKETS,
+      registers,
+    });
+    // Read once per scrape, in one query, for all five gauges.
+    let pending: Promise<OperationalCounts> | null = null;
+    const read = () => (pending ??= counts().finally(() => setImmediate(() => (pending = null))));
+    const gauge = (name: string, help: string, pick: (c: OperationalCounts) => number) =>
+      new Gauge({
+        name,
+        help,
+        registers,
+        async collect() {
+          this.set(pick(await read()));
+        },
+      });
+    gauge("switchboard_active_stacks", "Sessions with agents on their stack (a task under way).", (c) => c.activeStacks);
+    gauge("switchboard_queued_messages", "Requests stored and waiting to run.", (c) => c.queuedMessages);
+    gauge("switchboard_pending_approvals", "Tool calls waiting for their owner's approval.", (c) => c.pendingApprovals);
+    gauge("switchboard_undeliverable_messages", "Replies the platform refused for good (kept, never sent again).", (c) => c.undeliverable);
+    gauge("switchboard_outbox_backlog", "Replies committed but not yet delivered.", (c) => c.outboxBacklog);
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  async render(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
