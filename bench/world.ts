@@ -56,7 +56,7 @@ export function benchCatalog(root: string): Catalog {
  * The real gateway and runtime on a SQLite file with the production settings; logs at info to /dev/null; the
  * Prometheus metrics on, as in the product, and tracing only when a tracer is given (OTEL_EXPORTER_OTLP_ENDPOINT).
  */
-export function benchWorld(raw: Model, dir?: string, database?: Store, tracer: Tracer | null = null) {
+export function benchWorld(model: Model, dir?: string, database?: Store, tracer: Tracer | null = null) {
   const root = dir ?? mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const dbFile = join(root, "bench.db");
   const store = database ?? new SqliteStore(dbFile);
@@ -65,7 +65,6 @@ export function benchWorld(raw: Model, dir?: string, database?: Store, tracer: T
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });
   const stacks = new AgentStackManager(leases.fenced());
   const telemetry = new Telemetry({ metrics: new Metrics(() => store.operationalCounts()), tracer, captureContent: false });
-  const model = telemetry.instrument(raw);
   const runtime: RuntimeDeps = {
     store: leases.fenced(),
     stacks,

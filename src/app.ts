@@ -131,8 +131,10 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
         prices: new PriceTable(config.MODEL_PRICES),
       })
     : new UnconfiguredModel(config.ANTHROPIC_MODEL);
-  // Every call (the agents', compaction's, memory extraction's) is timed, counted, priced and traced.
-  const model = telemetry.instrument(api);
+  // The agents' and compaction's calls are observed by the runtime (telemetry is its observer, below); memory
+  // extraction, which runs outside any request, through this wrapper. Every call is timed, counted, priced, traced.
+  const model = api;
+  const extractionModel = telemetry.instrument(api);
   if (!model.configured) log.warn("ANTHROPIC_API_KEY is not set: every message will be answered with setup instructions");
 
   const runtime: RuntimeDeps = {
@@ -166,7 +168,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       ? new MemoryWorker({
           store,
           holder: replica,
-          extract: (job) => extractMemories({ store, model, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log }, job),
+          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log }, job),
           retryable,
           log: log.child({ part: "memory" }),
           timers: systemTimers,

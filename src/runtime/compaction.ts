@@ -1,3 +1,4 @@
+import { NO_OBSERVER } from "./observer.js";
 import { ModelError } from "../llm/model.js";
 import { estimateRequest, estimateTokens } from "../llm/tokens.js";
 import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../llm/types.js";
@@ -96,7 +97,7 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   frame.contextTokens = 0;
   deps.journal.touch(frame);
   deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, fallback: summarised === null }, "compacted a frame's history");
-  deps.observer?.event("switchboard.compaction", {
+  deps.observer?.event(deps.journal.sessionKey, "switchboard.compaction", {
     "gen_ai.agent.name": frame.agentName,
     "switchboard.compaction.tokens_before": before,
     "switchboard.compaction.tokens_after": after,
@@ -190,7 +191,7 @@ async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps,
       continue;
     }
     try {
-      const response = await deps.model.complete(request);
+      const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, request, () => deps.model.complete(request));
       deps.journal.addUsage(response.usage);
       const text = textOf(response.content);
       return usefulSummary(text) ? text : null;

@@ -52,7 +52,7 @@ export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
 
 /** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
 export function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
-  return (deps.observer ?? NO_OBSERVER).agentTurn(frame, deps.depth, () => turn(frame, input, deps));
+  return (deps.observer ?? NO_OBSERVER).agentTurn(deps.journal.sessionKey, frame, deps.depth, () => turn(frame, input, deps));
 }
 
 async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
@@ -94,7 +94,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
   const { messages, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
   try {
-    const response = await deps.model.complete({
+    const request = {
       model: frame.model,
       system: frame.systemPrompt,
       ...volatile(frame),
@@ -102,7 +102,8 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
       ...streaming(frame, deps),
-    });
+    };
+    const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, request, () => deps.model.complete(request));
     deps.journal.addUsage(response.usage);
     const u = response.usage;
     frame.contextTokens = u.inputTokens + u.outputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);

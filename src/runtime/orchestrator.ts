@@ -74,7 +74,7 @@ export class Orchestrator {
       }
       journal.taskId = task.id;
       owner = task.ownerId;
-      this.observer.task(task.id, stack.all()[0]?.traceparent);
+      this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       input = { kind: "resume" };
       if (request.kind === "approval") {
         journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
@@ -85,9 +85,9 @@ export class Orchestrator {
       const taskId = ids.next("task");
       journal.taskId = taskId;
       const main = await this.mainFrame(session.mainAgentSessionId);
-      const traceparent = this.observer.traceparent();
+      const traceparent = this.observer.traceparent(key);
       if (traceparent) main.traceparent = traceparent;
-      this.observer.task(taskId, undefined);
+      this.observer.task(key, taskId, undefined);
       stack.push(main);
       journal.stage({
         taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id },
@@ -103,7 +103,7 @@ export class Orchestrator {
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       journal.taskId = task.id;
       owner = task.ownerId;
-      this.observer.task(task.id, stack.all()[0]?.traceparent);
+      this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = { kind: "user", text: request.text };
     }
@@ -230,7 +230,7 @@ export class Orchestrator {
           pushChild(stack, result.child, journal);
           await journal.flush({ framesPushed: [result.child] });
           this.deps.onEvent?.(journal.sessionKey, { type: "push", agent: result.child.agentName, depth: stack.depth });
-          this.observer.event("switchboard.stack.push", { "gen_ai.agent.name": result.child.agentName, "switchboard.stack.depth": stack.depth });
+          this.observer.event(journal.sessionKey, "switchboard.stack.push", { "gen_ai.agent.name": result.child.agentName, "switchboard.stack.depth": stack.depth });
           log.info({ frame: result.child.frameId, agent: result.child.agentName, depth: stack.depth }, "child activated: pushed");
           break;
         case "INTERRUPT": {
@@ -252,7 +252,7 @@ export class Orchestrator {
             })),
           });
           for (const a of result.approvals) {
-            this.observer.event("switchboard.approval.requested", { "switchboard.approval.id": a.id, "gen_ai.tool.name": a.toolName, "gen_ai.agent.name": frame.agentName });
+            this.observer.event(journal.sessionKey, "switchboard.approval.requested", { "switchboard.approval.id": a.id, "gen_ai.tool.name": a.toolName, "gen_ai.agent.name": frame.agentName });
           }
           log.info({ frame: frame.frameId, approvals: result.approvals.map((a) => a.id) }, "waiting for approval");
           return;
@@ -266,7 +266,7 @@ export class Orchestrator {
             this.popped(journal, frame, stack.depth, result.action === "ERROR" ? "error" : "max_iterations");
             break;
           }
-          this.observer.event("switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": result.action, "error.message": result.text.slice(0, 500) });
+          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": result.action, "error.message": result.text.slice(0, 500) });
           try {
             await journal.flush({
               framesPopped: [frame.frameId],
@@ -290,7 +290,7 @@ export class Orchestrator {
 
   private popped(journal: Journal, frame: StackFrame, depth: number, how: string): void {
     this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth });
-    this.observer.event("switchboard.stack.pop", { "gen_ai.agent.name": frame.agentName, "switchboard.stack.depth": depth, "switchboard.outcome": how });
+    this.observer.event(journal.sessionKey, "switchboard.stack.pop", { "gen_ai.agent.name": frame.agentName, "switchboard.stack.depth": depth, "switchboard.outcome": how });
   }
 
   /** The line that shows a child handed the chat back ("Interview skill finished"), unless HANDBACK_NOTICE=off. */

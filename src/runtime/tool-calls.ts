@@ -51,14 +51,14 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
   const observer = deps.observer ?? NO_OBSERVER;
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
-      return observer.toolCall(frame, use, async () => {
+      return observer.toolCall(deps.journal.sessionKey, frame, use, async () => {
         const raw = use.input.result;
         finishWith(frame, uses, index, deps, "completed", false, waiting);
         return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
       }, () => "ok");
     }
     if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
-      const reported = await observer.toolCall(frame, use, async () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
+      const reported = await observer.toolCall(deps.journal.sessionKey, frame, use, async () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
       if (reported) return reported;
       continue;
     }
@@ -73,7 +73,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
         continue;
       }
     }
-    const outcome = await observer.toolCall(frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
+    const outcome = await observer.toolCall(deps.journal.sessionKey, frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
   }

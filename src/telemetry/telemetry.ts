@@ -1,4 +1,3 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { performance } from "node:perf_hooks";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
 import type { DeliveryOutcome, GatewayObserver } from "../gateway/observer.js";
@@ -20,18 +19,14 @@ export interface TelemetryOptions {
   captureContent: boolean;
 }
 
-/** One request run here: its span, and what the metrics need at its end. */
+/** The request a session is running here: its span, its agents' and tools' spans, and what the metrics need. */
 interface RequestScope {
   span: Span | null;
   modelSeconds: number;
-  /** Tool calls of this request that handed the chat to a child: the child's turn is traced under them. */
-  handoffs: Map<string, Span>;
-}
-
-interface Scope {
-  request: RequestScope;
-  /** The innermost open span (request, invoke_agent or execute_tool): the parent of the next one. */
-  span: Span | null;
+  /** Open invoke_agent spans by frame id: the parent of that frame's model and tool calls. */
+  frames: Map<string, Span>;
+  /** execute_tool spans by tool_use id: the parent of the child a tool hands to (use_skill, call_agent). */
+  tools: Map<string, Span>;
 }
 
 /** Ended request spans kept for deliveries that come later (a retry): bounded, oldest dropped first. */
@@ -39,11 +34,14 @@ const RECENT = 1000;
 
 /**
  * Turns what the gateway and runtime report into OpenTelemetry spans (GenAI conventions) and Prometheus metrics.
- * Spans are parented explicitly through this class's own async context, so the tree is right whatever else
- * runs in the process: request → invoke_agent → chat / execute_tool → invoke_agent (a child the tool handed to).
+ * Spans are parented explicitly (request → invoke_agent → chat / execute_tool → invoke_agent of the child a tool
+ * handed to), found by the session each report names: no async context, whose promise hooks would slow every
+ * await in the process.
  */
 export class Telemetry implements GatewayObserver {
-  private readonly scopes = new AsyncLocalStorage<Scope>();
+  /** The turn each session is running here (commands answered beside a turn are not one). */
+  private readonly sessions = new Map<string, RequestScope>();
+  /** Open request spans by request id, for deliveries. */
   private readonly open = new Map<string, Span>();
   private readonly recent = new Map<string, SpanContext>();
 
@@ -73,19 +71,23 @@ export class Telemetry implements GatewayObserver {
         },
         ROOT_CONTEXT,
       ) ?? null;
-    const scope: Scope = { request: { span, modelSeconds: 0, handoffs: new Map() }, span };
+    const scope: RequestScope = { span, modelSeconds: 0, frames: new Map(), tools: new Map() };
+    // A command (/status beside a turn) never runs agents: the session's turn keeps its scope.
+    const turn = request.kind !== "command";
+    if (turn) this.sessions.set(request.sessionKey, scope);
     if (span) this.open.set(request.id, span);
     if (request.kind === "approval") span?.addEvent("switchboard.approval.decided", { "switchboard.request.id": request.id });
     try {
-      return await this.scopes.run(scope, run);
+      return await run();
     } catch (error) {
       span?.recordException(error as Error);
       span?.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
       throw error;
     } finally {
+      if (turn && this.sessions.get(request.sessionKey) === scope) this.sessions.delete(request.sessionKey);
       const seconds = (performance.now() - started) / 1000;
       metrics?.turnDuration.observe({ provider, kind: request.kind }, seconds);
-      metrics?.overhead.observe({ provider }, Math.max(0, seconds - scope.request.modelSeconds));
+      metrics?.overhead.observe({ provider }, Math.max(0, seconds - scope.modelSeconds));
       if (span) {
         this.open.delete(request.id);
         this.remember(request.id, span.spanContext());
@@ -94,44 +96,37 @@ export class Telemetry implements GatewayObserver {
     }
   }
 
-  agentTurn<T>(frame: StackFrame, depth: number | undefined, run: () => Promise<T>): Promise<T> {
+  async agentTurn<T>(sessionKey: string, frame: StackFrame, depth: number | undefined, run: () => Promise<T>): Promise<T> {
     const tracer = this.options.tracer;
-    if (!tracer) return run();
-    const scope = this.scope();
-    const parent = (frame.parentToolUseId && scope.request.handoffs.get(frame.parentToolUseId)) || scope.span;
+    const scope = this.sessions.get(sessionKey);
+    if (!tracer || !scope) return run();
+    const parent = (frame.parentToolUseId && scope.tools.get(frame.parentToolUseId)) || scope.span;
     const span = tracer.startSpan(`invoke_agent ${frame.agentName}`, { kind: SpanKind.INTERNAL, attributes: agentAttributes(frame, depth) }, context(parent));
-    return this.within(scope, span, run, (result) => {
+    scope.frames.set(frame.frameId, span);
+    try {
+      const result = await run();
       const action = (result as { action?: unknown } | null)?.action;
       if (typeof action === "string") span.setAttribute("switchboard.turn.result", action);
-    });
+      return result;
+    } catch (error) {
+      span.recordException(error as Error);
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      throw error;
+    } finally {
+      if (scope.frames.get(frame.frameId) === span) scope.frames.delete(frame.frameId);
+      span.end();
+    }
   }
 
-  async toolCall<T>(frame: StackFrame, use: ToolUseBlock, run: () => Promise<T>, outcome: (result: T) => ToolOutcome): Promise<T> {
+  async toolCall<T>(sessionKey: string, frame: StackFrame, use: ToolUseBlock, run: () => Promise<T>, outcome: (result: T) => ToolOutcome): Promise<T> {
     // A name the model made up is not a label: one metric series per invented name would be a memory leak.
     const tool = frame.effectiveTools.includes(use.name) ? use.name : "unknown";
-    const tracer = this.options.tracer;
-    const scope = tracer ? this.scope() : null;
-    const span =
-      tracer?.startSpan(
-        `execute_tool ${tool}`,
-        {
-          kind: SpanKind.INTERNAL,
-          attributes: {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": use.name.slice(0, 128),
-            "gen_ai.tool.call.id": use.id,
-            "gen_ai.tool.type": "function",
-            "gen_ai.agent.name": frame.agentName,
-            ...(this.options.captureContent ? { "gen_ai.tool.call.arguments": JSON.stringify(use.input) } : {}),
-          },
-        },
-        context(scope?.span ?? null),
-      ) ?? null;
+    const scope = this.options.tracer ? this.sessions.get(sessionKey) : undefined;
+    const span = scope ? this.toolSpan(scope, frame, use, tool) : null;
     let how: ToolOutcome = "error";
     try {
-      const result = scope && span ? await this.scopes.run({ request: scope.request, span }, run) : await run();
+      const result = await run();
       how = outcome(result);
-      if (how === "handoff" && span) scope?.request.handoffs.set(use.id, span);
       return result;
     } catch (error) {
       span?.recordException(error as Error);
@@ -144,14 +139,20 @@ export class Telemetry implements GatewayObserver {
     }
   }
 
-  event(name: string, attributes: Attributes): void {
-    const scope = this.scopes.getStore();
-    scope?.span?.addEvent(name, attributes);
-    if (name === "switchboard.task.failed") scope?.request.span?.setStatus({ code: SpanStatusCode.ERROR, message: String(attributes["error.message"] ?? "") });
+  modelCall(sessionKey: string, frame: StackFrame, request: ModelRequest, run: () => Promise<ModelResponse>): Promise<ModelResponse> {
+    const scope = this.sessions.get(sessionKey) ?? null;
+    return this.chat(request, run, scope, scope ? (scope.frames.get(frame.frameId) ?? scope.span) : null);
   }
 
-  task(taskId: string, traceparent: string | undefined): void {
-    const span = this.scopes.getStore()?.request.span;
+  event(sessionKey: string, name: string, attributes: Attributes): void {
+    const span = this.sessions.get(sessionKey)?.span;
+    if (!span) return;
+    span.addEvent(name, attributes);
+    if (name === "switchboard.task.failed") span.setStatus({ code: SpanStatusCode.ERROR, message: String(attributes["error.message"] ?? "") });
+  }
+
+  task(sessionKey: string, taskId: string, traceparent: string | undefined): void {
+    const span = this.sessions.get(sessionKey)?.span;
     if (!span) return;
     span.setAttribute("switchboard.task.id", taskId);
     const first = parseTraceparent(traceparent);
@@ -159,8 +160,8 @@ export class Telemetry implements GatewayObserver {
     if (first && first.traceId !== span.spanContext().traceId) span.addLink({ context: first, attributes: { "switchboard.link": "task_start", "switchboard.task.id": taskId } });
   }
 
-  traceparent(): string | undefined {
-    const span = this.scopes.getStore()?.request.span;
+  traceparent(sessionKey: string): string | undefined {
+    const span = this.sessions.get(sessionKey)?.span;
     return span ? traceparentOf(span.spanContext()) : undefined;
   }
 
@@ -180,9 +181,9 @@ export class Telemetry implements GatewayObserver {
     span.end();
   }
 
-  /** The model, with a `chat` span and the model metrics around each call (agents', compaction's, memory's). */
+  /** A model used outside any request (memory extraction): each call timed, counted and traced as a root `chat` span. */
   instrument(model: Model): Model {
-    const self = this;
+    const chat = (request: ModelRequest) => this.chat(request, () => model.complete(request), null, null);
     return {
       get configured() {
         return model.configured;
@@ -194,23 +195,38 @@ export class Telemetry implements GatewayObserver {
         return model.defaultModel;
       },
       contextLimit: (name) => model.contextLimit(name),
-      complete: (request) => self.chat(model, request),
+      complete: chat,
     };
   }
 
-  private async chat(model: Model, request: ModelRequest): Promise<ModelResponse> {
+  private toolSpan(scope: RequestScope, frame: StackFrame, use: ToolUseBlock, tool: string): Span {
+    const span = this.options.tracer!.startSpan(
+      `execute_tool ${tool}`,
+      {
+        kind: SpanKind.INTERNAL,
+        attributes: {
+          "gen_ai.operation.name": "execute_tool",
+          "gen_ai.tool.name": use.name.slice(0, 128),
+          "gen_ai.tool.call.id": use.id,
+          "gen_ai.tool.type": "function",
+          "gen_ai.agent.name": frame.agentName,
+          ...(this.options.captureContent ? { "gen_ai.tool.call.arguments": JSON.stringify(use.input) } : {}),
+        },
+      },
+      context(scope.frames.get(frame.frameId) ?? scope.span),
+    );
+    // Kept after the call: the child it handed to (use_skill) runs in a later turn of the loop, under this span.
+    scope.tools.set(use.id, span);
+    return span;
+  }
+
+  private async chat(request: ModelRequest, run: () => Promise<ModelResponse>, scope: RequestScope | null, parent: Span | null): Promise<ModelResponse> {
     const { tracer, metrics, captureContent } = this.options;
-    const scope = this.scopes.getStore();
-    const span =
-      tracer?.startSpan(
-        `chat ${request.model}`,
-        { kind: SpanKind.CLIENT, attributes: { ...chatAttributes(request), ...(captureContent ? inputContent(request) : {}) } },
-        context(scope?.span ?? null),
-      ) ?? null;
+    const span = tracer?.startSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes: { ...chatAttributes(request), ...(captureContent ? inputContent(request) : {}) } }, context(parent)) ?? null;
     const started = performance.now();
     let outcome = "error";
     try {
-      const response = await model.complete(request);
+      const response = await run();
       outcome = "ok";
       span?.setAttributes({ ...responseAttributes(request, response), ...(captureContent ? outputContent(response) : {}) });
       const u = response.usage;
@@ -230,29 +246,10 @@ export class Telemetry implements GatewayObserver {
       throw error;
     } finally {
       const seconds = (performance.now() - started) / 1000;
-      if (scope) scope.request.modelSeconds += seconds;
+      if (scope) scope.modelSeconds += seconds;
       metrics?.modelCalls.inc({ model: request.model, outcome });
       metrics?.modelCallDuration.observe({ model: request.model }, seconds);
       span?.end();
-    }
-  }
-
-  /** The current scope; outside any request (a background job), a detached one. */
-  private scope(): Scope {
-    return this.scopes.getStore() ?? { request: { span: null, modelSeconds: 0, handoffs: new Map() }, span: null };
-  }
-
-  private async within<T>(scope: Scope, span: Span, run: () => Promise<T>, done: (result: T) => void): Promise<T> {
-    try {
-      const result = await this.scopes.run({ request: scope.request, span }, run);
-      done(result);
-      return result;
-    } catch (error) {
-      span.recordException(error as Error);
-      span.setStatus({ code: SpanStatusCode.ERROR });
-      throw error;
-    } finally {
-      span.end();
     }
   }
 

@@ -83,7 +83,7 @@ export interface HarnessOptions {
   sessionCostBudgetUsd?: number;
   /** The price table the model prices calls with (default: the product's defaults). */
   prices?: PriceTable;
-  /** Traces and metrics, wired like app.ts does (the model instrumented, the runtime and gateway observed). */
+  /** Traces and metrics, wired like app.ts does (the runtime and gateway observed, memory's model instrumented). */
   telemetry?: Telemetry;
   approvalTimeoutMs?: number;
   /**
@@ -128,7 +128,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   const api: Model = options.noApiKey
     ? new UnconfiguredModel()
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
-  const model = options.telemetry ? options.telemetry.instrument(api) : api;
+  const model = api;
+  const extractionModel = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
   const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
 
@@ -164,7 +165,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new MemoryWorker({
         store,
         holder: `test-${idPrefix}`,
-        extract: (job) => extractMemories({ store, model, modelName: "claude-memory-test", ids, log }, job),
+        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log }, job),
         retryable,
         log,
         timers: options.timers ?? systemTimers,
