@@ -7,6 +7,7 @@ import { loadConfigOrExit } from "./config.js";
 import { loggerFor, logPlan } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
 import { secretsOf } from "./secrets.js";
+import { metricsHandler, startMetricsServer } from "./telemetry/metrics-server.js";
 import { handleStopSignals } from "./shutdown.js";
 
 // `npm start`: the gateway as a service. Every provider whose credentials are set starts; the terminal
@@ -92,6 +93,17 @@ if (config.SLACK_BOT_TOKEN) {
 
 // The HTTP API (and its web chat at /) runs whenever the gateway runs. It cannot be skipped like a chat
 // provider: a port that is taken usually means another gateway already runs here, so say so and stop.
+// GET /metrics: on the HTTP API's port, or on METRICS_PORT alone (e.g. a port only the monitoring network reaches).
+const metrics = metricsHandler(app.metrics, config.METRICS_TOKEN, log.child({ part: "metrics" }));
+if (config.METRICS_PORT !== undefined) {
+  try {
+    const server = await startMetricsServer(config.HTTP_HOST, config.METRICS_PORT, metrics, log.child({ part: "metrics" }));
+    stoppers.push(() => server.stop());
+  } catch (error) {
+    process.stderr.write(`Cannot serve the metrics on METRICS_PORT=${config.METRICS_PORT}: ${error instanceof Error ? error.message : String(error)}\n`);
+    await shutdown("startup failure", 1);
+  }
+}
 const http = new HttpProvider(app.gateway, {
   host: config.HTTP_HOST,
   port: config.HTTP_PORT,
@@ -103,6 +115,8 @@ const http = new HttpProvider(app.gateway, {
         : undefined,
   },
   log: log.child({ provider: "http" }),
+  admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER },
+  ...(config.METRICS_PORT === undefined ? { metrics } : {}),
   readiness: () => ({ ...Object.fromEntries(providers.filter((p) => p !== "http").map((p) => [p, null])), ...notConnected }),
 });
 try {

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import type { Timers } from "../../src/runtime/deps.js";
+import { AdminRoutes, type AdminSettings } from "./admin.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
 import { readiness } from "./health.js";
@@ -26,6 +27,10 @@ export interface HttpOptions {
    */
   readiness?: () => Record<string, string | null>;
   keepaliveMs?: number;
+  /** GET /metrics (Prometheus), when it is served on this port (METRICS_PORT unset); it checks METRICS_TOKEN itself. */
+  metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
+  /** The read-only admin view under /admin (off, saying how to turn it on, without tokens); unset: no /admin at all. */
+  admin?: AdminSettings;
 }
 
 const uuid = z.uuid({ error: "must be a UUID" });
@@ -50,6 +55,7 @@ export class HttpProvider {
   private server: Server | null = null;
   private readonly auth: Authenticator;
   private readonly web: WebChat;
+  private readonly admin: AdminRoutes | null;
 
   constructor(
     private readonly gateway: Gateway,
@@ -57,6 +63,8 @@ export class HttpProvider {
   ) {
     this.auth = new Authenticator(options.auth);
     this.web = loadWebChat();
+    const { admin, timers, keepaliveMs, log } = options;
+    this.admin = admin ? new AdminRoutes(admin, { store: gateway.store, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
   }
 
   async start(): Promise<void> {
@@ -132,10 +140,12 @@ export class HttpProvider {
       path = url.pathname;
       // For load balancers and orchestrators: no authentication, nothing about the conversations.
       if (req.method === "GET" && path === "/healthz") return this.json(res, 200, { status: "ok" });
+      if (path === "/metrics" && this.options.metrics) return await this.options.metrics(req, res);
       if (req.method === "GET" && path === "/readyz") {
         const ready = await readiness(this.gateway.store, this.options.readiness?.() ?? {});
         return this.json(res, ready.status === "ready" ? 200 : 503, ready);
       }
+      if (this.admin && (path === "/admin" || path.startsWith("/admin/"))) return await this.admin.handle(req, res, url);
       if (req.method === "GET" && (path === "/" || path === "/index.html")) {
         res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(this.web.page);
         return;

@@ -65,6 +65,14 @@ export async function requestSummary(store: Store, sessionId: string, requestId:
     structured_output: task?.structuredOutput ?? null,
     messages: replies.map(outboundView),
     pending_approvals: task ? (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
+    // What this request's model calls used and cost (the task's and session's totals: GET /v1/tasks, /v1/sessions).
+    usage: {
+      inputTokens: request.inputTokens,
+      outputTokens: request.outputTokens,
+      cacheReadTokens: request.cacheReadTokens,
+      cacheWriteTokens: request.cacheWriteTokens,
+      costUsd: request.costUsd,
+    },
   };
 }
 

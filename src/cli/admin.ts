@@ -1,0 +1,119 @@
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { approvalsView, formatApprovals, formatSession, formatSessions, formatStuck, sessionsView, sessionView, stuckView } from "../admin/report.js";
+import { clean, parseDuration } from "../admin/text.js";
+import { loadConfigOrExit, type Config } from "../config.js";
+import { SqliteStore } from "../store/sqlite/sqlite-store.js";
+import type { Store } from "../store/store.js";
+
+// `npm run admin -- <command>`: what an operator asks of a running gateway's database: recent sessions and their
+// cost, one session in full, pending approvals, and work that is stuck. It only reads, and works beside a running
+// gateway (SQLite is opened without the gateway's process lock; PostgreSQL is shared anyway).
+
+const USAGE = `usage: npm run admin -- sessions [--limit N] [--json]   recent sessions (20 by default)
+       npm run admin -- show <session key> [--json]     one session: stack, task, approvals, errors
+       npm run admin -- approvals [--json]              every pending approval, oldest first
+       npm run admin -- stuck [--after 10m] [--json]    work not moving for that long
+                                                        (default: ADMIN_STUCK_AFTER, 5m)
+`;
+
+function usage(problem?: string): never {
+  process.stderr.write(`${problem ? `${problem}\n` : ""}${USAGE}`);
+  process.exit(2);
+}
+
+function fail(message: string): never {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+let parsed: ReturnType<typeof parse>;
+function parse() {
+  return parseArgs({
+    args: process.argv.slice(2),
+    allowPositionals: true,
+    options: { limit: { type: "string" }, after: { type: "string" }, json: { type: "boolean" } },
+  });
+}
+try {
+  parsed = parse();
+} catch (error) {
+  usage(error instanceof Error ? error.message : String(error));
+}
+const [command, ...args] = parsed.positionals;
+const { limit: limitText, after: afterText, json } = parsed.values;
+const COMMANDS = ["sessions", "show", "approvals", "stuck"];
+if (!command || !COMMANDS.includes(command)) usage(command ? `unknown command "${clean(command)}"` : undefined);
+if (command === "show" && args.length === 0) usage("show needs a session key, e.g. telegram:1001");
+const expected = command === "show" ? 1 : 0;
+if (args.length > expected) usage(`unexpected argument "${clean(args[expected]!)}"`);
+if (limitText !== undefined && command !== "sessions") usage("--limit is for sessions");
+if (afterText !== undefined && command !== "stuck") usage("--after is for stuck");
+
+let limit = 20;
+if (limitText !== undefined) {
+  limit = Number(limitText);
+  if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1000) usage(`--limit must be a whole number from 1 to 1000, got "${clean(limitText)}"`);
+}
+let afterMs: number | null = null;
+if (afterText !== undefined) {
+  afterMs = parseDuration(afterText);
+  if (afterMs === null || afterMs < 1) usage(`--after must be a duration such as 90s, 10m or 2h, got "${clean(afterText)}"`);
+}
+
+const config = loadConfigOrExit({ LOG_LEVEL: "error" });
+const store = await open(config);
+const now = Date.now();
+const print = (view: unknown, text: (now: number) => string) => process.stdout.write(json ? `${JSON.stringify(view, null, 2)}\n` : `${text(now)}\n`);
+try {
+  switch (command) {
+    case "sessions": {
+      const view = await sessionsView(store, { limit });
+      print(view, (at) => formatSessions(view, at));
+      break;
+    }
+    case "show": {
+      const key = args[0]!;
+      const view = await sessionView(store, key, { now });
+      if (!view) {
+        process.stderr.write(`no session "${clean(key)}" (npm run admin -- sessions lists them)\n`);
+        process.exitCode = 1;
+        break;
+      }
+      print(view, (at) => formatSession(view, at));
+      break;
+    }
+    case "approvals": {
+      const view = await approvalsView(store, { now });
+      print(view, (at) => formatApprovals(view, at));
+      break;
+    }
+    case "stuck": {
+      const view = await stuckView(store, { olderThanMs: afterMs ?? config.ADMIN_STUCK_AFTER, now });
+      print(view, (at) => formatStuck(view, at));
+      break;
+    }
+  }
+} finally {
+  await store.close();
+}
+
+/** The gateway's database (DATABASE_URL, else DATA_DIR), never taking the gateway's process lock. */
+async function open(config: Config): Promise<Store> {
+  if (config.DATABASE_URL) {
+    const { PostgresStore } = await import("../store/postgres/postgres-store.js");
+    try {
+      return await PostgresStore.open(config.DATABASE_URL);
+    } catch (error) {
+      fail(`cannot open the PostgreSQL database (DATABASE_URL): ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const file = join(config.DATA_DIR, "switchboard.db");
+  if (!existsSync(file)) fail(`no database at ${file}; set DATA_DIR (or DATABASE_URL) to where Switchboard keeps its data`);
+  try {
+    return new SqliteStore(file, Date.now, { exclusive: false });
+  } catch (error) {
+    fail(`cannot open the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}
