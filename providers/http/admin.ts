@@ -1,8 +1,8 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { approvalsView, sessionsView, sessionView, snapshot, stuckView } from "../../src/admin/report.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
+import { TokenSet } from "../../src/tokens.js";
 import type { Store } from "../../src/store/store.js";
 import { streamSnapshots } from "./admin-stream.js";
 import { HttpError } from "./request.js";
@@ -30,10 +30,9 @@ export interface AdminDeps {
 
 const MAX_KEY = 512;
 const SESSIONS = 50;
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
 
 export class AdminRoutes {
-  private readonly tokens: Buffer[];
+  private readonly tokens: TokenSet<string>;
   private readonly web: AdminPage;
   private readonly now: () => number;
 
@@ -41,13 +40,13 @@ export class AdminRoutes {
     private readonly settings: AdminSettings,
     private readonly deps: AdminDeps,
   ) {
-    this.tokens = [...settings.tokens.keys()].map(digest);
+    this.tokens = new TokenSet(settings.tokens);
     this.web = loadAdminPage();
     this.now = deps.now ?? Date.now;
   }
 
   get enabled(): boolean {
-    return this.tokens.length > 0;
+    return this.tokens.size > 0;
   }
 
   /** Every path that is /admin or under it; errors are thrown as HttpError for the server to answer. */
@@ -101,14 +100,10 @@ export class AdminRoutes {
     };
   }
 
-  /** Every configured token is compared, whether or not an earlier one matched, so timing tells nothing. */
   private authenticate(header: string | undefined): void {
-    const match = /^Bearer\s+(\S+)$/i.exec(header ?? "");
-    if (!match) throw new HttpError(401, "authentication_error", "missing admin token: send Authorization: Bearer <token> with a token from ADMIN_TOKENS");
-    const presented = digest(match[1]!);
-    let found = false;
-    for (const token of this.tokens) found = timingSafeEqual(token, presented) || found;
-    if (!found) throw new HttpError(401, "authentication_error", "invalid admin token (admin tokens are those in ADMIN_TOKENS, not HTTP API tokens)");
+    const token = TokenSet.bearer(header);
+    if (token === null) throw new HttpError(401, "authentication_error", "missing admin token: send Authorization: Bearer <token> with a token from ADMIN_TOKENS");
+    if (this.tokens.match(token) === null) throw new HttpError(401, "authentication_error", "invalid admin token (admin tokens are those in ADMIN_TOKENS, not HTTP API tokens)");
   }
 }
 

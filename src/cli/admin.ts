@@ -1,11 +1,8 @@
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { approvalsView, formatApprovals, formatSession, formatSessions, formatStuck, sessionsView, sessionView, stuckView } from "../admin/report.js";
 import { clean, parseDuration } from "../admin/text.js";
-import { loadConfigOrExit, type Config } from "../config.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
-import type { Store } from "../store/store.js";
+import { loadConfigOrExit } from "../config.js";
+import { openDatabase } from "./database.js";
 
 // `npm run admin -- <command>`: what an operator asks of a running gateway's database: recent sessions and their
 // cost, one session in full, pending approvals, and work that is stuck. It only reads, and works beside a running
@@ -23,10 +20,6 @@ function usage(problem?: string): never {
   process.exit(2);
 }
 
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-}
 
 let parsed: ReturnType<typeof parse>;
 function parse() {
@@ -63,7 +56,7 @@ if (afterText !== undefined) {
 }
 
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-const store = await open(config);
+const store = await openDatabase(config, { exclusive: false });
 const now = Date.now();
 const print = (view: unknown, text: (now: number) => string) => process.stdout.write(json ? `${JSON.stringify(view, null, 2)}\n` : `${text(now)}\n`);
 try {
@@ -99,21 +92,3 @@ try {
   await store.close();
 }
 
-/** The gateway's database (DATABASE_URL, else DATA_DIR), never taking the gateway's process lock. */
-async function open(config: Config): Promise<Store> {
-  if (config.DATABASE_URL) {
-    const { PostgresStore } = await import("../store/postgres/postgres-store.js");
-    try {
-      return await PostgresStore.open(config.DATABASE_URL);
-    } catch (error) {
-      fail(`cannot open the PostgreSQL database (DATABASE_URL): ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  const file = join(config.DATA_DIR, "switchboard.db");
-  if (!existsSync(file)) fail(`no database at ${file}; set DATA_DIR (or DATABASE_URL) to where Switchboard keeps its data`);
-  try {
-    return new SqliteStore(file, Date.now, { exclusive: false });
-  } catch (error) {
-    fail(`cannot open the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}

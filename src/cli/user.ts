@@ -1,10 +1,8 @@
-import { existsSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { loadConfigOrExit, type Config } from "../config.js";
-import { DatabaseInUseError } from "../store/sqlite/process-lock.js";
-import { SqliteStore } from "../store/sqlite/sqlite-store.js";
-import type { Store, UserExport } from "../store/store.js";
+import { loadConfigOrExit } from "../config.js";
+import { openDatabase } from "./database.js";
+import type { UserExport } from "../store/store.js";
 
 // `npm run user -- export <user> [--out FILE]`: everything stored about one user (their identity as the gateway
 // writes it: telegram:4242, slack:T1:U1, http:alice) as pretty JSON.
@@ -41,7 +39,11 @@ if (command === "delete" && parsed.values.out !== undefined) usage("--out is for
 
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 const erase = command === "delete" && parsed.values.yes === true;
-const store = await open(config, erase);
+const store = await openDatabase(config, {
+  exclusive: erase,
+  inUse: `Switchboard is running on DATA_DIR=${config.DATA_DIR} (it holds the database's lock). Stop it first, run this again, then start it: ` +
+    "a user's data is erased only while the gateway is stopped. (Nothing was deleted.)",
+});
 try {
   const data = await store.exportUser(user);
   const summary = describe(data);
@@ -94,32 +96,3 @@ function hint(user: string): string {
   return user.includes(":") ? "" : " (user ids carry their source, e.g. telegram:4242, slack:T1:U1, http:alice)";
 }
 
-/** The gateway's database (DATABASE_URL, else DATA_DIR). `erase`: SQLite is taken with the gateway's process lock. */
-async function open(config: Config, erase: boolean): Promise<Store> {
-  if (config.DATABASE_URL) {
-    const { PostgresStore } = await import("../store/postgres/postgres-store.js");
-    try {
-      return await PostgresStore.open(config.DATABASE_URL);
-    } catch (error) {
-      fail(`cannot open the PostgreSQL database (DATABASE_URL): ${error instanceof Error ? error.message : String(error)}`);
-    }
-  }
-  const file = join(config.DATA_DIR, "switchboard.db");
-  if (!existsSync(file)) fail(`no database at ${file}; set DATA_DIR (or DATABASE_URL) to where Switchboard keeps its data`);
-  try {
-    return new SqliteStore(file, Date.now, { exclusive: erase });
-  } catch (error) {
-    if (error instanceof DatabaseInUseError) {
-      fail(
-        `Switchboard is running on DATA_DIR=${config.DATA_DIR} (it holds the database's lock). Stop it first, run this again, then start it: ` +
-          "a user's data is erased only while the gateway is stopped. (Nothing was deleted.)",
-      );
-    }
-    fail(`cannot open the database ${file}: ${error instanceof Error ? error.message : String(error)}`);
-  }
-}
-
-function fail(message: string): never {
-  process.stderr.write(`${message}\n`);
-  process.exit(1);
-}

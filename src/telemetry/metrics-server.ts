@@ -1,23 +1,21 @@
-import { createHash, timingSafeEqual } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
+import { TokenSet } from "../tokens.js";
 import type { Metrics } from "./metrics.js";
 
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
-
-const digest = (value: string) => createHash("sha256").update(value, "utf8").digest();
 
 /**
  * GET /metrics in the Prometheus text format. With METRICS_TOKEN set, only `Authorization: Bearer <token>` may
  * read it (compared in constant time); without it, it is open, whatever the API's own tokens are.
  */
 export function metricsHandler(metrics: Metrics, token: string | undefined, log: Logger): MetricsHandler {
-  const expected = token ? digest(token) : null;
+  const expected = token ? new TokenSet([[token, true]]) : null;
   return async (req, res) => {
     if (req.method !== "GET" && req.method !== "HEAD") return void res.writeHead(405, { allow: "GET, HEAD", "content-type": "text/plain" }).end("only GET\n");
     if (expected) {
-      const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? "");
-      if (!match || !timingSafeEqual(digest(match[1]!), expected)) {
+      const presented = TokenSet.bearer(req.headers.authorization);
+      if (presented === null || expected.match(presented) === null) {
         res.writeHead(401, { "www-authenticate": 'Bearer realm="metrics"', "content-type": "text/plain" }).end("send Authorization: Bearer <METRICS_TOKEN>\n");
         return;
       }
