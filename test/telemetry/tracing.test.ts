@@ -6,10 +6,13 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/llm/prices.js";
 import { Telemetry } from "../../src/telemetry/telemetry.js";
-import { reply, text, toolUse } from "../fakes/anthropic/server.js";
+import { reply, startFakeAnthropic, text, toolUse } from "../fakes/anthropic/server.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { transferTool } from "../helpers/tools.js";
@@ -182,5 +185,38 @@ describe("traces of a takeover conversation", () => {
     expect(tool.name).toBe("execute_tool unknown");
     expect(tool.attributes["switchboard.tool.outcome"]).toBe("error");
     expect(tool.status.code).toBe(2);
+  });
+
+  it("after a restart (a new process, its own tracer) the task's next request still links to where the task began", async () => {
+    const fake = await startFakeAnthropic();
+    const dir = mkdtempSync(join(tmpdir(), "switchboard-trace-"));
+    const dbFile = join(dir, "switchboard.db");
+    receiver = await OtlpReceiver.start();
+    const process = () => {
+      const p = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(new ProtoExporter({ url: receiver!.tracesUrl }))] });
+      return { provider: p, telemetry: new Telemetry({ metrics: null, tracer: p.getTracer("switchboard"), captureContent: false }) };
+    };
+    try {
+      const before = process();
+      const first = await startHarness({ files: skillFile("interview", "Ask one question."), fake, dbFile, telemetry: before.telemetry });
+      scriptTakeover(first);
+      await first.say("Interview me.");
+      await before.provider.forceFlush();
+      await first.close(true);
+      await before.provider.shutdown();
+
+      const after = process();
+      provider = after.provider;
+      h = await startHarness({ files: skillFile("interview", "Ask one question."), fake, dbFile, telemetry: after.telemetry });
+      expect(await h.say("Mistral")).toEqual(["main: Thanks, noted."]);
+      await after.provider.forceFlush();
+      const requests = (await receiver.waitFor((spans) => spans.filter((s) => s.name === "request console").length === 2)).filter((s) => s.name === "request console");
+      const [started, resumed] = requests.sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
+      expect(resumed!.links).toMatchObject([{ traceId: started!.traceId, spanId: started!.spanId }]);
+      expect(resumed!.attributes["switchboard.task.id"]).toBe(started!.attributes["switchboard.task.id"]);
+    } finally {
+      await fake.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
