@@ -113,7 +113,10 @@ describe("memory across conversations", () => {
     const retry = heldStep<ReturnType<typeof save>>();
     h.fake.script(text("Sure, Ana."), { error: { status: 529, type: "overloaded_error", message: "Overloaded", noRetry: true } }, retry.step);
     const before = (await h.store.sessionUsage("console:t")).inputTokens;
-    await h.say("I'm Ana, please call me that from now on.", { user: "console:ana" });
+    // Not h.say: it waits for the gateway to be idle, and on a slow machine the retry (due 1 ms later) is already
+    // running then, held by this test until it releases it below.
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "ana-1", userId: "console:ana", text: "I'm Ana, please call me that from now on." });
+    await h.delivered((m) => m.text === "Sure, Ana.");
     // Tried again when its retry is due (1 ms here), without another message.
     await retry.entered;
     retry.release(save({ text: "Name is Ana." }));
