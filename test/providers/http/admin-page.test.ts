@@ -1,7 +1,7 @@
 // The admin page in a real browser: headless Chromium driven by playwright-core, like the web chat's test (and
 // skipped, with a message, on machines without Chromium, except in CI).
-import { existsSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
@@ -12,10 +12,7 @@ import { startHarness, type Harness } from "../../helpers/harness.js";
 import { TOKENS } from "../../helpers/http-api.js";
 import { bankTools } from "../../helpers/tools.js";
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
-// CI installs Chromium (.ci/run): there a missing browser is a failure, not a skip.
-if (!CHROMIUM && process.env.CI) throw new Error("CI must run the admin page browser test: install chromium or set CHROMIUM_PATH");
-if (!CHROMIUM) console.warn("admin page browser test skipped: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)");
+requireChromium("admin page browser test");
 
 const ADMIN = "adm-0123456789abcdef";
 const XSS = "<img src=x onerror=window.__pwned=1>";
@@ -37,11 +34,7 @@ afterEach(async () => {
 });
 beforeAll(async () => {
   if (!CHROMIUM) return;
-  const { chromium } = await import("playwright-core");
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => browser?.close());
 

@@ -1,7 +1,7 @@
 // The web chat page in a real browser: headless Chromium driven by playwright-core. Skipped, with a
 // message, on machines without Chromium (`apt-get install chromium`, or set CHROMIUM_PATH).
-import { existsSync } from "node:fs";
 import type { Browser, BrowserContext, Page } from "playwright-core";
+import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
@@ -10,10 +10,7 @@ import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.j
 import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
 import { transferTool } from "../../helpers/tools.js";
 
-const CHROMIUM = [process.env.CHROMIUM_PATH, "/usr/bin/chromium", "/usr/bin/chromium-browser"].find((p): p is string => !!p && existsSync(p));
-// CI installs Chromium (.ci/run): there a missing browser is a failure, not a skip.
-if (!CHROMIUM && process.env.CI) throw new Error("CI must run the web chat browser test: install chromium or set CHROMIUM_PATH");
-if (!CHROMIUM) console.warn("web chat browser test skipped: no Chromium found (apt-get install chromium, or set CHROMIUM_PATH)");
+requireChromium("web chat browser test");
 
 let h: Harness;
 let api: HttpProvider;
@@ -29,11 +26,7 @@ afterEach(async () => {
 });
 beforeAll(async () => {
   if (!CHROMIUM) return;
-  const { chromium } = await import("playwright-core");
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => browser?.close());
 
