@@ -14,6 +14,16 @@ export function manualTimeouts() {
   return {
     timers,
     delays: () => [...pending.values()].map((t) => t.ms),
+    /** How many timeouts set for `ms` are pending. */
+    count: (ms: number) => [...pending.values()].filter((t) => t.ms === ms).length,
+    /** Fires the pending timeouts set for `ms` (a keepalive, a coalescing window), leaving the others. */
+    fire(ms: number) {
+      for (const [id, t] of [...pending]) {
+        if (t.ms !== ms) continue;
+        pending.delete(id);
+        t.fn();
+      }
+    },
     /** Fires every pending timeout once (each is gone afterwards, as a fired timeout is). */
     fireAll: () => {
       const due = [...pending.values()];

@@ -3,12 +3,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ApprovalItem, SessionDetail, SessionRow, Snapshot, StuckView } from "../../../src/admin/report.js";
 import { silentLogger } from "../../../src/log.js";
-import { randomIds, type Timers } from "../../../src/runtime/deps.js";
+import { randomIds } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, toolUse } from "../../fakes/anthropic/server.js";
 import { seedWaitingApproval } from "../../admin/seed.js";
 import { startHarness, type Harness } from "../../helpers/harness.js";
 import { TOKENS } from "../../helpers/http-api.js";
+import { manualTimeouts } from "../../helpers/timers.js";
 import { bankTools } from "../../helpers/tools.js";
 
 const ADMIN = "adm-0123456789abcdef";
@@ -23,32 +24,8 @@ afterEach(async () => {
   h = undefined!;
 });
 
-/** Timeouts fired by hand, picked by their delay (250 ms: the coalescing window; 15 s: the keepalive). */
-function handTimers() {
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  let next = 1;
-  const timers: Timers = {
-    setTimeout: (fn, ms) => {
-      pending.set(next, { fn, ms });
-      return next++;
-    },
-    clearTimeout: (id) => void pending.delete(id as number),
-  };
-  return {
-    timers,
-    count: (ms: number) => [...pending.values()].filter((t) => t.ms === ms).length,
-    fire(ms: number) {
-      for (const [id, t] of [...pending]) {
-        if (t.ms !== ms) continue;
-        pending.delete(id);
-        t.fn();
-      }
-    },
-  };
-}
-
 /** alice's transfer waits for approval in console:t (now); another has waited in a Telegram topic for two hours. */
-async function boot(admin: Map<string, string> = new Map([[ADMIN, "ops"]]), timers = handTimers().timers) {
+async function boot(admin: Map<string, string> = new Map([[ADMIN, "ops"]]), timers = manualTimeouts().timers) {
   h = await startHarness({ tools: bankTools().list, ids: randomIds });
   await seedWaitingApproval(h.dbFile, { sessionKey: OLD, at: Date.now() - 2 * HOUR, id: "old", skill: true });
   h.fake.script(reply(toolUse("transfer", { amount: 50 })));
@@ -188,7 +165,7 @@ describe("admin API", () => {
   });
 
   it("streams a snapshot at once and a fresh one after a burst of changes, one refresh per window; stops on disconnect", async () => {
-    const clock = handTimers();
+    const clock = manualTimeouts();
     const base = await boot(undefined, clock.timers);
     // Count the stream's subscriptions to the store's changes.
     const watch = h.store.watch.bind(h.store);
