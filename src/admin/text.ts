@@ -1,4 +1,5 @@
 // Small text helpers for the operator's terminal views: safe strings, durations, money, aligned columns.
+import { formatUsd } from "../llm/prices.js";
 
 // Escape sequences are removed whole (their parameters too), before the lone control characters that remain:
 // CSI (ESC [ … final, or the 8-bit 0x9b), OSC/DCS/APC/PM/SOS strings up to their terminator, and two-byte ESC x.
@@ -38,9 +39,9 @@ export function ago(at: number, now: number): string {
 }
 
 /** "$0.0042" under a dollar, "$12.50" above; "$0" for nothing. */
+/** As everywhere else (formatUsd), except that nothing at all reads "$0" in a column. */
 export function usd(value: number): string {
-  if (value === 0) return "$0";
-  return Math.abs(value) < 1 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+  return value === 0 ? "$0" : formatUsd(value);
 }
 
 /** "950", "12.3k", "4.5M". */

@@ -2,7 +2,8 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import type { Ids } from "../runtime/deps.js";
-import { cancelTask, describeContext, describeStack, resetSession, usdText } from "../runtime/control.js";
+import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
+import { formatUsd } from "../llm/prices.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
@@ -433,7 +434,7 @@ export class Gateway {
       return `This conversation has used ${n(used.sinceReset)} tokens, over its budget of ${n(tokens)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`;
     }
     if (usd > 0 && used.costSinceResetUsd >= usd) {
-      return `This conversation has cost ${usdText(used.costSinceResetUsd)}, over its budget of ${usdText(usd)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_COST_BUDGET_USD.`;
+      return `This conversation has cost ${formatUsd(used.costSinceResetUsd)}, over its budget of ${formatUsd(usd)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_COST_BUDGET_USD.`;
     }
     return null;
   }

@@ -92,3 +92,8 @@ export class PriceTable {
 }
 
 export const nanoToUsd = (nanos: number): number => nanos / 1e9;
+
+/** USD for people: four decimals under a dollar ($0.0042), two above ($12.30). */
+export function formatUsd(usd: number): string {
+  return `$${usd.toFixed(Math.abs(usd) < 1 ? 4 : 2)}`;
+}

@@ -1,3 +1,4 @@
+import { formatUsd } from "../llm/prices.js";
 import { CorruptStateError, type RequestRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
 import { Journal, type StepExtra } from "./journal.js";
@@ -168,17 +169,12 @@ export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestra
     `Compactions in this conversation: ${compactions}.`,
     `Tokens used: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write.`,
     budgets.tokens > 0 ? `Since the last /reset: ${n(u.sinceReset)} of a ${n(budgets.tokens)}-token budget.` : `Since the last /reset: ${n(u.sinceReset)} tokens.`,
-    `Cost: ${usdText(u.costUsd)} in all; ${usdText(u.costSinceResetUsd)} since the last /reset${budgets.usd > 0 ? ` of a ${usdText(budgets.usd)} budget` : ""}${task ? `; ${usdText((await deps.store.taskUsage(task.id)).costUsd)} for the current task` : ""}.`,
+    `Cost: ${formatUsd(u.costUsd)} in all; ${formatUsd(u.costSinceResetUsd)} since the last /reset${budgets.usd > 0 ? ` of a ${formatUsd(budgets.usd)} budget` : ""}${task ? `; ${formatUsd((await deps.store.taskUsage(task.id)).costUsd)} for the current task` : ""}.`,
   ];
   const text = lines.join("\n");
   const journal = new Journal(deps.store, key, request.id, task?.id ?? null);
   await journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
-}
-
-/** USD for people: four decimals under a dollar ($0.0042), two above ($12.30). */
-export function usdText(usd: number): string {
-  return `$${usd.toFixed(usd < 1 ? 4 : 2)}`;
 }
 
 /** Approvals still waiting can no longer be used: a late click is told it was already decided. */
