@@ -1,8 +1,35 @@
-import { concurrent, deepStack, handoffRoundtrip, handoffRoundtripPostgres, longHistory, recovery, singleTurn, tracingOverhead, type Result } from "./scenarios.js";
+import {
+  concurrent,
+  cpuPerMessage,
+  deepStack,
+  handoffRoundtrip,
+  handoffRoundtripPostgres,
+  idleMemoryScenario,
+  limitRatio,
+  longHistory,
+  recovery,
+  singleTurn,
+  startup,
+  tracingOverhead,
+  type Result,
+} from "./scenarios.js";
 
 // `npm run bench [-- scenario …]`: the gateway's own cost (zero-latency in-process model, real SQLite with the
 // production settings). One JSON object per scenario on stdout, then a summary table on stderr.
-const all = { "single-turn": singleTurn, "handoff-roundtrip": handoffRoundtrip, "handoff-roundtrip-postgres": handoffRoundtripPostgres, concurrent, "deep-stack": deepStack, recovery, "long-history": longHistory, "tracing-overhead": tracingOverhead };
+const all = {
+  "single-turn": singleTurn,
+  "cpu-per-message": cpuPerMessage,
+  "limit-ratio": limitRatio,
+  "handoff-roundtrip": handoffRoundtrip,
+  "handoff-roundtrip-postgres": handoffRoundtripPostgres,
+  concurrent,
+  "deep-stack": deepStack,
+  recovery,
+  "idle-memory": idleMemoryScenario,
+  "long-history": longHistory,
+  startup,
+  "tracing-overhead": tracingOverhead,
+};
 const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
 const results: Result[] = [];
 for (const [name, run] of Object.entries(all)) {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { systemText } from "../test/fakes/anthropic/server.js";
 import { PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { benchDatabase } from "./postgres.js";
+import { idleMemory, rawSqliteCommitsPerSecond, startupMs } from "./limits.js";
 import { benchWorld, percentile, ScriptModel, send } from "./world.js";
 
 export interface Result {
@@ -35,21 +36,58 @@ function summary(latencies: number[], elapsedMs: number, count: number) {
 }
 
 export async function singleTurn(): Promise<Result> {
-  return { scenario: "single-turn", ...(await singleTurnRun(null)) };
+  const { cpu_us_per_message: _cpu, ...run } = await singleTurnOnce();
+  return { scenario: "single-turn", ...run };
 }
+
+/** single-turn, cpu-per-message and limit-ratio read the same run (one per `npm run bench`). */
+let singleTurnResult: ReturnType<typeof singleTurnRun> | null = null;
+const singleTurnOnce = () => (singleTurnResult ??= singleTurnRun(null));
 
 async function singleTurnRun(tracer: Tracer | null) {
   const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }]), undefined, undefined, tracer);
   const latencies: number[] = [];
   const sessions = 1000;
   const perSession = 10;
+  const cpu = process.cpuUsage();
   const start = performance.now();
   for (let i = 0; i < perSession; i++) for (let s = 0; s < sessions; s++) latencies.push(await send(world, `s${s}`, `message ${i}`));
   const elapsed = performance.now() - start;
+  const used = process.cpuUsage(cpu);
   world.close();
   const bytes = dbBytes(world.root);
   world.remove();
-  return { messages: sessions * perSession, ...summary(latencies, elapsed, sessions * perSession), peak_rss_mb: rss(), db_bytes_per_message: Math.round(bytes / (sessions * perSession)) };
+  const messages = sessions * perSession;
+  return {
+    messages,
+    ...summary(latencies, elapsed, messages),
+    peak_rss_mb: rss(),
+    db_bytes_per_message: Math.round(bytes / messages),
+    cpu_us_per_message: Math.round((used.user + used.system) / messages),
+  };
+}
+
+/** Process CPU time (user + system) over single-turn's messages: what one message costs the machine. */
+export async function cpuPerMessage(): Promise<Result> {
+  const run = await singleTurnOnce();
+  return { scenario: "cpu-per-message", messages: run.messages, cpu_us_per_message: run.cpu_us_per_message, messages_per_s: run.messages_per_s };
+}
+
+/** single-turn's rate as a share of what the disk layer allows: a raw SQLite commit loop measured in the same run. */
+export async function limitRatio(): Promise<Result> {
+  const run = await singleTurnOnce();
+  const raw = rawSqliteCommitsPerSecond();
+  return { scenario: "limit-ratio", single_turn_messages_per_s: run.messages_per_s, raw_sqlite_commits_per_s: raw, percent_of_limit: +((run.messages_per_s / raw) * 100).toFixed(1) };
+}
+
+/** 10,000 sessions each waiting on a child (interview asked its question), in one running gateway. */
+export async function idleMemoryScenario(): Promise<Result> {
+  return { scenario: "idle-memory", ...(await idleMemory(handoffModel())) };
+}
+
+/** `npm start` on an empty data directory until it logs that it started (median of 3). */
+export async function startup(): Promise<Result> {
+  return { scenario: "startup", runs: 3, ready_ms: Math.round(await startupMs(3)) };
 }
 
 /**
@@ -155,11 +193,15 @@ export async function handoffRoundtripPostgres(): Promise<Result> {
   }
 }
 
+/**
+ * 1,000 sessions talking at once to a model that takes 1 s per answer, 5 messages each: the ideal is 1,000 msg/s
+ * (every session always waiting on the model). `overhead` is each message's latency beyond the model's second.
+ */
 export async function concurrent(): Promise<Result> {
-  const latency = 50;
+  const latency = 1000;
   const world = benchWorld(new ScriptModel(() => [{ type: "text", text: "ok" }], latency));
   const sessions = 1000;
-  const perSession = 10;
+  const perSession = 5;
   const latencies: number[] = [];
   const start = performance.now();
   await Promise.all(
@@ -182,6 +224,8 @@ export async function concurrent(): Promise<Result> {
     percent_of_ideal: +((achieved / ideal) * 100).toFixed(1),
     p50_ms: +percentile(latencies, 50).toFixed(1),
     p99_ms: +percentile(latencies, 99).toFixed(1),
+    overhead_p50_ms: +(percentile(latencies, 50) - latency).toFixed(2),
+    overhead_p99_ms: +(percentile(latencies, 99) - latency).toFixed(2),
     peak_rss_mb: rss(),
   };
 }
