@@ -79,12 +79,15 @@ export class Orchestrator {
       if (request.kind === "approval") {
         journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       }
+      stacks.firstTask(key); // closeOrphans does that check now
       await this.closeOrphans(stack, journal);
       log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
     } else if (stack.isEmpty) {
       const taskId = ids.next("task");
       journal.taskId = taskId;
       const main = await this.mainFrame(session.mainAgentSessionId);
+      // A process that died while an abandoned call_agent callee was closing itself left that run open.
+      if (stacks.firstTask(key)) await closeOpenSessions(store, journal, new Set([main.agentSessionId]), "interrupted by a restart");
       const traceparent = this.observer.traceparent(key);
       if (traceparent) main.traceparent = traceparent;
       this.observer.task(key, taskId, undefined);

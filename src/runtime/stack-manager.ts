@@ -13,6 +13,8 @@ export class AgentStackManager {
   private readonly mainHistories = new Map<string, ChatMessage[]>();
   /** Which main agent session each cached history belongs to, by session key (to forget a session whole). */
   private readonly mainOf = new Map<string, string>();
+  /** Sessions whose log this process has checked for batch runs a dead process left open (see firstTask). */
+  private readonly checked = new Set<string>();
 
   constructor(
     private readonly store: Store,
@@ -40,6 +42,17 @@ export class AgentStackManager {
     this.mainOf.set(sessionKey, mainAgentSessionId);
     if (this.mainHistories.size > this.historyCacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
     if (this.mainOf.size > this.historyCacheSize) this.mainOf.delete(this.mainOf.keys().next().value!);
+  }
+
+  /**
+   * True the first time a task starts in `sessionKey` since this process started (or since another replica had
+   * the session): the moment to close the batch runs a dead process left open in its log. Batch runs live only in
+   * the memory of the process that ran them, so none of those can still be running here.
+   */
+  firstTask(sessionKey: string): boolean {
+    if (this.checked.has(sessionKey)) return false;
+    this.checked.add(sessionKey);
+    return true;
   }
 
   async getOrLoad(sessionKey: string): Promise<AgentStack> {
@@ -75,6 +88,7 @@ export class AgentStackManager {
    */
   forget(sessionKey: string): void {
     this.evict(sessionKey);
+    this.checked.delete(sessionKey);
     const main = this.mainOf.get(sessionKey);
     if (main) this.mainHistories.delete(main);
     this.mainOf.delete(sessionKey);
