@@ -27,7 +27,8 @@ interface Worker {
   dirty: boolean;
   /** Replies were committed since the worker's last delivery pass. */
   undelivered: boolean;
-  turn: { request: string; abort: AbortController } | null;
+  /** The running turn; `answered` once its last step committed and only its replies are still going out. */
+  turn: { request: string; abort: AbortController; answered: boolean } | null;
   /** Read-only commands this worker started (kept, so a late look never starts one twice). */
   side: Set<string>;
   /** Messages whose senders were told they wait behind the running turn. */
@@ -90,6 +91,15 @@ export class SessionWorkers {
     if (worker.turn && this.deps.leases.holds(key)) void this.deliver(key);
   }
 
+  /**
+   * The running turn of `key` (request `requestId`) has committed its end; what is left is sending its replies. A message arriving now
+   * is not "waiting behind a running turn": it is read next, without a notice.
+   */
+  answered(key: string, requestId: string): void {
+    const turn = this.workers.get(key)?.turn;
+    if (turn?.request === requestId) turn.answered = true;
+  }
+
   /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */
   interrupt(key: string): void {
     this.workers.get(key)?.turn?.abort.abort();
@@ -122,7 +132,7 @@ export class SessionWorkers {
           if (!next) break;
           worker.dirty = true;
           const abort = new AbortController();
-          worker.turn = { request: next.id, abort };
+          worker.turn = { request: next.id, abort, answered: false };
           try {
             await this.deps.runTurn(next, AbortSignal.any([this.deps.shutdown, abort.signal]), lease);
           } finally {
@@ -161,7 +171,7 @@ export class SessionWorkers {
     const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
     const interrupting = queued.find((r) => this.deps.interrupts(r));
     if (interrupting && worker.turn) worker.turn.abort.abort();
-    else if (worker.turn) {
+    else if (worker.turn && !worker.turn.answered) {
       for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
         void this.deps.tellQueued(waiting).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));

@@ -23,13 +23,17 @@ export interface ScenarioOptions {
   midTurn?: "queue" | "steer";
   /** Make every world crash at its first commit after this many (for planted bugs that need a restart). */
   forceCrashAfter?: number;
+  /** Make the first world crash just before its first group commit of several writes after this many. */
+  forceGroupCrashBefore?: number;
+  /** Make the first world crash right after the first step that marks a tool as running. */
+  forceCrashAfterRunningTool?: boolean;
 }
 
 export interface ScenarioResult {
   seed: number;
   violations: string[];
   traceHash: string;
-  stats: { modelCalls: number; restarts: number; messages: number; delivered: number; compactions: number };
+  stats: { modelCalls: number; restarts: number; messages: number; delivered: number; compactions: number; groupCrashes: number };
 }
 
 const CALL_DEPTH_MAX = 3;
@@ -51,10 +55,15 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const sessions = Array.from({ length: options.sessions ?? 3 }, (_, i) => `sim:s${i + 1}`);
   const messages: Array<{ session: string; id: string; text: string; accepted: boolean }> = [];
   let restarts = 0;
+  /** Crashes that struck a group commit of several writes between its commit and its acknowledgements. */
+  let groupCrashes = 0;
 
   const crashPoint = () => {
     if (options.forceCrashAfter !== undefined && restarts === 0) return { commit: options.forceCrashAfter, after: true };
+    if (options.forceGroupCrashBefore !== undefined && restarts === 0) return { groupCommit: options.forceGroupCrashBefore, before: true };
+    if (options.forceCrashAfterRunningTool && restarts === 0) return { afterRunningTool: true as const };
     if (!(options.crashes ?? true) || restarts >= 3 || !prng.chance(0.5)) return null;
+    if (prng.chance(0.3)) return { groupCommit: 1 + prng.int(6), before: prng.chance(0.3) };
     return { commit: 1 + prng.int(40), after: prng.chance(0.5) };
   };
   const boot = () =>
@@ -77,6 +86,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   let world = boot();
   const restart = async () => {
     await world.gateway.idle();
+    if (world.store.crashedGroup > 0) groupCrashes++;
     restarts++;
     if (process.env.SIM_DEBUG) console.log(`restart #${restarts}`);
     world = boot();
@@ -162,7 +172,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     seed,
     violations,
     traceHash,
-    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions },
+    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions, groupCrashes },
   };
 }
 

@@ -12,11 +12,21 @@ export interface StorePlants {
   dropFrameUpdates?: boolean;
   forgetDuplicates?: boolean;
   forgetDeliveries?: boolean;
+  /** Acknowledges an inbound message at once and commits it with the next group (the bug group commit must not have). */
+  ackBeforeCommit?: boolean;
 }
 
 /**
- * The world's SQLite store, with a crash point: at commit number `crashAt` the process "dies" either just
- * before or just after the commit reaches the disk. `onCommit` lets the checkers look at every step; the commit
+ * Where the process dies: at step commit number `commit`, just before or just after it reaches the disk; or at
+ * the `groupCommit`th group commit of several writes (steps, inbound messages, delivery marks, leases of any
+ * session), after that transaction committed and before any of its writers was told (nobody is acknowledged),
+ * or (`before`) just before it, so that all of its writes are lost; or (`afterRunningTool`) just before the
+ * commit that follows the first step marking a tool as running (the tool ran; its result is lost).
+ */
+export type CrashPoint = { commit: number; after: boolean } | { groupCommit: number; before?: boolean } | { afterRunningTool: true };
+
+/**
+ * The world's SQLite store, with a crash point (CrashPoint). `onCommit` lets the checkers look at every step; the commit
  * resolves only once they have, so the turn that made the step waits for them.
  *
  * Every method is async, so a call into a dead process rejects (as a networked store's would) rather than
@@ -25,6 +35,13 @@ export interface StorePlants {
 export class SimStore implements Store {
   private readonly inner: SqliteStore;
   private commits = 0;
+  private groups = 0;
+  /** The crash struck a group commit of this many writes (on disk, none acknowledged). */
+  crashedGroup = 0;
+  /** That group had committed: its writes are on disk although their writers were never told. */
+  private groupOnDisk = false;
+  /** afterRunningTool: a tool was marked running; the next commit dies. */
+  private toolRunning = false;
   /** forgetDeliveries: replies this process handed out; kept in memory only, so a restart sends them again. */
   private readonly claimedHere = new Set<string>();
   dead = false;
@@ -32,13 +49,21 @@ export class SimStore implements Store {
   constructor(
     file: string,
     now: () => number,
-    private readonly crashAt: { commit: number; after: boolean } | null,
+    private readonly crashAt: CrashPoint | null,
     private readonly plants: StorePlants,
     private readonly onCommit: (step: StepCommit) => Promise<void>,
   ) {
     // Exclusive, like the gateway's own store: the file is this process's, so the leases the previous
     // (crashed) process left in it are expired at once and the restart resumes its sessions.
-    this.inner = new SqliteStore(file, now, { exclusive: true });
+    const group = crashAt && "groupCommit" in crashAt ? crashAt : null;
+    const strike = (writes: number, before: boolean) => {
+      if (group === null || Boolean(group.before) !== before || writes < 2 || ++this.groups !== group.groupCommit) return;
+      this.crashedGroup = writes;
+      this.groupOnDisk = !before;
+      this.die();
+      throw new Crash(`crashed ${before ? "before" : "after"} group commit ${this.groups} (${writes} writes ${before ? "lost" : "on disk"}, none acknowledged)`);
+    };
+    this.inner = new SqliteStore(file, now, { exclusive: true, groupCommit: { before: (n) => strike(n, true), after: (n) => strike(n, false) } });
   }
 
   private alive(): SqliteStore {
@@ -64,8 +89,10 @@ export class SimStore implements Store {
   private async commitNow(step: StepCommit): Promise<void> {
     const store = this.alive();
     this.commits++;
-    const crashing = this.crashAt !== null && this.commits === this.crashAt.commit;
-    if (crashing && !this.crashAt!.after) {
+    const at = this.crashAt && "commit" in this.crashAt ? this.crashAt : null;
+    const crashing = (at !== null && this.commits === at.commit) || this.toolRunning;
+    if (this.crashAt !== null && "afterRunningTool" in this.crashAt && (step.framesUpdated ?? []).some((f) => f.runningToolUseId)) this.toolRunning = true;
+    if (crashing && (at === null || !at.after)) {
       this.die();
       throw new Crash(`crashed before commit ${this.commits}`);
     }
@@ -74,7 +101,14 @@ export class SimStore implements Store {
       ...(this.plants.dropToolResults ? { log: (step.log ?? []).filter((e, i) => e.type !== "tool_result" || i % 3 !== 0) } : {}),
       ...(this.plants.dropFrameUpdates ? { framesUpdated: [] } : {}),
     };
-    await store.commit(planted);
+    try {
+      await store.commit(planted);
+    } catch (error) {
+      // The process died after the group holding this step committed: the step is on disk, so the checkers
+      // must know it (they read what they can before the dead store refuses them).
+      if (error instanceof Crash && this.groupOnDisk) await this.onCommit(planted).catch(() => {});
+      throw error;
+    }
     await this.onCommit(planted);
     if (crashing) {
       this.die();
@@ -83,8 +117,16 @@ export class SimStore implements Store {
   }
 
   session: Store["session"] = async (key, id) => this.alive().session(key, id);
-  insertRequest: Store["insertRequest"] = async (input: NewRequest) =>
-    this.alive().insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
+  insertRequest: Store["insertRequest"] = async (input: NewRequest) => {
+    const store = this.alive();
+    if (this.plants.ackBeforeCommit) {
+      void store.insertRequest(input).catch(() => {});
+      const { claimSession: _claim, idempotency: _key, ...fields } = input;
+      const zero = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
+      return { status: "inserted", request: { ...fields, status: "pending", taskId: null, error: null, ...zero, createdAt: 0, updatedAt: 0 } };
+    }
+    return store.insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
+  };
   findSession: Store["findSession"] = async (key) => this.alive().findSession(key);
   idempotency: Store["idempotency"] = async (user, key) => this.alive().idempotency(user, key);
   saveIdempotentResponse: Store["saveIdempotentResponse"] = async (user, key, response) => this.alive().saveIdempotentResponse(user, key, response);

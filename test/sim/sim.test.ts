@@ -32,17 +32,21 @@ describe("simulation", () => {
     const failures: string[] = [];
     let restarts = 0;
     let calls = 0;
+    let groupCrashes = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const result = await runScenario({ seed, dir, catalog });
       failures.push(...result.violations);
       restarts += result.stats.restarts;
       calls += result.stats.modelCalls;
+      groupCrashes += result.stats.groupCrashes;
     }
     expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
     // The workload really exercised crashes and the model.
     expect(restarts).toBeGreaterThan(SEEDS / 4);
     expect(calls).toBeGreaterThan(SEEDS * 10);
-  });
+    // Some crashes struck a group commit of several writes after it committed and before anyone was told.
+    expect(groupCrashes).toBeGreaterThan(SEEDS / 40);
+  }, 120_000);
 
   it("is deterministic: the same seed gives the same trace", async () => {
     for (const seed of [3, 17, 42, 99]) {
@@ -98,8 +102,14 @@ describe("every checker fires on its planted bug", () => {
   });
 
   it("side effects: a store that loses the running-tool mark lets a tool run twice after a crash, and it is caught", async () => {
-    const found = await firstViolation(/side effects: the tool call/, { plants: { dropFrameUpdates: true }, crashes: true }, 200);
+    const found = await firstViolation(/side effects: the tool call/, { plants: { dropFrameUpdates: true }, forceCrashAfterRunningTool: true });
     expect(found).toMatch(/^seed \d+: side effects: the tool call toolu_sim_\d+ ran 2 times/);
+  });
+
+  it("group commit: a store that acknowledges a message before its group committed loses it in a crash, and it is caught", async () => {
+    let found: string | null = null;
+    for (let n = 1; n <= 4 && !found; n++) found = await firstViolation(/exactly once/, { plants: { ackBeforeCommit: true }, forceGroupCrashBefore: n });
+    expect(found).toMatch(/^seed \d+: exactly once: the message "message \d+: [^"]+" became 0 requests/);
   });
 
   it("determinism: ids that do not come from the seed change the trace", async () => {

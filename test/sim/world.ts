@@ -16,7 +16,7 @@ import { fail, type Tool } from "../../src/runtime/tools/tool.js";
 import type { StepCommit } from "../../src/store/store.js";
 import type { Prng } from "./prng.js";
 import { currentRequest, type SimModel } from "./sim-model.js";
-import { SimStore, type StorePlants } from "./sim-store.js";
+import { SimStore, type CrashPoint, type StorePlants } from "./sim-store.js";
 import type { VirtualTime } from "./virtual-time.js";
 
 /** Writes the definitions every simulated world uses. */
@@ -66,7 +66,7 @@ export class World {
     ids: Ids;
     prng: Prng;
     outside: Outside;
-    crashAt: { commit: number; after: boolean } | null;
+    crashAt: CrashPoint | null;
     plants: WorldPlants;
     callDepthMax: number;
     /** This process's name among the replicas: a restarted process is a new holder of its leases. */

@@ -115,16 +115,18 @@ it("the terminal chat prints a reply as it is written and does not print it agai
   }
 });
 
-it("what the model writes beside a tool call reaches the user before the tool runs, committed with that step", async () => {
+it("what the model writes beside a tool call reaches the user while the tool runs, committed with that step", async () => {
   h = await startHarness({ files: skillFile("interview", "Ask.") });
-  let toolStarted: string[] = [];
-  h.fake.script(reply(text("Let me ask the trip planner.").content[0]!, toolUse("use_skill", { name: "interview", message: "ask" })), () => {
-    // The skill's first model call: by now the user has been told.
-    toolStarted = h.seen.map((m) => `${m.agent}: ${m.text}`);
+  let toolAnswered: string[] = [];
+  h.fake.script(reply(text("Let me ask the trip planner.").content[0]!, toolUse("use_skill", { name: "interview", message: "ask" })), async () => {
+    // The skill's first model call (the tool's work) answers only once the user has been told: were the text
+    // sent with the turn's end, this would never answer.
+    await h.delivered((m) => m.text === "Let me ask the trip planner.");
+    toolAnswered = h.seen.map((m) => `${m.agent}: ${m.text}`);
     return text("Where to?");
   });
   expect(await h.say("plan a trip")).toEqual(["main: Let me ask the trip planner.", "skill:interview: Where to?"]);
-  expect(toolStarted).toEqual(["main: Let me ask the trip planner."]);
+  expect(toolAnswered).toEqual(["main: Let me ask the trip planner."]);
   // Stored with the step that ran the tool, once.
   const said = (await h.store.sessionLog("console:t")).filter((e) => e.type === "message").length;
   expect(said).toBeGreaterThan(0);

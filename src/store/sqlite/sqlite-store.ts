@@ -32,6 +32,7 @@ import {
 } from "../store.js";
 import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { migrate } from "./migrations.js";
+import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
 import { SqliteMemories } from "./memories.js";
@@ -48,11 +49,14 @@ export interface SqliteStoreOptions {
    * refuses to start instead of sharing it (the gateway sets it; tools that only read do not).
    */
   exclusive?: boolean;
+  /** Around each group commit: where the crash tests and the simulation kill the process. */
+  groupCommit?: GroupCommitHooks;
 }
 
 /**
- * The durable store: one SQLite file in WAL mode; every StepCommit is one transaction. It answers synchronously
- * underneath (the async methods resolve at once), and the change feed is this process's own.
+ * The durable store: one SQLite file in WAL mode. Steps, inbound messages, delivery marks and leases go through
+ * group commit (one transaction per event-loop turn for all of them, each in its own savepoint; see GroupCommit);
+ * reads answer synchronously underneath, and the change feed is this process's own.
  */
 export class SqliteStore implements Store {
   private readonly db: Database.Database;
@@ -61,6 +65,7 @@ export class SqliteStore implements Store {
   private readonly processLock: ProcessLock | null;
   private readonly memory: SqliteMemories;
   private readonly operations: SqliteOperations;
+  private readonly writes: GroupCommit;
 
   constructor(
     file: string,
@@ -89,6 +94,7 @@ export class SqliteStore implements Store {
     this.db.pragma("journal_size_limit = 67108864");
     this.db.pragma("busy_timeout = 5000");
     this.stmts = prepareStatements(this.db);
+    this.writes = new GroupCommit(this.db, options.groupCommit);
     this.memory = new SqliteMemories(this.db, this.stmts, now);
     this.operations = new SqliteOperations(this.stmts, (rows) => this.readApprovals(rows));
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
@@ -100,11 +106,15 @@ export class SqliteStore implements Store {
     }
   }
 
-  async commit(step: StepCommit): Promise<void> {
+  commit(step: StepCommit): Promise<void> {
+    return this.writes.run(() => this.commitNow(step), () => this.announceStep(step));
+  }
+
+  private commitNow(step: StepCommit): void {
     const s = this.stmts;
     const now = this.now();
     const key = step.sessionKey;
-    this.db.transaction(() => {
+    {
       if (step.fence) {
         const lease = s.lease.get(key) as Row | undefined;
         const current = lease ? Number(lease.token) : null;
@@ -154,7 +164,11 @@ export class SqliteStore implements Store {
         s.deleteFrames.run(key);
       }
       if (step.memoryJob) this.memory.queueJob(key, step.memoryJob, now);
-    })();
+    }
+  }
+
+  private announceStep(step: StepCommit): void {
+    const key = step.sessionKey;
     for (const r of [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])]) {
       if (r.status === "done" || r.status === "failed") this.emit({ kind: "done", sessionKey: key, requestId: r.id });
     }
@@ -176,10 +190,11 @@ export class SqliteStore implements Store {
     return row ? toSession(row) : null;
   }
 
-  async insertRequest(input: NewRequest): Promise<InsertResult> {
-    const result = this.db.transaction(() => this.insertRequestNow(input))();
-    if (result.status === "inserted") this.emit({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
-    return result;
+  insertRequest(input: NewRequest): Promise<InsertResult> {
+    return this.writes.run(
+      () => this.insertRequestNow(input),
+      (result) => result.status === "inserted" && this.emit({ kind: "request", sessionKey: input.sessionKey, requestId: input.id }),
+    );
   }
 
   private insertRequestNow(input: NewRequest): InsertResult {
@@ -323,11 +338,11 @@ export class SqliteStore implements Store {
   }
 
   async markDelivered(outboundId: string): Promise<void> {
-    this.stmts.markDelivered.run(this.now(), outboundId);
+    await this.writes.run(() => this.stmts.markDelivered.run(this.now(), outboundId));
   }
 
   async markUndelivered(outboundId: string): Promise<void> {
-    this.stmts.markUndelivered.run(outboundId);
+    await this.writes.run(() => this.stmts.markUndelivered.run(outboundId));
   }
 
   async markUndeliverable(outboundId: string, reason: string): Promise<boolean> {
@@ -390,7 +405,7 @@ export class SqliteStore implements Store {
   }
 
   async recordChunk(outboundId: string, chunk: number, platformMessageId: string): Promise<void> {
-    this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now());
+    await this.writes.run(() => this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now()));
   }
 
   async approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null> {
@@ -451,18 +466,22 @@ export class SqliteStore implements Store {
   }
 
   async claimNextOutbound(sessionKey: string): Promise<OutboundRecord | null> {
-    // One process per file and no await in between: the read and the compare-and-set cannot interleave with another
-    // claim. Nothing pending (the common case at the end of a pass) costs a read, not a write.
-    const next = this.stmts.nextPending.get(sessionKey) as { seq: number } | undefined;
-    if (!next) return null;
-    const row = this.stmts.claim.get(this.now(), next.seq) as Row | undefined;
-    return row ? toOutbound(row) : null;
+    // Nothing pending (the common case at the end of a pass) costs a read, not a write. The claim itself reads
+    // again inside the group transaction: one process per file, so nothing interleaves within it.
+    if (!this.stmts.nextPending.get(sessionKey)) return null;
+    return this.writes.run(() => {
+      const next = this.stmts.nextPending.get(sessionKey) as { seq: number } | undefined;
+      const row = next ? (this.stmts.claim.get(this.now(), next.seq) as Row | undefined) : undefined;
+      return row ? toOutbound(row) : null;
+    });
   }
 
-  async acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
-    const now = this.now();
-    const row = this.stmts.acquireLease.get({ key, holder, expires: now + ttlMs, now }) as Row | undefined;
-    return row ? toLease(row) : null;
+  acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
+    return this.writes.run(() => {
+      const now = this.now();
+      const row = this.stmts.acquireLease.get({ key, holder, expires: now + ttlMs, now }) as Row | undefined;
+      return row ? toLease(row) : null;
+    });
   }
 
   async renewLease(key: string, holder: string, token: number, ttlMs: number): Promise<boolean> {
@@ -470,7 +489,7 @@ export class SqliteStore implements Store {
   }
 
   async releaseLease(key: string, holder: string, token: number): Promise<void> {
-    this.stmts.releaseLease.run(key, holder, token);
+    await this.writes.run(() => this.stmts.releaseLease.run(key, holder, token));
   }
 
   async lease(key: string): Promise<Lease | null> {
@@ -574,12 +593,20 @@ export class SqliteStore implements Store {
     }
   }
 
+  /** Group commit's figures: batches committed, the writes in them, the largest batch, and writes still queued. */
+  groupCommits(): { batches: number; writes: number; largest: number; queued: number } {
+    return { ...this.writes.stats, queued: this.writes.queued };
+  }
+
   isOpen(): boolean {
     return this.db.open;
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    if (this.db.open) {
+      this.writes.flush();
+      this.db.close();
+    }
     this.processLock?.release();
     this.watchers.clear();
   }

@@ -74,7 +74,11 @@ export class Replica {
         trace(`${name} crashed${where(point)}`);
       },
     );
-    this.raw = new SqliteStore(options.dbFile, () => clock.now());
+    // A crashed replica's writes not yet committed die with it (they sat in its group commit's queue).
+    const dead = () => {
+      if (this.state === "crashed") throw new Error(`${name} crashed before these writes committed`);
+    };
+    this.raw = new SqliteStore(options.dbFile, () => clock.now(), { groupCommit: { before: dead } });
     this.store = this.wrap(this.raw);
     const timers = clock.timersFor(name);
     this.leases = new Leases(this.store, { replica: name, ttlMs: options.ttlMs, timers });

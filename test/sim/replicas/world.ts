@@ -103,9 +103,18 @@ export class ReplicaWorld {
     return [...this.replicas.values()].filter((r) => r.live);
   }
 
-  /** Runs every replica until each is idle or waits at a gate. */
+  /**
+   * Runs every replica until each is idle or waits at a gate: turns of the event loop until one passes in which
+   * no replica's store committed a group of writes and none has writes queued.
+   */
   async settle(): Promise<void> {
-    await new Promise((resolve) => setImmediate(resolve));
+    const activity = () => [...this.replicas.values()].reduce((n, r) => n + r.raw.groupCommits().batches, 0);
+    const queued = () => [...this.replicas.values()].some((r) => r.raw.isOpen() && r.raw.groupCommits().queued > 0);
+    for (;;) {
+      const before = activity();
+      await new Promise((resolve) => setImmediate(resolve));
+      if (activity() === before && !queued()) return;
+    }
   }
 
   /**
