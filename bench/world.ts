@@ -59,7 +59,8 @@ export function benchCatalog(root: string): Catalog {
 export function benchWorld(model: Model, dir?: string, database?: Store, tracer: Tracer | null = null) {
   const root = dir ?? mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const dbFile = join(root, "bench.db");
-  const store = database ?? new SqliteStore(dbFile);
+  // As the gateway opens it: the process lock held (so its leases live in memory).
+  const store = database ?? new SqliteStore(dbFile, Date.now, { exclusive: true });
   const log = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: true }));
   const catalog = benchCatalog(root);
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });

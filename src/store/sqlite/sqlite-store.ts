@@ -33,6 +33,7 @@ import {
 import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { migrate } from "./migrations.js";
 import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
+import { MemoryLeases } from "./memory-leases.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
 import { SqliteMemories } from "./memories.js";
@@ -66,6 +67,8 @@ export class SqliteStore implements Store {
   private readonly memory: SqliteMemories;
   private readonly operations: SqliteOperations;
   private readonly writes: GroupCommit;
+  /** With the process lock, leases live in memory (MemoryLeases); else in the leases table. */
+  private readonly memoryLeases: MemoryLeases | null;
 
   constructor(
     file: string,
@@ -95,6 +98,7 @@ export class SqliteStore implements Store {
     this.db.pragma("busy_timeout = 5000");
     this.stmts = prepareStatements(this.db);
     this.writes = new GroupCommit(this.db, options.groupCommit);
+    this.memoryLeases = options.exclusive ? new MemoryLeases() : null;
     this.memory = new SqliteMemories(this.db, this.stmts, now);
     this.operations = new SqliteOperations(this.stmts, (rows) => this.readApprovals(rows));
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
@@ -116,8 +120,7 @@ export class SqliteStore implements Store {
     const key = step.sessionKey;
     {
       if (step.fence) {
-        const lease = s.lease.get(key) as Row | undefined;
-        const current = lease ? Number(lease.token) : null;
+        const current = this.currentToken(key);
         if (current !== step.fence.token) throw new FencedError(key, step.fence.token, current);
       }
       if (step.taskCreated) {
@@ -476,7 +479,14 @@ export class SqliteStore implements Store {
     });
   }
 
+  private currentToken(key: string): number | null {
+    if (this.memoryLeases) return this.memoryLeases.get(key)?.token ?? null;
+    const lease = this.stmts.lease.get(key) as Row | undefined;
+    return lease ? Number(lease.token) : null;
+  }
+
   acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
+    if (this.memoryLeases) return Promise.resolve(this.memoryLeases.acquire(key, holder, ttlMs, this.now()));
     return this.writes.run(() => {
       const now = this.now();
       const row = this.stmts.acquireLease.get({ key, holder, expires: now + ttlMs, now }) as Row | undefined;
@@ -485,19 +495,27 @@ export class SqliteStore implements Store {
   }
 
   async renewLease(key: string, holder: string, token: number, ttlMs: number): Promise<boolean> {
+    if (this.memoryLeases) return this.memoryLeases.renew(key, holder, token, this.now() + ttlMs);
     return this.stmts.renewLease.run(this.now() + ttlMs, key, holder, token).changes === 1;
   }
 
   async releaseLease(key: string, holder: string, token: number): Promise<void> {
+    if (this.memoryLeases) return this.memoryLeases.release(key, holder, token);
     await this.writes.run(() => this.stmts.releaseLease.run(key, holder, token));
   }
 
   async lease(key: string): Promise<Lease | null> {
+    if (this.memoryLeases) return this.memoryLeases.get(key);
     const row = this.stmts.lease.get(key) as Row | undefined;
     return row ? toLease(row) : null;
   }
 
   async orphanedSessions(): Promise<string[]> {
+    const leases = this.memoryLeases;
+    if (leases) {
+      const now = this.now();
+      return (this.stmts.withWork.all() as Row[]).map((r) => String(r.key)).filter((key) => !leases.live(key, now));
+    }
     return (this.stmts.orphaned.all(this.now()) as Row[]).map((r) => String(r.key));
   }
 

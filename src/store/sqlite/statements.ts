@@ -165,6 +165,12 @@ export function prepareStatements(db: Database.Database) {
        WHERE substr(w.session_key, 1, 1) <> '@' AND (l.key IS NULL OR l.expires_at <= ?)
        ORDER BY w.session_key`,
     ),
+    // The same without the leases table (a gateway holding the file keeps its leases in memory).
+    withWork: db.prepare(
+      `SELECT session_key AS key FROM requests WHERE status IN ('pending', 'running') AND substr(session_key, 1, 1) <> '@'
+       UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND substr(session_key, 1, 1) <> '@'
+       ORDER BY key`,
+    ),
     markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
     markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
     runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),

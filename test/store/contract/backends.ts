@@ -51,12 +51,13 @@ function plantSqlite(store: Store, sql: string, id: string): Promise<void> {
   return Promise.resolve();
 }
 
-const sqlite: StoreBackend = {
-  name: "sqlite",
+/** SQLite as the gateway opens it (`exclusive`: the process lock, leases in memory), or as a second process would. */
+const sqliteBackend = (exclusive: boolean): StoreBackend => ({
+  name: exclusive ? "sqlite, exclusive" : "sqlite",
   open(now) {
     const dir = mkdtempSync(join(tmpdir(), "switchboard-contract-"));
     const file = join(dir, "switchboard.db");
-    const store = new SqliteStore(file, now);
+    const store = new SqliteStore(file, now, { exclusive });
     sqliteFiles.set(store, { dir, file });
     return Promise.resolve(store);
   },
@@ -64,7 +65,7 @@ const sqlite: StoreBackend = {
     const where = sqliteFile(store);
     await store.close();
     sqliteFiles.delete(store);
-    const next = new SqliteStore(where.file, now);
+    const next = new SqliteStore(where.file, now, { exclusive });
     sqliteFiles.set(next, where);
     return next;
   },
@@ -78,7 +79,7 @@ const sqlite: StoreBackend = {
   plantCorruptTaskOutput: (store, id) => plantSqlite(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = ?`, id),
   plantCorruptFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = ?`, id),
   plantUnparsableFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = ?`, id),
-};
+});
 
 const postgresDatabases = new Map<Store, FreshDatabase>();
 
@@ -124,4 +125,4 @@ const postgres: StoreBackend = {
   plantUnparsableFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = $1`, id),
 };
 
-export const BACKENDS: StoreBackend[] = [sqlite, postgres];
+export const BACKENDS: StoreBackend[] = [sqliteBackend(false), sqliteBackend(true), postgres];
