@@ -149,6 +149,7 @@ export class SessionWorkers {
     }
     // No await between the last look at `dirty` and leaving: a wake after this starts a new worker.
     this.workers.delete(key);
+    this.deps.stacks.rest(key);
   }
 
   private readonly sides = new Map<string, Promise<void>>();

@@ -5,7 +5,9 @@ import { rebuildHistory } from "./history.js";
 
 /**
  * The agent stacks, keyed by session key. The store is the truth; this caches what it loaded, so a
- * stack interrupted by a restart is rebuilt lazily, on its session's next request.
+ * stack interrupted by a restart is rebuilt lazily, on its session's next request. A session nobody works on
+ * (its worker let the lease go: `rest`) keeps its stack cached only among the `cacheSize` most recently active;
+ * the same bound holds for the main agents' histories kept between tasks.
  */
 export class AgentStackManager {
   private readonly stacks = new Map<string, AgentStack>();
@@ -16,10 +18,25 @@ export class AgentStackManager {
   /** Sessions whose log this process has checked for batch runs a dead process left open (see firstTask). */
   private readonly checked = new Set<string>();
 
+  /** Sessions at rest whose stack is still cached, least recently active first. */
+  private readonly resting = new Set<string>();
+
   constructor(
     private readonly store: Store,
-    private readonly historyCacheSize = 256,
+    private readonly cacheSize = 1024,
   ) {}
+
+  /** Nobody works on `key` now: its stack may be dropped from memory when more recent sessions need the room. */
+  rest(sessionKey: string): void {
+    if (!this.stacks.has(sessionKey)) return;
+    this.resting.delete(sessionKey);
+    this.resting.add(sessionKey);
+    while (this.resting.size > this.cacheSize) {
+      const oldest = this.resting.keys().next().value!;
+      this.resting.delete(oldest);
+      this.stacks.delete(oldest);
+    }
+  }
 
   /**
    * The main agent's history for a new task: from the cache when this process already has it, else the log.
@@ -40,8 +57,8 @@ export class AgentStackManager {
     this.mainHistories.set(mainAgentSessionId, history);
     this.mainOf.delete(sessionKey);
     this.mainOf.set(sessionKey, mainAgentSessionId);
-    if (this.mainHistories.size > this.historyCacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
-    if (this.mainOf.size > this.historyCacheSize) this.mainOf.delete(this.mainOf.keys().next().value!);
+    if (this.mainHistories.size > this.cacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
+    if (this.mainOf.size > this.cacheSize) this.mainOf.delete(this.mainOf.keys().next().value!);
   }
 
   /**
@@ -56,6 +73,7 @@ export class AgentStackManager {
   }
 
   async getOrLoad(sessionKey: string): Promise<AgentStack> {
+    this.resting.delete(sessionKey);
     const cached = this.stacks.get(sessionKey);
     if (cached) return cached;
     const frames = [];
@@ -99,5 +117,6 @@ export class AgentStackManager {
     const main = this.stacks.get(sessionKey)?.all()[0];
     if (main) this.mainHistories.delete(main.agentSessionId);
     this.stacks.delete(sessionKey);
+    this.resting.delete(sessionKey);
   }
 }
