@@ -40,8 +40,16 @@ export class Checker {
     // The stack in memory as the step left it (the turn waits for this check before it goes on). Recorded
     // before the reads below: if the process dies while they run, the step still committed.
     const memory = cached ? serializeStack(cached.all()) : null;
-    if (memory !== null) this.lastStack.set(step.sessionKey, memory);
-    else this.lastStack.delete(step.sessionKey);
+    // Only a step that touches the stack says what its durable state is: another writer's step (a batch run whose
+    // caller gave up, closing itself with its own journal) may land while the turn has changes not yet committed.
+    const inMemory = new Set((cached?.all() ?? []).map((f) => f.agentSessionId));
+    const touchesMemory =
+      step.framesPushed?.length ||
+      step.framesPopped?.length ||
+      (step.framesUpdated ?? []).some((f) => inMemory.has(f.agentSessionId)) ||
+      (step.log ?? []).some((r) => r.agentSessionId !== null && inMemory.has(r.agentSessionId));
+    if (memory === null) this.lastStack.delete(step.sessionKey);
+    else if (touchesMemory) this.lastStack.set(step.sessionKey, memory);
     const frames = await store.frames(step.sessionKey);
     if (frames.length - 1 > this.callDepthMax) {
       this.report(`stack depth: ${step.sessionKey} has ${frames.length - 1} frames below main, over the limit ${this.callDepthMax}`);
