@@ -50,8 +50,7 @@ export class GroupCommit {
   run<T>(work: () => T, after?: (value: T) => void): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ work, after: after as ((value: unknown) => void) | undefined, resolve: resolve as (value: unknown) => void, reject });
-      if (process.env.GC_OFF) this.flush();
-      else if (!this.scheduled) {
+      if (!this.scheduled) {
         this.scheduled = true;
         nextTurn(() => this.flush());
       }
