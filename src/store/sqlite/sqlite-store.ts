@@ -56,7 +56,7 @@ export interface SqliteStoreOptions {
 
 /**
  * The durable store: one SQLite file in WAL mode. Steps, inbound messages, delivery marks and leases go through
- * group commit (one transaction per event-loop turn for all of them, each in its own savepoint; see GroupCommit);
+ * group commit (one transaction for all the writes that become ready together, each in its own savepoint; see GroupCommit);
  * reads answer synchronously underneath, and the change feed is this process's own.
  */
 export class SqliteStore implements Store {
