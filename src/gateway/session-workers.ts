@@ -117,7 +117,8 @@ export class SessionWorkers {
   }
 
   private async work(key: string, worker: Worker): Promise<void> {
-    while (worker.dirty && !this.deps.shutdown.aborted) {
+    // Replies committed after the last delivery pass (a notice whose commit landed late) keep the worker going too.
+    while ((worker.dirty || worker.undelivered) && !this.deps.shutdown.aborted) {
       const lease = await this.deps.leases.acquire(key, () => {
         this.deps.log.warn({ session: key }, "lost the session's lease (another replica took it over); stopping this turn");
         worker.turn?.abort.abort();
