@@ -131,8 +131,14 @@ export class ReplicaChecker {
     );
   }
 
-  /** Once every replica is idle (or dead). */
-  atEnd(sessions: string[], outside: Outside): void {
+  /** Which replica claimed each reply for sending (delivery marks it before it is sent). */
+  readonly claimedBy = new Map<string, string>();
+
+  /**
+   * Once every replica is idle (or dead). `crashed` names the replicas that died: a reply one of them claimed and
+   * did not send before dying is not shown, by design (claimed before it is sent, so never shown twice).
+   */
+  atEnd(sessions: string[], outside: Outside, crashed: ReadonlySet<string> = new Set()): void {
     // 3. Every side effect ran at most once: per booking and per tool call.
     for (const [booking, n] of outside.bookings) if (n > 1) this.report(`side effects: "${booking}" was booked ${n} times`);
     for (const [use, n] of outside.runs) if (n > 1) this.report(`side effects: the tool call ${use} ran ${n} times`);
@@ -154,7 +160,8 @@ export class ReplicaChecker {
       }
       for (const o of outbox) {
         const n = delivered.get(o.id) ?? 0;
-        if (n !== 1) this.report(`delivery: reply ${o.id} of ${key} ("${o.text}") was shown ${n} times`);
+        const lostInCrash = n === 0 && o.delivered_at !== null && crashed.has(this.claimedBy.get(o.id) ?? "");
+        if (n !== 1 && !lostInCrash) this.report(`delivery: reply ${o.id} of ${key} ("${o.text}") was shown ${n} times`);
       }
       // The state is exactly what the accepted commits wrote: nothing of a refused step is in the store.
       const written = this.writtenTo(key);

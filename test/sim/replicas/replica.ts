@@ -141,6 +141,7 @@ export class Replica {
 
   private wrap(raw: SqliteStore): Store {
     const gate = this.gate;
+    const { checker, name } = this.options;
     const observe = (step: StepCommit) => this.observedCommit(raw, step);
     return new Proxy(raw, {
       get(target, property) {
@@ -148,7 +149,16 @@ export class Replica {
         if (typeof value !== "function") return value;
         const method = (value as (...args: unknown[]) => unknown).bind(target);
         if (UNGATED.has(property)) return method;
-        const call = property === "commit" ? (step: StepCommit) => observe(step) : method;
+        const claimed = (out: { id: string } | null) => {
+          if (out) checker.claimedBy.set(out.id, name);
+          return out;
+        };
+        const call =
+          property === "commit"
+            ? (step: StepCommit) => observe(step)
+            : property === "claimNextOutbound"
+              ? (key: string) => (method(key) as Promise<{ id: string } | null>).then(claimed)
+              : method;
         return (...args: unknown[]) => {
           const held = gate.wait("store");
           return held ? held.then(() => (call as (...a: unknown[]) => unknown)(...args)) : (call as (...a: unknown[]) => unknown)(...args);

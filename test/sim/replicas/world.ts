@@ -225,7 +225,7 @@ export class ReplicaWorld {
         await this.settle();
       }
     }
-    this.checker.atEnd(sessions, this.outside);
+    this.checker.atEnd(sessions, this.outside, new Set([...this.replicas.values()].filter((r) => r.state === "crashed").map((r) => r.name)));
     for (const r of this.requests) {
       if (!r.resolved && this.get(r.via).live) this.checker.report(`stuck: ${r.via}'s whenDone(${r.id}) never resolved`);
     }
