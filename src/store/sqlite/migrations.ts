@@ -280,6 +280,12 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   CREATE INDEX outbox_failed ON outbox(session_key, failed_at) WHERE failed_at IS NOT NULL;
   CREATE INDEX approvals_pending_by_session ON approvals(session_key, requested_at) WHERE status = 'pending';
   `,
+  // 11: a session's unfinished requests (read before and after every turn) straight from the partial index, in order,
+  // instead of through every request the session ever had; the all-sessions queries read the same small index.
+  `
+  DROP INDEX requests_unfinished;
+  CREATE INDEX requests_unfinished ON requests(session_key, seq) WHERE status IN ('pending', 'running');
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -108,7 +108,7 @@ export function prepareStatements(db: Database.Database) {
     requestById: db.prepare(`SELECT * FROM requests WHERE id = ?`),
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
     requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
-    unfinished: db.prepare(`SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
+    unfinished: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') ORDER BY seq`),
     unfinishedOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
     taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
     tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
@@ -159,7 +159,7 @@ export function prepareStatements(db: Database.Database) {
     expireLeases: db.prepare(`UPDATE leases SET expires_at = 0`),
     orphaned: db.prepare(
       `SELECT DISTINCT w.session_key AS key FROM (
-         SELECT session_key FROM requests WHERE status IN ('pending', 'running')
+         SELECT session_key FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running')
          UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL) w
        LEFT JOIN leases l ON l.key = w.session_key
        WHERE substr(w.session_key, 1, 1) <> '@' AND (l.key IS NULL OR l.expires_at <= ?)
@@ -167,7 +167,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     // The same without the leases table (a gateway holding the file keeps its leases in memory).
     withWork: db.prepare(
-      `SELECT session_key AS key FROM requests WHERE status IN ('pending', 'running') AND substr(session_key, 1, 1) <> '@'
+      `SELECT session_key AS key FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') AND substr(session_key, 1, 1) <> '@'
        UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND substr(session_key, 1, 1) <> '@'
        ORDER BY key`,
     ),
@@ -226,7 +226,7 @@ export function prepareStatements(db: Database.Database) {
     sessionSummary: db.prepare(sessionSummaries("WHERE s.key = @key", "1")),
     allPendingApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' ORDER BY requested_at, id`),
     stuckRequests: db.prepare(
-      `SELECT * FROM requests WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at, seq LIMIT ?`,
+      `SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at, seq LIMIT ?`,
     ),
     stuckOutbound: db.prepare(
       `SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND created_at < ? ORDER BY created_at, seq LIMIT ?`,
@@ -242,11 +242,12 @@ export function prepareStatements(db: Database.Database) {
          SELECT failed_at, 'delivery', id, COALESCE(failure, 'undeliverable'), seq FROM outbox WHERE session_key = @key AND failed_at IS NOT NULL
        ) ORDER BY at DESC, source, n DESC LIMIT @limit`,
     ),
-    // Every count reads a partial index (the IN term lets SQLite see that requests_unfinished covers 'pending').
+    // Every count reads a partial index (the IN term lets SQLite see that requests_unfinished covers 'pending'; INDEXED BY
+    // keeps it from scanning the table in rowid order instead).
     operationalCounts: db.prepare(
       `SELECT
          (SELECT count(DISTINCT session_key) FROM frames) AS active_stacks,
-         (SELECT count(*) FROM requests WHERE status IN ('pending', 'running') AND status = 'pending') AS queued_messages,
+         (SELECT count(*) FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') AND status = 'pending') AS queued_messages,
          (SELECT count(*) FROM approvals WHERE status = 'pending') AS pending_approvals,
          (SELECT count(*) FROM outbox WHERE failed_at IS NOT NULL) AS undeliverable,
          (SELECT count(*) FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL) AS outbox_backlog`,
