@@ -7,6 +7,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trac
 import { join } from "node:path";
 import { systemText } from "../test/fakes/anthropic/server.js";
 import { PostgresStore } from "../src/store/postgres/postgres-store.js";
+import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { benchDatabase } from "./postgres.js";
 import { idleMemory, rawSqliteCommitsPerSecond, startupMs } from "./limits.js";
 import { benchWorld, percentile, ScriptModel, send } from "./world.js";
@@ -221,6 +222,7 @@ export async function concurrent(): Promise<Result> {
   const from = 2 * latency;
   const to = elapsed - 2 * latency;
   const inWindow = finished.filter((t) => t >= from && t < to).length;
+  const groups = world.store instanceof SqliteStore ? world.store.groupCommits() : null;
   const achieved = (inWindow / (to - from)) * 1000;
   const ideal = (sessions / latency) * 1000;
   await world.close();
@@ -238,6 +240,7 @@ export async function concurrent(): Promise<Result> {
     p99_ms: +percentile(latencies, 99).toFixed(1),
     overhead_p50_ms: +(percentile(latencies, 50) - latency).toFixed(2),
     overhead_p99_ms: +(percentile(latencies, 99) - latency).toFixed(2),
+    ...(groups ? { writes_per_group_commit: +(groups.writes / groups.batches).toFixed(2), largest_group_commit: groups.largest } : {}),
     peak_rss_mb: rss(),
   };
 }

@@ -2,11 +2,12 @@ import type Database from "better-sqlite3";
 
 /**
  * When a group commits: once the microtasks already queued have run, so every write that became ready in the same
- * wave of promise continuations (many sessions' steps, messages and delivery marks under load) joins it, without
- * waiting a turn of the event loop. Waiting for the next turn (setImmediate) batched more but cost every write a
+ * wave of promise continuations (the messages of one getUpdates batch, the sessions one poll wakes) joins it, without
+ * waiting a turn of the event loop. Writes from separate I/O or timer callbacks (model answers, separate HTTP
+ * requests) commit one by one. Waiting for the next turn (setImmediate) batched those too but cost every write a
  * loop iteration: the handoff round trip lost a fifth of its rate and the tail under load grew (docs/performance.md).
  */
-const nextTurn = (run: () => void): void => queueMicrotask(run);
+const afterThisWave = (run: () => void): void => queueMicrotask(run);
 
 /**
  * Where a process can die around a group commit (the simulation and the crash tests kill it there). A hook that
@@ -40,7 +41,7 @@ interface Write {
 export class GroupCommit {
   private queue: Write[] = [];
   private scheduled = false;
-  /** Batches committed, and the writes in them (for the bench and the tests). */
+  /** Batches committed, the writes in them and the largest batch (the bench reports them; tests wait on them). */
   readonly stats = { batches: 0, writes: 0, largest: 0 };
 
   constructor(
@@ -57,7 +58,7 @@ export class GroupCommit {
       this.queue.push({ work, after: after as ((value: unknown) => void) | undefined, resolve: resolve as (value: unknown) => void, reject });
       if (!this.scheduled) {
         this.scheduled = true;
-        nextTurn(() => this.flush());
+        afterThisWave(() => this.flush());
       }
     });
   }
