@@ -35,9 +35,4 @@ export class MemoryLeases {
     const current = this.leases.get(key);
     return current ? { ...current } : null;
   }
-
-  /** Someone holds `key` now (its lease has not run out). */
-  live(key: string, now: number): boolean {
-    return (this.leases.get(key)?.expiresAt ?? 0) > now;
-  }
 }

@@ -120,7 +120,7 @@ export class SqliteStore implements Store {
     const key = step.sessionKey;
     {
       if (step.fence) {
-        const current = this.currentToken(key);
+        const current = this.leaseNow(key)?.token ?? null;
         if (current !== step.fence.token) throw new FencedError(key, step.fence.token, current);
       }
       if (step.taskCreated) {
@@ -479,10 +479,11 @@ export class SqliteStore implements Store {
     });
   }
 
-  private currentToken(key: string): number | null {
-    if (this.memoryLeases) return this.memoryLeases.get(key)?.token ?? null;
-    const lease = this.stmts.lease.get(key) as Row | undefined;
-    return lease ? Number(lease.token) : null;
+  /** The lease on `key` as it stands (in memory when the file is this process's, else in the leases table). */
+  private leaseNow(key: string): Lease | null {
+    if (this.memoryLeases) return this.memoryLeases.get(key);
+    const row = this.stmts.lease.get(key) as Row | undefined;
+    return row ? toLease(row) : null;
   }
 
   acquireLease(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
@@ -505,19 +506,16 @@ export class SqliteStore implements Store {
   }
 
   async lease(key: string): Promise<Lease | null> {
-    if (this.memoryLeases) return this.memoryLeases.get(key);
-    const row = this.stmts.lease.get(key) as Row | undefined;
-    return row ? toLease(row) : null;
+    return this.leaseNow(key);
   }
 
+
+  /** Sessions with work (unfinished requests, replies not yet sent) whose lease nobody holds now. */
   async orphanedSessions(): Promise<string[]> {
-    const leases = this.memoryLeases;
-    if (leases) {
-      const now = this.now();
-      return (this.stmts.withWork.all() as Row[]).map((r) => String(r.key)).filter((key) => !leases.live(key, now));
-    }
-    return (this.stmts.orphaned.all(this.now()) as Row[]).map((r) => String(r.key));
+    const now = this.now();
+    return (this.stmts.withWork.all() as Row[]).map((r) => String(r.key)).filter((key) => (this.leaseNow(key)?.expiresAt ?? 0) <= now);
   }
+
 
   // ── long-term memory and a user's data (memories.ts, user-data.ts) ──
 

@@ -157,15 +157,7 @@ export function prepareStatements(db: Database.Database) {
     renewLease: db.prepare(`UPDATE leases SET expires_at = ? WHERE key = ? AND holder = ? AND token = ?`),
     releaseLease: db.prepare(`UPDATE leases SET expires_at = 0 WHERE key = ? AND holder = ? AND token = ?`),
     expireLeases: db.prepare(`UPDATE leases SET expires_at = 0`),
-    orphaned: db.prepare(
-      `SELECT DISTINCT w.session_key AS key FROM (
-         SELECT session_key FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running')
-         UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL) w
-       LEFT JOIN leases l ON l.key = w.session_key
-       WHERE substr(w.session_key, 1, 1) <> '@' AND (l.key IS NULL OR l.expires_at <= ?)
-       ORDER BY w.session_key`,
-    ),
-    // The same without the leases table (a gateway holding the file keeps its leases in memory).
+    // Sessions with work (the store keeps those whose lease is live out: in memory or in the leases table).
     withWork: db.prepare(
       `SELECT session_key AS key FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') AND substr(session_key, 1, 1) <> '@'
        UNION SELECT session_key FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND substr(session_key, 1, 1) <> '@'
