@@ -378,7 +378,7 @@ export class Gateway {
     this.local.add(request.id);
     try {
       await work();
-      this.workers.answered(request.sessionKey, request.id);
+      this.workers.ended(request.sessionKey, request.id);
       await this.workers.deliver(request.sessionKey);
     } finally {
       this.local.delete(request.id);

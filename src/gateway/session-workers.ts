@@ -27,8 +27,8 @@ interface Worker {
   dirty: boolean;
   /** Replies were committed since the worker's last delivery pass. */
   undelivered: boolean;
-  /** The running turn; `answered` once its last step committed and only its replies are still going out. */
-  turn: { request: string; abort: AbortController; answered: boolean } | null;
+  /** The running turn, until its end is committed (its replies may still be going out). */
+  turn: { request: string; abort: AbortController } | null;
   /** Read-only commands this worker started (kept, so a late look never starts one twice). */
   side: Set<string>;
   /** Messages whose senders were told they wait behind the running turn. */
@@ -92,12 +92,12 @@ export class SessionWorkers {
   }
 
   /**
-   * The running turn of `key` (request `requestId`) has committed its end; what is left is sending its replies. A message arriving now
-   * is not "waiting behind a running turn": it is read next, without a notice.
+   * The turn of `key` running request `requestId` has committed its end; what is left is sending its replies. A
+   * message arriving now is not "waiting behind a running turn": it is read next, without a notice.
    */
-  answered(key: string, requestId: string): void {
-    const turn = this.workers.get(key)?.turn;
-    if (turn?.request === requestId) turn.answered = true;
+  ended(key: string, requestId: string): void {
+    const worker = this.workers.get(key);
+    if (worker?.turn?.request === requestId) worker.turn = null;
   }
 
   /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */
@@ -133,7 +133,7 @@ export class SessionWorkers {
           if (!next) break;
           worker.dirty = true;
           const abort = new AbortController();
-          worker.turn = { request: next.id, abort, answered: false };
+          worker.turn = { request: next.id, abort };
           // Not AbortSignal.any: on Node 20 the long-lived shutdown signal keeps about 1.2 KB of every signal combined
           // with it for as long as the process runs (a leak of that much per message). A listener taken off again
           // keeps nothing.
@@ -181,7 +181,7 @@ export class SessionWorkers {
     const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
     const interrupting = queued.find((r) => this.deps.interrupts(r));
     if (interrupting && worker.turn) worker.turn.abort.abort();
-    else if (worker.turn && !worker.turn.answered) {
+    else if (worker.turn) {
       for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
         void this.deps.tellQueued(waiting).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
