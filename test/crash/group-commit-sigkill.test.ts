@@ -3,7 +3,6 @@
 // was told (test/crash/kill-at-group-commit.ts, preloaded). After the restart (Telegram hands out again whatever the
 // dead process had not confirmed) every message is answered exactly once and reached the model once. The real
 // `npm start` process with long polling, the real SDKs against the fake Bot API and the strict fake Messages API.
-import { spawn } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
@@ -11,9 +10,8 @@ import { afterEach, beforeEach, expect, it } from "vitest";
 import { lastUserText, startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { startFakeTelegram, type FakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { freePort, processEnv, Proc } from "../integration/child-process.js";
+import { freePort, processEnv, run, type Proc } from "../integration/child-process.js";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 const USERS = [7001, 7002, 7003, 7004, 7005, 7006];
 
 let model: FakeAnthropic;
@@ -43,12 +41,7 @@ async function gateway(extra: Record<string, string> = {}): Promise<Proc> {
     HTTP_PORT: String(await freePort()),
     ...extra,
   });
-  const child = spawn(process.execPath, ["--import", "tsx", "--import", join(ROOT, "test/crash/kill-at-group-commit.ts"), join(ROOT, "src/main.ts")], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
-    stdio: ["pipe", "pipe", "pipe"],
-  });
-  const proc = new Proc(child);
+  const proc = run("src/main.ts", [], env, ["test/crash/kill-at-group-commit.ts"]);
   procs.push(proc);
   return proc;
 }

@@ -63,8 +63,9 @@ export class Proc {
   }
 }
 
-export function run(entry: string, args: string[], env: Record<string, string>): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", `${ROOT}${entry}`, ...args], {
+/** `preload`: more modules for `node --import` (e.g. a test's crash hook), after tsx. */
+export function run(entry: string, args: string[], env: Record<string, string>, preload: string[] = []): Proc {
+  const child = spawn(process.execPath, ["--import", "tsx", ...preload.flatMap((p) => ["--import", `${ROOT}${p}`]), `${ROOT}${entry}`, ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["pipe", "pipe", "pipe"],
