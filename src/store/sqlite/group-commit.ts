@@ -41,7 +41,7 @@ interface Write {
 export class GroupCommit {
   private queue: Write[] = [];
   private scheduled = false;
-  /** Batches committed, the writes in them and the largest batch (the bench reports them; tests wait on them). */
+  /** Batches committed, the writes in them and the largest batch (the bench reports them). */
   readonly stats = { batches: 0, writes: 0, largest: 0 };
 
   constructor(
@@ -61,11 +61,6 @@ export class GroupCommit {
         afterThisWave(() => this.flush());
       }
     });
-  }
-
-  /** Writes asked for and not yet committed. */
-  get queued(): number {
-    return this.queue.length;
   }
 
   /** Commits what is queued now (also before the database closes, so nothing already asked for is dropped). */

@@ -609,9 +609,9 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Group commit's figures: batches committed, the writes in them, the largest batch, and writes still queued. */
-  groupCommits(): { batches: number; writes: number; largest: number; queued: number } {
-    return { ...this.writes.stats, queued: this.writes.queued };
+  /** Group commit's figures: batches committed, the writes in them, and the largest batch. */
+  groupCommits(): { batches: number; writes: number; largest: number } {
+    return { ...this.writes.stats };
   }
 
   isOpen(): boolean {
