@@ -25,7 +25,7 @@ export interface ScenarioOptions {
   forceCrashAfter?: number;
   /** Make the first world crash just before its first group commit of several writes after this many. */
   forceGroupCrashBefore?: number;
-  /** Make the first world crash right after the first step that marks a tool as running. */
+  /** Make the first world crash just before the commit that follows the first step marking a tool as running. */
   forceCrashAfterRunningTool?: boolean;
 }
 

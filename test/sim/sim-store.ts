@@ -36,7 +36,7 @@ export class SimStore implements Store {
   private readonly inner: SqliteStore;
   private commits = 0;
   private groups = 0;
-  /** The crash struck a group commit of this many writes (on disk, none acknowledged). */
+  /** The crash struck a group commit of this many writes (just before it or just after it; none acknowledged). */
   crashedGroup = 0;
   /** That group had committed: its writes are on disk although their writers were never told. */
   private groupOnDisk = false;
