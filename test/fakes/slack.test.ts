@@ -415,6 +415,26 @@ describe("streaming (chat.startStream, chat.appendStream, chat.stopStream)", () 
     expect(await slackError(client.conversations.history({ channel: CHANNEL, cursor: "bm9wZQ==" }))).toBe("invalid_cursor");
     expect(await slackError(client.conversations.history({ channel: "C0NOPE" }))).toBe("channel_not_found");
   });
+
+  it("shows a conversation as its members see it: a thread or the top level, edits applied, deleted ones gone, streams with their state", async () => {
+    const root = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "<@U0BOT> plan" });
+    const recipient = { recipient_team_id: fake.teamId, recipient_user_id: ALICE };
+    const half = (await client.chat.startStream({ channel: CHANNEL, thread_ts: root, markdown_text: "Rome is", ...recipient })).ts!;
+    const notice = (await client.chat.postMessage({ channel: CHANNEL, text: "one moment", thread_ts: root })).ts!;
+    const gone = (await client.chat.postMessage({ channel: CHANNEL, text: "a second copy", thread_ts: root })).ts!;
+    await client.chat.delete({ channel: CHANNEL, ts: gone });
+    await client.chat.postMessage({ channel: CHANNEL, text: "elsewhere" });
+    expect(fake.visible(CHANNEL, root)).toEqual([
+      { ts: root, fromBot: false, text: "<@U0BOT> plan" },
+      { ts: half, fromBot: true, text: "Rome is", stream: "streaming" },
+      { ts: notice, fromBot: true, text: "one moment" },
+    ]);
+    await client.chat.stopStream({ channel: CHANNEL, ts: half });
+    await client.chat.update({ channel: CHANNEL, ts: half, text: "Rome is warm." });
+    expect(fake.visible(CHANNEL, root)[1]).toEqual({ ts: half, fromBot: true, text: "Rome is warm.", stream: "stopped" });
+    expect(fake.visible(CHANNEL).map((m) => m.text)).toEqual(["<@U0BOT> plan", "elsewhere"]);
+    expect(fake.visible("C0NOPE")).toEqual([]);
+  });
 });
 
 describe("rate limits (opt-in)", () => {

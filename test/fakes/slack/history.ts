@@ -12,7 +12,7 @@
 
 import { optString, SlackError, type Params } from "./common.js";
 import { messageJson, requireChannel, type Handler } from "./methods.js";
-import type { State, StoredMessage } from "./state.js";
+import type { State, StoredMessage, VisibleMessage } from "./state.js";
 
 const byTs = (a: StoredMessage, b: StoredMessage) => Number(a.ts) - Number(b.ts) || a.ts.localeCompare(b.ts);
 
@@ -36,6 +36,17 @@ function page(list: Array<Record<string, unknown> & { ts: string }>, params: Par
     has_more: next !== undefined,
     ...(next !== undefined && { response_metadata: { next_cursor: Buffer.from(`next_ts:${next.ts}`).toString("base64") } }),
   };
+}
+
+/**
+ * What a member of the conversation sees now (the thread whose root is `thread`, or the channel's top level, as a
+ * Slack client shows them): users' and the bot's messages in order, deleted ones gone, the current text of each, and
+ * where a streamed message's stream is. Ephemerals are not in it (only their one user sees them).
+ */
+export function visibleMessages(state: State, channel: string, thread?: string): VisibleMessage[] {
+  return inChannel(state, channel)
+    .filter((m) => (thread === undefined ? m.thread_ts === undefined : m.ts === thread || m.thread_ts === thread))
+    .map((m) => ({ ts: m.ts, fromBot: m.bot_id !== undefined, text: m.text, ...(m.stream && { stream: m.stream.status }) }));
 }
 
 export const HISTORY_METHODS: Record<string, Handler> = {

@@ -9,8 +9,8 @@
 // except rate limits (429 + Retry-After: injected, or opt-in per method) and other injected statuses.
 //
 // Streaming (chat.startStream / appendStream / stopStream, streaming.ts) keeps each streamed message's text after
-// every call (`streams()`); conversations.history / replies read messages back (history.ts); `rateLimit()` turns on
-// a method's documented rate limit (rate-limits.ts).
+// every call (`streams()`); conversations.history / replies read messages back (history.ts), and `visible()` shows a
+// conversation as its members see it; `rateLimit()` turns on a method's documented rate limit (rate-limits.ts).
 //
 // The same server takes response_url posts (POST /response/<id>, see
 // `responseUrl()`), so a bot can answer a slash command the way Slack expects.
@@ -19,15 +19,15 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { decodeJsonFields, isRecord, SlackError, type Params, type SlackFailure } from "./common.js";
-import { HISTORY_METHODS } from "./history.js";
+import { HISTORY_METHODS, visibleMessages } from "./history.js";
 import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type Handler, type SocketModeLink } from "./methods.js";
 import { RateLimiter, type RateLimit } from "./rate-limits.js";
-import { inferChannel, State, toPosted, toStreamed, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type Streamed, type StreamRecord, type StoredMessage, type SuggestedPrompts } from "./state.js";
+import { inferChannel, State, toPosted, toStreamed, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type Streamed, type StreamRecord, type StoredMessage, type SuggestedPrompts, type VisibleMessage } from "./state.js";
 import { endStream, STREAM_METHODS } from "./streaming.js";
 
 export type { SlackFailure } from "./common.js";
 export type { RateLimit } from "./rate-limits.js";
-export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, Streamed, StreamStatus, StreamUpdate, SuggestedPrompts } from "./state.js";
+export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, Streamed, StreamStatus, StreamUpdate, SuggestedPrompts, VisibleMessage } from "./state.js";
 
 const ALL_METHODS: Readonly<Record<string, Handler>> = { ...METHODS, ...STREAM_METHODS, ...HISTORY_METHODS };
 
@@ -61,6 +61,12 @@ export interface FakeSlack {
    * `stopped_by_user`) or the stream expiring (`message_not_in_streaming_state`). Throws if it is not streaming.
    */
   endStream(channel: string, ts: string, how: "stopped_by_user" | "expired"): void;
+  /**
+   * What a member of the conversation sees now: the thread whose root is `thread` (root first), or else the
+   * channel's top-level messages; users' and the bot's, deleted ones gone, edits applied, a streamed message with
+   * where its stream is. So a test can tell each reply is there once, complete, and nothing is left half-written.
+   */
+  visible(channel: string, thread?: string): VisibleMessage[];
   /**
    * Turns on a rate limit for `method` (default: its documented tier, e.g. chat.update 50 a minute) on the fake's
    * clock; calls past it answer 429 + Retry-After + `ratelimited`. Null turns it off; reset() turns all off.
@@ -265,6 +271,7 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
         .filter((m): m is StoredMessage & { stream: StreamRecord } => m.stream !== undefined)
         .map(toStreamed),
     endStream: (channel, ts, how) => endStream(state, channel, ts, how),
+    visible: (channel, thread) => visibleMessages(state, channel, thread),
     rateLimit: (method, limit = {}) => limiter.set(method, limit),
     ephemerals: (channel) => inChannel(state.ephemerals, channel).map((e) => ({ ...e })),
     reactions: (channel, ts) => [...(state.find(channel, ts)?.reactions ?? [])],

@@ -91,6 +91,17 @@ export interface Posted {
   stream?: StreamStatus;
 }
 
+/** One message as a member of the conversation sees it now (FakeSlack.visible). */
+export interface VisibleMessage {
+  ts: string;
+  /** Posted (or streamed) by the bot. */
+  fromBot: boolean;
+  /** The current text: with chat.update applied; a streamed message's text so far, final once it stopped. */
+  text: string;
+  /** For a streamed message: "streaming" while it is still being written (half a reply on screen). */
+  stream?: StreamStatus;
+}
+
 export interface Ephemeral {
   channel: string;
   user: string;
