@@ -1,9 +1,11 @@
 // Replies shown as they are written. Private chats get a draft (sendMessageDraft: an ephemeral preview that the
-// reply itself replaces); where Telegram has no drafts (groups, topics, or a 400 for the method) one message is
-// sent with the text so far and edited in place, and the reply becomes that message (an edit, recorded as its
-// chunk 0). A preview never fails a reply: its errors are logged, and a 429 pauses it for as long as Telegram asks.
+// reply itself replaces); where Telegram has no drafts (groups, topics, a chat or a Bot API server that refuses them:
+// draft-support.ts) one message is sent with the text so far and edited in place, and the reply becomes that message
+// (an edit, recorded as its chunk 0). A preview never fails a reply: its errors are logged, and a 429 pauses it for
+// as long as Telegram asks.
 import { GrammyError } from "grammy";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
+import { DraftSupport } from "./draft-support.js";
 import type { Formatted } from "./format.js";
 import { parseTelegramKey } from "./inbound.js";
 import { isNotModified, renderReply, sendReply } from "./outbound.js";
@@ -23,11 +25,12 @@ export class ReplyStreams {
   private readonly orphans = new Map<string, Orphans>();
   /** Sessions with streamed messages recorded with the gateway (by this process or the one before). */
   private readonly recorded = new Set<string>();
-  /** Chats whose drafts Telegram refused: edited messages there from now on. */
-  private readonly noDrafts = new Set<number>();
+  private readonly drafts: DraftSupport;
   private nextDraftId = 1;
 
-  constructor(private readonly deps: ReplyStreamsDeps) {}
+  constructor(private readonly deps: ReplyStreamsDeps) {
+    this.drafts = new DraftSupport(deps.log);
+  }
 
   /**
    * Streamed messages a previous process remembered (read once, at start, before replies can go out): the first
@@ -182,8 +185,7 @@ export class ReplyStreams {
 
   private open(key: string, agent: string, depth: number): Live {
     const { chatId, threadId } = parseTelegramKey(key);
-    // Drafts are for private chats only; a topic (a forum's) gets the edited message.
-    const drafts = this.deps.mode === "draft" && chatId > 0 && threadId === undefined && !this.noDrafts.has(chatId);
+    const drafts = this.deps.mode === "draft" && this.drafts.available(chatId, threadId);
     const live: Live = {
       key,
       chatId,
@@ -232,6 +234,8 @@ export class ReplyStreams {
     if (!chunk || chunk.text === "") return;
     const { previewApi: api, clock } = this.deps;
     const entities = chunk.entities.length ? { entities: chunk.entities } : {};
+    // Opened before this chat (or another: the server has no drafts) turned out to refuse them.
+    if (live.via === "draft" && !this.drafts.available(live.chatId, live.threadId)) live.via = "edit";
     try {
       if (live.via === "draft") {
         await api.sendMessageDraft(live.chatId, live.draftId, chunk.text, entities);
@@ -248,10 +252,7 @@ export class ReplyStreams {
       }
       if (error.error_code === 429) {
         live.nextAt = clock.now() + (error.parameters.retry_after ?? 1) * 1000;
-      } else if (live.via === "draft" && error.error_code === 400 && !/entit/i.test(error.description)) {
-        // No drafts here (not a private chat after all, or an API without the method): edit a message instead.
-        this.deps.log.info({ session: live.key, err: error.description }, "telegram refused a draft; streaming by editing a message in this chat");
-        this.noDrafts.add(live.chatId);
+      } else if (live.via === "draft" && this.drafts.refused(live.key, live.chatId, error)) {
         live.via = "edit";
         live.nextAt = -Infinity;
       } else {

@@ -64,6 +64,25 @@ describe("protocol", () => {
     expect(fake.calls.map((c) => c.method)).toEqual(["getMe", "sendTelepathicMessage"]);
   });
 
+  it("answers as an older Bot API server for the methods it lacks: 404 Not Found, until given back", async () => {
+    fake.addChat({ id: CHAT, type: "private" });
+    fake.withoutMethods(["sendMessageDraft"]);
+    const res = await fetch(`${fake.url}/bot${fake.token}/sendmessagedraft`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ chat_id: CHAT, draft_id: 1, text: "hi" }),
+    });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toEqual({ ok: false, error_code: 404, description: "Not Found" });
+    expect((await tgError(raw("sendMessageDraft", { chat_id: CHAT, draft_id: 1, text: "hi" }))).error_code).toBe(404);
+    expect(fake.drafts()).toEqual([]);
+    await raw("sendMessage", { chat_id: CHAT, text: "still here" }); // the other methods answer as before
+
+    fake.withoutMethods([]);
+    await raw("sendMessageDraft", { chat_id: CHAT, draft_id: 1, text: "hi" });
+    expect(fake.drafts().map((d) => d.text)).toEqual(["hi"]);
+  });
+
   it("accepts query-string and form-urlencoded parameters too", async () => {
     fake.addChat({ id: CHAT, type: "private" });
     const me = (await (await fetch(`${fake.url}/bot${fake.token}/getMe`)).json()) as { ok: boolean; result: { id: number } };

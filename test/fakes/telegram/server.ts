@@ -102,6 +102,12 @@ export interface FakeTelegram {
    * over a limit gets 429 "Too Many Requests: retry after N" with parameters.retry_after. Off unless asked for.
    */
   floodControl(limits: FloodLimits | null): void;
+  /**
+   * Behaves as an older (or self-hosted, not yet updated) Bot API server that lacks `methods`: each answers 404
+   * `{"ok":false,"error_code":404,"description":"Not Found"}` from here on ([] gives them back; reset() too). See
+   * OLDER_SERVER_NOT_FOUND for where that body comes from.
+   */
+  withoutMethods(methods: string[]): void;
   /** Reads time (ms since the epoch) from `now` from here on, or from the wall clock again with null. */
   useClock(now: (() => number) | null): void;
   /**
@@ -124,6 +130,14 @@ export interface FakeTelegramOptions {
 }
 
 const norm = (method: string) => method.toLowerCase();
+
+/**
+ * What a Bot API server answers for a method it does not have: api.telegram.org's 404 body
+ * `{"ok":false,"error_code":404,"description":"Not Found"}`, quoted whole in public reports (eternnoir/pyTelegramBotAPI
+ * issues #817 and #1461, php-telegram-bot/core issue #922). A tdlib/telegram-bot-api build answers a method it does not
+ * know "Not Found: method not found" (the fake's answer for a method no version has, below); both are 404s.
+ */
+export const OLDER_SERVER_NOT_FOUND = "Not Found";
 
 function toError(failure: Failure): TgError {
   const retryAfter = failure.retry_after;
@@ -173,6 +187,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
   let chatRules: Array<{ chatId: number; method?: string; threadId?: number; failure: Failure }> = [];
   let waiters: Array<{ method: string; predicate: Predicate; resolve: (call: ApiCall) => void; reject: (err: Error) => void }> = [];
   let pending: PendingPoll | null = null;
+  let missing = new Set<string>();
   let closed = false;
 
   const matches = (call: ApiCall, method: string, predicate: Predicate) => norm(call.method) === norm(method) && predicate(call.params);
@@ -303,6 +318,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       }
       if (decodeURIComponent(reqToken) !== token) return finish({ error: new TgError(401, "Unauthorized") });
       if (name !== "getupdates" && !(name in METHODS)) return finish({ error: new TgError(404, "Not Found: method not found") });
+      if (missing.has(name)) return finish({ error: new TgError(404, OLDER_SERVER_NOT_FOUND) });
       if (paramsError) return finish({ error: paramsError });
       const failure = injectedFailure(name, call.params);
       if (failure) return finish({ error: toError(failure) });
@@ -397,6 +413,9 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     floodControl: (limits) => {
       flood = limits ? new FloodControl(limits, () => state.now()) : null;
     },
+    withoutMethods: (methods) => {
+      missing = new Set(methods.map(norm));
+    },
     useClock: (now) => {
       state.now = now ?? Date.now;
     },
@@ -408,6 +427,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       failNext = new Map();
       failWhen = new Map();
       chatRules = [];
+      missing = new Set();
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

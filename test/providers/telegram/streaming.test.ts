@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import type { StreamClock } from "../../../providers/telegram/stream.js";
 import type { TelegramOptions } from "../../../providers/telegram/telegram.js";
 import type { DeliveryReceipt, OutboundMessage } from "../../../src/gateway/types.js";
+import { createLogger } from "../../../src/log.js";
 import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { TG_ERRORS } from "../../fakes/telegram/server.js";
 import { skillFile } from "../../helpers/harness.js";
@@ -16,6 +17,8 @@ const GROUP = -1001234;
 const world = useTelegramWorld(skillFile("interview", "Ask."));
 const inGroup = (words: string) => world.tg.userMessage({ chatId: GROUP, chatType: "supergroup", fromId: ALICE, text: `@${world.tg.botUsername} ${words}` });
 const calls = (method: string) => world.tg.calls.filter((c) => c.method === method);
+/** The bot's messages in a chat as its members see them now (deleted ones gone, edits applied). */
+const botSays = (chatId: number) => world.tg.visible(chatId).filter((m) => m.fromBot).map((m) => m.text);
 
 /** The provider's pacing clock: time moves when the test says; a timeout runs when the test fires it. */
 function pacing() {
@@ -135,6 +138,44 @@ describe("private chats: drafts", () => {
     expect(calls("sendMessageDraft")).toHaveLength(1); // not asked again
     expect(world.tg.sent(ALICE).map((m) => m.text)).toEqual(["Hello there, friend.", "Again, hello."]);
   });
+
+  it("an older Bot API server without sendMessageDraft (404 Not Found): edits at once, in every chat, and says so once in the log", async () => {
+    const lines: Array<{ level: number; msg: string }> = [];
+    const log = createLogger("info", { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) });
+    const { h, journal, pace } = await boot({ log });
+    world.tg.withoutMethods(["sendMessageDraft"]);
+    const hold = holdStream(1);
+    world.model.script({ ...text("Hello there, friend."), stream: hold.stream });
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
+    await world.tg.waitFor("sendMessageDraft");
+    // The first piece is shown at once, as a message: not a draft again later, nor after the pacing.
+    await Promise.race([world.nth(ALICE, 1), pace.waiting()]);
+    expect(pace.delays()).toEqual([]);
+    const [preview] = world.tg.sent(ALICE);
+    expect(preview?.text).toBe("Hello");
+    hold.release();
+    await world.tg.waitFor("editMessageText", (p) => p.text === "Hello there, friend.");
+    await h.gateway.idle();
+    expect(botSays(ALICE)).toEqual(["Hello there, friend."]);
+    expect(journal).toEqual([{ outbound: expect.any(String), index: 0, messageId: String(preview!.message_id) }]);
+
+    // Another private chat, and the same one again: the server has no drafts for anyone, so none is tried.
+    const BOB_CHAT = 1002;
+    world.model.script(text("Hi Bob."), text("Again, hello."));
+    world.tg.userMessage({ chatId: BOB_CHAT, fromId: BOB_CHAT, text: "hi" });
+    await world.tg.waitFor("editMessageText", (p) => p.text === "Hi Bob.");
+    await h.gateway.idle();
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi again" });
+    await world.tg.waitFor("editMessageText", (p) => p.text === "Again, hello.");
+    await h.gateway.idle();
+    expect(calls("sendMessageDraft")).toHaveLength(1);
+    expect(botSays(BOB_CHAT)).toEqual(["Hi Bob."]);
+    expect(botSays(ALICE)).toEqual(["Hello there, friend.", "Again, hello."]);
+    const said = lines.filter((l) => /no sendMessageDraft/.test(l.msg));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ level: 40, session: `telegram:${ALICE}`, err: "Not Found" });
+  });
+
 });
 
 describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () => {
