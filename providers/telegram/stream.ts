@@ -1,8 +1,8 @@
 // Replies shown as they are written. Private chats get a draft (sendMessageDraft: an ephemeral preview that the
 // reply itself replaces); where Telegram has no drafts (groups, topics, a chat or a Bot API server that refuses them:
 // draft-support.ts) one message is sent with the text so far and edited in place, and the reply becomes that message
-// (an edit, recorded as its chunk 0). A preview never fails a reply: its errors are logged, and a 429 pauses it for
-// as long as Telegram asks.
+// (an edit, recorded as its chunk 0). Anything else delivered meanwhile (a notice) goes beside the preview, which
+// stays live. A preview never fails a reply: its errors are logged, and a 429 pauses it as long as Telegram asks.
 import { GrammyError } from "grammy";
 import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
 import { DraftSupport } from "./draft-support.js";
@@ -89,8 +89,10 @@ export class ReplyStreams {
       live.closed = true;
       await live.busy;
       if (live.via === "edit" && live.messageId !== null) replace = live.messageId;
-    } else if (queue.length > 0 && !this.running.has(key)) {
-      // The turn is over: a preview whose agent has no reply left to deliver was cut off; it goes.
+    } else if (queue.length > 0 && (!this.running.has(key) || message.kind === "error")) {
+      // The turn is over (or failed: an error can come while it still winds down): a preview whose agent has no reply
+      // left to deliver was cut off; it goes. (This runs within the gateway's delivery pass, which sends a session's
+      // replies one at a time: none of them is on its way now.)
       const pending = await this.deps.pending(key).catch(() => null);
       if (pending) {
         for (const left of queue) {

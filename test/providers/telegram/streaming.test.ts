@@ -1,7 +1,8 @@
 // Replies streamed to Telegram through the real path: the Messages API fake streams (holdStream pauses it mid-reply),
 // the runtime reports each delta, the gateway routes it to the real adapter, which talks to the fake Bot API with
 // grammY. Private chats see a draft; groups (and chats that refuse drafts) see one message edited in place, which
-// the reply then becomes. Time for the pacing comes from a clock the test moves by hand: nothing sleeps.
+// the reply then becomes. Notices delivered while a reply is written go beside it; a chat member sees each reply once,
+// complete. Time for the pacing comes from a clock the test moves by hand: nothing sleeps.
 import { describe, expect, it } from "vitest";
 import type { StreamClock } from "../../../providers/telegram/stream.js";
 import type { TelegramOptions } from "../../../providers/telegram/telegram.js";
@@ -17,6 +18,8 @@ const GROUP = -1001234;
 const world = useTelegramWorld(skillFile("interview", "Ask."));
 const inGroup = (words: string) => world.tg.userMessage({ chatId: GROUP, chatType: "supergroup", fromId: ALICE, text: `@${world.tg.botUsername} ${words}` });
 const calls = (method: string) => world.tg.calls.filter((c) => c.method === method);
+/** The gateway's notice for a message that arrives while the previous one is being answered. */
+const STILL_WORKING = /I'm still working on your previous message/;
 /** The bot's messages in a chat as its members see them now (deleted ones gone, edits applied). */
 const botSays = (chatId: number) => world.tg.visible(chatId).filter((m) => m.fromBot).map((m) => m.text);
 
@@ -176,6 +179,28 @@ describe("private chats: drafts", () => {
     expect(said[0]).toMatchObject({ level: 40, session: `telegram:${ALICE}`, err: "Not Found" });
   });
 
+  it("a second message mid-reply: the notice is sent beside the draft, which goes on, and the reply comes once", async () => {
+    const { h, pace, heardUpTo } = await boot({});
+    const hold = holdStream(2);
+    world.model.script({ ...text("Lisbon is lovely in May."), stream: hold.stream }, text("Porto too."));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "where to?" });
+    await hold.paused;
+    await heardUpTo("Lisbon is ");
+    await world.tg.waitFor("sendMessageDraft");
+    await pace.waiting();
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "and Porto?" });
+    const notice = await world.nth(ALICE, 1);
+    expect(notice.text).toMatch(STILL_WORKING);
+    // The draft goes on after the notice: its next update shows again what is written so far.
+    pace.advance(300);
+    pace.fire();
+    await world.tg.waitFor("sendMessageDraft", (p) => p.text === "Lisbon is");
+    expect(world.tg.visibleDraft(ALICE)).toMatchObject({ text: "Lisbon is" });
+    hold.release();
+    await h.gateway.idle();
+    expect(botSays(ALICE)).toEqual([expect.stringMatching(STILL_WORKING), "Lisbon is lovely in May.", "Porto too."]);
+    expect(world.tg.visibleDraft(ALICE)).toBeNull();
+  });
 });
 
 describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () => {
@@ -254,6 +279,41 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     ]);
     expect(sent.map((m) => m.history[0]?.text)).toEqual(["Let", "🧩 interview\nWhere"]); // each was a preview first
     expect(journal.map((j) => [j.index, j.messageId])).toEqual(sent.map((m) => [0, String(m.message_id)]));
+    expect(await h.store.indicators("telegram")).toEqual([]);
+  });
+
+  it("a second message mid-reply: the notice goes below the message being edited, which goes on and becomes the reply", async () => {
+    const { h, pace, heardUpTo } = await boot({});
+    const hold = holdStream(2);
+    world.model.script({ ...text("Rome is warm in June."), stream: hold.stream }, text("Porto is mild."));
+    inGroup("weather?");
+    const preview = await world.nth(GROUP, 1);
+    await hold.paused;
+    await heardUpTo("Rome is ");
+    inGroup("and Porto?");
+    const notice = await world.nth(GROUP, 2);
+    expect(notice.text).toMatch(STILL_WORKING);
+    // The half-written reply is still being written: the next edit goes into it, after the notice.
+    await pace.waiting();
+    pace.advance(3000);
+    pace.fire();
+    const edit = await world.tg.waitFor("editMessageText", (p) => p.text === "Rome is");
+    expect(edit.at).toBeGreaterThan(notice.seq);
+    hold.release();
+    await h.gateway.idle();
+    expect(botSays(GROUP)).toEqual(["Rome is warm in June.", expect.stringMatching(STILL_WORKING), "Porto is mild."]);
+    expect(world.tg.visible(GROUP).find((m) => m.message_id === preview.message_id)?.text).toBe("Rome is warm in June.");
+    expect(calls("deleteMessage")).toEqual([]);
+  });
+
+  it("a reply whose model call fails mid-way leaves no half message: it is deleted, and the error is said once", async () => {
+    const { h } = await boot({});
+    world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2, failWith: { type: "invalid_request_error", message: "prompt is too long" } } });
+    inGroup("weather?");
+    const preview = await world.nth(GROUP, 1);
+    await h.gateway.idle();
+    expect(botSays(GROUP)).toEqual([expect.stringMatching(/^Sorry, I could not finish that/)]);
+    expect(world.tg.sent(GROUP).find((m) => m.message_id === preview.message_id)).toMatchObject({ deleted: true });
     expect(await h.store.indicators("telegram")).toEqual([]);
   });
 
