@@ -22,8 +22,8 @@ export function renderReply(message: OutboundMessage): string[] {
 export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt, rateLimit: RateLimitPolicy, streams?: SlackStreams): Promise<void> {
   const { channel, threadTs } = parseSlackKey(message.sessionKey);
   const parts = renderReply(message);
-  // The reply was shown while it was written: the streamed message becomes its first part.
-  const streamed = streams && !message.approvalId ? await streams.finish(message, parts, receipt) : 0;
+  // The reply was shown while it was written: the streamed message becomes its first part (a notice goes beside it).
+  const streamed = streams ? await streams.finish(message, parts, receipt) : 0;
   try {
     for (const [index, text] of parts.entries()) {
       if (index < streamed || receipt.sentChunks.has(index)) continue;

@@ -9,7 +9,7 @@ import { RETRY_BUDGET_MS, type RateLimitPolicy } from "./errors.js";
 import { installTeam, isAllowed, RecentSet, senderTeam, slackSessionKey, stripMention } from "./inbound.js";
 import { WorkingIndicators, type MessageRef } from "./indicator.js";
 import { installInteractivity, NOT_ALLOWED_CHANNEL, NOT_ALLOWED_USER } from "./interactivity.js";
-import { SlackStreams } from "./stream.js";
+import { SlackStreams, systemStreamTimers, type StreamTimers } from "./stream.js";
 import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
 
@@ -31,6 +31,8 @@ export interface SlackOptions {
   now?: (() => number) | undefined;
   /** How a rate limit's Retry-After is waited out within the retry budget; tests inject one. Default setTimeout. */
   sleep?: ((ms: number) => Promise<void>) | undefined;
+  /** Timeouts that pace streamed replies; tests fire them by hand. */
+  streamTimers?: StreamTimers | undefined;
 }
 
 export const FILES_NOT_READ = "I can't read attached files yet, so I only got the text of your message.";
@@ -127,12 +129,27 @@ export class SlackProvider {
     const streams =
       options.streaming === false
         ? undefined
-        : new SlackStreams(this.app.client, { recipient: (key) => this.recipient(key) }, options.log, options.now ?? Date.now);
+        : new SlackStreams({
+            client: this.app.client,
+            recipient: (key) => this.recipient(key),
+            pending: (key) => gateway.store.pendingOutbound(key),
+            rateLimit: this.rateLimit,
+            log: options.log,
+            now: options.now ?? Date.now,
+            timers: options.streamTimers ?? systemStreamTimers,
+          });
     this.sink = {
       prefix: "slack",
       deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit, streams),
-      ...(streams ? { stream: (key: string, delta: { agent: string; text: string }) => streams.write(key, delta) } : {}),
-      working: (key) => this.indicators.show(key),
+      ...(streams ? { stream: (key: string, delta: { agent: string; depth: number; text: string }) => streams.write(key, delta) } : {}),
+      working: (key) => {
+        streams?.turnStarted(key);
+        const stop = this.indicators.show(key);
+        return () => {
+          stop();
+          streams?.turnEnded(key);
+        };
+      },
       clearIndicator: (key, data) => this.indicators.clear(key, data),
     };
     this.install();

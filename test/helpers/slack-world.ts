@@ -6,7 +6,7 @@ import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SlackProvider, type SlackOptions } from "../../providers/slack/slack.js";
 import { appMention, interactivity, messageEvent, sendSigned, slackSender } from "../fakes/slack/events.js";
 import { startFakeSlack, type FakeSlack, type Posted } from "../fakes/slack/server.js";
-import { skillFile } from "./harness.js";
+import { skillFile, type HarnessOptions } from "./harness.js";
 import { ProviderWorld } from "./provider-world.js";
 
 export const SECRET = "test-signing-secret";
@@ -46,9 +46,12 @@ class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
     return this.platform;
   }
 
-  /** Starts a bot on a new harness with an "interview" skill; returns it with the URL Slack posts events to. */
-  async boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
-    const h = await this.harness({ files: skillFile("interview", "Ask."), tools });
+  /**
+   * Starts a bot on a new harness with an "interview" skill; returns it with the URL Slack posts events to.
+   * `harness`: the harness's own options (the hand-back notice, for instance).
+   */
+  async boot(options: Partial<SlackOptions> = {}, tools: Tool[] = [], harness: Omit<HarnessOptions, "files" | "tools"> = {}) {
+    const h = await this.harness({ ...harness, files: skillFile("interview", "Ask."), tools });
     const bot = new SlackProvider(h.gateway, providerOptions(this.slack, { signingSecret: SECRET }, options));
     await bot.start();
     this.started(h, bot);
@@ -60,8 +63,8 @@ class SlackWorld extends ProviderWorld<FakeSlack, SlackProvider> {
    * Boots as main.ts starts the service (recovering what a previous run left unfinished) and returns `send`,
    * which posts a signed body (JSON or form, as Slack would) to the bot.
    */
-  async run(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
-    const started = await this.boot(options, tools);
+  async run(options: Partial<SlackOptions> = {}, tools: Tool[] = [], harness: Omit<HarnessOptions, "files" | "tools"> = {}) {
+    const started = await this.boot(options, tools, harness);
     await started.h.gateway.recover();
     return { ...started, send: slackSender(started.url, { secret: SECRET }) };
   }
