@@ -22,7 +22,10 @@ const plan = logPlan({
   dataDir: config.DATA_DIR,
 });
 const log = loggerFor(plan, secretsOf(config));
-installProcessGuard(log);
+// Until the service has started, an error that escapes every handler fails the start (exit 1); after that the
+// guard logs it and the service keeps serving.
+let failStart = (): void => process.exit(1);
+const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
 const app = await startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
 const providers: string[] = [];
@@ -42,6 +45,7 @@ const shutdown = handleStopSignals({
     if (keepAlive) clearInterval(keepAlive);
   },
 });
+failStart = () => void shutdown("startup failure", 1);
 
 
 /** A provider that cannot start (bad token, unreachable API) is logged and skipped; the others still run. */
@@ -149,6 +153,7 @@ try {
   log.error({ err: error }, "switchboard could not finish starting");
   await shutdown("startup failure", 1);
 }
+guard.serving();
 log.info({ providers }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
 keepAlive = setInterval(() => {}, 1 << 30);

@@ -24,7 +24,9 @@ const plan = logPlan({
   dataDir: config.DATA_DIR,
 });
 const log = loggerFor(plan, secretsOf(config));
-installProcessGuard(log);
+// An error escaping every handler before the chat runs fails the start (exit 1) instead of leaving a chat that never opens.
+let failStart = (): void => process.exit(1);
+const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
 const app = await startOrExit(() => createApp(config, log));
 const chat = startConsole(app.gateway, {
   jsonl,
@@ -41,8 +43,10 @@ const shutdown = handleStopSignals({
     await app.close();
   },
 });
+failStart = () => void shutdown("startup failure", 1);
 await app.gateway.recover();
 await app.catalog.watch();
+guard.serving();
 await chat.done;
 // End of input, and the pending work is done.
 await shutdown("end of input");
