@@ -1,4 +1,5 @@
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { parseEnv } from "node:util";
 import { z } from "zod";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
 import { parsePrices } from "./llm/prices.js";
@@ -234,17 +235,46 @@ export class ConfigError extends Error {
   override name = "ConfigError";
 }
 
-/** Reads the environment once; every problem is reported with the variable's name. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Where a variable's value came from, for an error about it: `.env`, or the environment (which wins over `.env`). */
+export type ValueSource = (name: string) => string | undefined;
+
+/**
+ * Reads the environment once; every problem is reported with the variable's name and, when `sourceOf` knows it,
+ * where its value came from (a wrong value is fixed where it was set).
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, sourceOf: ValueSource = () => undefined): Config {
   const parsed = checked.safeParse(env);
   if (parsed.success) return parsed.data;
-  const lines = parsed.error.issues.map((issue) => `  ${issue.path.join(".")}: ${issue.message}`);
-  throw new ConfigError(`Invalid configuration in the environment:\n${lines.join("\n")}`);
+  const lines = parsed.error.issues.map((issue) => {
+    const name = issue.path.join(".");
+    const source = sourceOf(name);
+    return `  ${name}${source ? ` (${source})` : ""}: ${issue.message}`;
+  });
+  throw new ConfigError(`Invalid configuration:\n${lines.join("\n")}`);
 }
 
-/** Loads ./.env into process.env when present (variables already set win), like dotenv. */
-export function loadDotEnv(path = ".env"): void {
-  if (existsSync(path)) process.loadEnvFile(path);
+/**
+ * Loads a .env file into `env` when present (variables already set, even to nothing, win), as Node's
+ * --env-file does, and says where each value came from.
+ */
+export function loadDotEnv(path = ".env", env: NodeJS.ProcessEnv = process.env): ValueSource {
+  const fromFile = new Set<string>();
+  const overridden = new Set<string>();
+  if (existsSync(path)) {
+    for (const [name, value] of Object.entries(parseEnv(readFileSync(path, "utf8")))) {
+      if (env[name] !== undefined) {
+        overridden.add(name);
+        continue;
+      }
+      env[name] = value;
+      fromFile.add(name);
+    }
+  }
+  return (name) => {
+    if (fromFile.has(name)) return `set in ${path}`;
+    if (overridden.has(name)) return `set in the environment, which wins over ${path}`;
+    return env[name] !== undefined && env[name]!.trim() !== "" ? "set in the environment" : undefined;
+  };
 }
 
 /**
@@ -258,9 +288,9 @@ export function withDefaults(defaults: Partial<Record<string, string>>, env: Nod
 
 /** For entry points: loads .env and the configuration, or prints what is wrong and exits 1. */
 export function loadConfigOrExit(defaults: Partial<Record<string, string>> = {}): Config {
-  loadDotEnv();
+  const sourceOf = loadDotEnv();
   try {
-    return loadConfig(withDefaults(defaults, process.env));
+    return loadConfig(withDefaults(defaults, process.env), sourceOf);
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);

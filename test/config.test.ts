@@ -1,7 +1,10 @@
 // An entry point's defaults and the environment: a variable set to nothing (`LOG_LEVEL=` copied from .env.example)
 // is unset, so it does not beat the default (`npm run chat` logs errors only unless LOG_LEVEL says otherwise).
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { loadConfig, withDefaults } from "../src/config.js";
+import { ConfigError, loadConfig, loadDotEnv, withDefaults } from "../src/config.js";
 
 describe("withDefaults", () => {
   it("keeps a default when the variable is empty or blank", () => {
@@ -24,5 +27,52 @@ describe("withDefaults", () => {
 
   it("without defaults, an empty LOG_LEVEL means the schema's default", () => {
     expect(loadConfig(withDefaults({}, { LOG_LEVEL: "" })).LOG_LEVEL).toBe("info");
+  });
+});
+
+describe("configuration errors say where the value came from", () => {
+  function problem(dotEnv: string | null, env: Record<string, string>): string {
+    const dir = mkdtempSync(join(tmpdir(), "switchboard-env-"));
+    try {
+      const path = join(dir, ".env");
+      if (dotEnv !== null) writeFileSync(path, dotEnv);
+      const sourceOf = loadDotEnv(path, env);
+      loadConfig(withDefaults({}, env), sourceOf);
+    } catch (error) {
+      if (error instanceof ConfigError) return error.message;
+      throw error;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    throw new Error("expected a configuration error");
+  }
+
+  it("names .env for a value read from it, and the environment for one set there", () => {
+    const message = problem("# copied from .env.example\nHTTP_PORT=80800\nLOG_LEVEL=info\n", { MAX_ITERATIONS: "lots" });
+    const lines = message.split("\n");
+    expect(lines[0]).toBe("Invalid configuration:");
+    expect(lines).toContainEqual(expect.stringMatching(/^ {2}HTTP_PORT \(set in \/.*\/\.env\): must be a whole number from 0 to 65535, got "80800"$/));
+    expect(lines).toContain('  MAX_ITERATIONS (set in the environment): must be a whole number ≥ 1, got "lots"');
+    expect(lines).toHaveLength(3);
+  });
+
+  it("says when the environment's value hides a right one in .env", () => {
+    const message = problem("HTTP_PORT=8080\n", { HTTP_PORT: "http" });
+    expect(message).toMatch(/HTTP_PORT \(set in the environment, which wins over \/.*\/\.env\): must be a whole number/);
+  });
+
+  it("names no source for a variable that is missing rather than wrong", () => {
+    const message = problem(null, { HTTP_JWT_JWKS_URL: "https://idp.example/jwks.json", HTTP_JWT_AUDIENCE: "switchboard" });
+    expect(message).toContain("  HTTP_JWT_ISSUER: HTTP_JWT_JWKS_URL is set: also set HTTP_JWT_ISSUER");
+  });
+
+  it("loads .env under the environment, like Node's --env-file", () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchboard-env-"));
+    const path = join(dir, ".env");
+    writeFileSync(path, 'DATA_DIR=/from/file\nLOG_LEVEL=debug\nSKILLS_DIR="./my skills"\n');
+    const env: Record<string, string> = { DATA_DIR: "/from/env" };
+    loadDotEnv(path, env);
+    rmSync(dir, { recursive: true, force: true });
+    expect(env).toEqual({ DATA_DIR: "/from/env", LOG_LEVEL: "debug", SKILLS_DIR: "./my skills" });
   });
 });
