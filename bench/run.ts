@@ -13,6 +13,7 @@ import {
   tracingOverhead,
   type Result,
 } from "./scenarios.js";
+import { parseArguments, unknownName, usageError } from "../src/cli/usage.js";
 
 // `npm run bench [-- scenario …]`: the gateway's own cost (zero-latency in-process model, real SQLite with the
 // production settings). One JSON object per scenario on stdout, then a summary table on stderr.
@@ -30,7 +31,14 @@ const all = {
   startup,
   "tracing-overhead": tracingOverhead,
 };
-const wanted = process.argv.slice(2).filter((a) => !a.startsWith("-"));
+const names = Object.keys(all);
+const USAGE = `usage: npm run bench [-- scenario …]   the named scenarios, or all of them (about 3 minutes)
+scenarios: ${names.join(", ")}
+handoff-roundtrip-postgres starts a local PostgreSQL (or uses BENCH_DATABASE_URL; skipped without either).
+`;
+const wanted = parseArguments(USAGE, {}, { positionals: true }).positionals;
+const unknown = wanted.filter((name) => !Object.hasOwn(all, name));
+if (unknown.length > 0) usageError(USAGE, unknown.map((name) => unknownName("scenario", name, names)).join("\n"));
 const results: Result[] = [];
 for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;

@@ -9,8 +9,12 @@ import { ago, clean, clip, duration, table, tokens, usd } from "./text.js";
 const WIDTH = 100;
 /** The session column of the sessions list. */
 const KEY = 26;
+/** The owner column of the sessions list. */
+const OWNER = 18;
 /** Said under a table that had to cut a session key short. */
 const CUT = "\n(keys cut short with …: --json shows them whole)";
+/** Under the sessions list, where `show` takes the start of a key. */
+const CUT_LIST = "\n(cut short with …: show takes the start of a key; --json shows them whole)";
 const STATUS: Record<string, string> = { waiting_user: "waiting user", waiting_approval: "needs approval" };
 
 export function formatSessions(view: { sessions: SessionRow[] }, now = Date.now()): string {
@@ -18,16 +22,16 @@ export function formatSessions(view: { sessions: SessionRow[] }, now = Date.now(
   const text = table(
     [
       { title: "SESSION", width: KEY },
+      { title: "OWNER", width: OWNER },
+      // "needs approval" says a session waits on one; the approvals command lists them, show and --json count tokens.
       { title: "STATUS", width: 14 },
-      { title: "STACK", width: 20 },
-      { title: "COST", width: 8, align: "right" },
-      { title: "TOKENS", width: 6, align: "right" },
-      { title: "APPR", width: 4, align: "right" },
+      { title: "STACK", width: 15 },
+      { title: "COST", width: 7, align: "right" },
       { title: "ACTIVE", width: 10 },
     ],
-    view.sessions.map((s) => [s.key, status(s.status), stack(s.stack, 20), usd(s.costUsd), tokens(s.tokens), String(s.pendingApprovals), ago(s.lastActivity, now)]),
+    view.sessions.map((s) => [s.key, s.owner ?? "-", status(s.status), stack(s.stack, 15), usd(s.costUsd), ago(s.lastActivity, now)]),
   );
-  return text + (view.sessions.some((s) => over(s.key, KEY)) ? CUT : "");
+  return text + (view.sessions.some((s) => over(s.key, KEY) || (s.owner !== null && over(s.owner, OWNER))) ? CUT_LIST : "");
 }
 
 export function formatApprovals(view: { approvals: ApprovalItem[] }, now = Date.now()): string {

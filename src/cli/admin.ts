@@ -1,43 +1,28 @@
-import { parseArgs } from "node:util";
 import { approvalsView, formatApprovals, formatSession, formatSessions, formatStuck, sessionsView, sessionView, stuckView } from "../admin/report.js";
 import { clean, parseDuration } from "../admin/text.js";
 import { loadConfigOrExit } from "../config.js";
 import { openDatabase } from "./database.js";
+import { findSessionKey } from "./session-key.js";
+import { parseArguments, unknownName, usageError } from "./usage.js";
 
 // `npm run admin -- <command>`: what an operator asks of a running gateway's database: recent sessions and their
 // cost, one session in full, pending approvals, and work that is stuck. It only reads, and works beside a running
 // gateway (SQLite is opened without the gateway's process lock; PostgreSQL is shared anyway).
 
-const USAGE = `usage: npm run admin -- sessions [--limit N] [--json]   recent sessions (20 by default)
+const USAGE = `usage: npm run admin -- sessions [--limit N] [--json]   recent sessions (20 by default) and their owners
        npm run admin -- show <session key> [--json]     one session: stack, task, approvals, errors
+                                                        (a unique start of the key is enough)
        npm run admin -- approvals [--json]              every pending approval, oldest first
        npm run admin -- stuck [--after 10m] [--json]    work not moving for that long
                                                         (default: ADMIN_STUCK_AFTER, 5m)
 `;
 
-function usage(problem?: string): never {
-  process.stderr.write(`${problem ? `${problem}\n` : ""}${USAGE}`);
-  process.exit(2);
-}
-
-
-let parsed: ReturnType<typeof parse>;
-function parse() {
-  return parseArgs({
-    args: process.argv.slice(2),
-    allowPositionals: true,
-    options: { limit: { type: "string" }, after: { type: "string" }, json: { type: "boolean" } },
-  });
-}
-try {
-  parsed = parse();
-} catch (error) {
-  usage(error instanceof Error ? error.message : String(error));
-}
+const usage = (problem?: string): never => usageError(USAGE, problem);
+const parsed = parseArguments(USAGE, { limit: { type: "string" }, after: { type: "string" }, json: { type: "boolean" } }, { positionals: true });
 const [command, ...args] = parsed.positionals;
 const { limit: limitText, after: afterText, json } = parsed.values;
 const COMMANDS = ["sessions", "show", "approvals", "stuck"];
-if (!command || !COMMANDS.includes(command)) usage(command ? `unknown command "${clean(command)}"` : undefined);
+if (!command || !COMMANDS.includes(command)) usage(command ? unknownName("command", command, COMMANDS) : undefined);
 if (command === "show" && args.length === 0) usage("show needs a session key, e.g. telegram:1001");
 const expected = command === "show" ? 1 : 0;
 if (args.length > expected) usage(`unexpected argument "${clean(args[expected]!)}"`);
@@ -67,10 +52,10 @@ try {
       break;
     }
     case "show": {
-      const key = args[0]!;
-      const view = await sessionView(store, key, { now });
+      const match = await findSessionKey(store, args[0]!);
+      const view = match.ok ? await sessionView(store, match.key, { now }) : null;
       if (!view) {
-        process.stderr.write(`no session "${clean(key)}" (npm run admin -- sessions lists them)\n`);
+        process.stderr.write(`${match.ok ? `no session "${clean(match.key)}"` : match.problem}\n`);
         process.exitCode = 1;
         break;
       }

@@ -5,9 +5,11 @@ import { loadCatalog } from "../catalog/loader.js";
 import { checkLock, computeLock, LOCK_FILE, LockError, readLock, writeLock } from "../catalog/lock.js";
 import { validatePath } from "../catalog/validate.js";
 import { createTools } from "../app.js";
+import { unknownName, usageError } from "./usage.js";
 
 // `npm run skills -- list`, `validate [path]` and `lock` for admins. validate exits 1 on any
 // error, so it can guard an admin's own CI; warnings do not fail it.
+const USAGE = "usage: npm run skills -- list\n       npm run skills -- validate [path]\n       npm run skills -- lock\n";
 const [command, path] = process.argv.slice(2);
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 // Every tool this gateway offers, from where the gateway builds its registry (http_request included).
@@ -61,8 +63,7 @@ if (command === "list") {
   process.stdout.write(`${errors} errors, ${problems.length - errors} warnings\n`);
   process.exit(errors > 0 ? 1 : 0);
 } else {
-  process.stderr.write("usage: npm run skills -- list\n       npm run skills -- validate [path]\n       npm run skills -- lock\n");
-  process.exit(2);
+  usageError(USAGE, command === undefined || command === "--help" || command === "-h" ? undefined : unknownName("command", command, ["list", "validate", "lock"]));
 }
 
 function printTable(header: string[], rows: string[][]): void {

@@ -108,9 +108,9 @@ describe("admin views", () => {
     const sessions = formatSessions(await sessionsView(h.store, { limit: 10 }), now);
     expectTerminalSafe(sessions);
     const lines = sessions.split("\n");
-    expect(lines[0]).toMatch(/^SESSION +STATUS +STACK +COST +TOKENS +APPR +ACTIVE$/);
-    expect(lines.find((l) => l.startsWith("console:t "))).toMatch(/^console:t +needs approval +Switchboard +\$0(\.\d{4})? +\d+ +1 +2h 5m ago$/);
-    expect(lines.find((l) => l.startsWith("console:evil"))).toMatch(/^console:evil key +idle +- /);
+    expect(lines[0]).toMatch(/^SESSION +OWNER +STATUS +STACK +COST +ACTIVE$/);
+    expect(lines.find((l) => l.startsWith("console:t "))).toMatch(/^console:t +alice +needs approval +Switchboard +\$0(\.\d{4})? +2h 5m ago$/);
+    expect(lines.find((l) => l.startsWith("console:evil"))).toMatch(/^console:evil key +\S+ +idle +- /);
     // Columns line up: every row's status starts where the header's does.
     const at = lines[0]!.indexOf("STATUS");
     for (const line of lines.slice(1)) expect(line.slice(at - 2, at)).toBe("  ");

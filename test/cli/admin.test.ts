@@ -11,9 +11,11 @@ import { reply, toolUse } from "../fakes/anthropic/server.js";
 import { startHarness } from "../helpers/harness.js";
 import { bankTools } from "../helpers/tools.js";
 import { seedWaitingApproval } from "../admin/seed.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const OLD = "telegram:-100123:topic:7";
+const IDLE = "telegram:-100456";
 const HOUR = 3_600_000;
 
 let root: string;
@@ -23,6 +25,10 @@ beforeAll(async () => {
   dataDir = join(root, "data");
   const dbFile = join(dataDir, "switchboard.db");
   await seedWaitingApproval(dbFile, { sessionKey: OLD, at: Date.now() - 2 * HOUR, id: "old", skill: true });
+  // A session nobody has written in yet: its key starts like OLD's, so "telegram:-100" names neither.
+  const bare = new SqliteStore(dbFile, () => Date.now() - 3 * HOUR);
+  await bare.session(IDLE, () => "as_idle");
+  await bare.close();
   const h = await startHarness({ tools: bankTools().list, dbFile });
   try {
     h.fake.script(reply(toolUse("transfer", { amount: 50 })));
@@ -53,19 +59,22 @@ function admin(args: string[], env: Record<string, string> = {}): Promise<{ code
 const fits = (text: string) => text.split("\n").every((line) => [...line].length <= 100);
 
 describe("npm run admin", () => {
-  it("sessions: the most recently active first, with status, stack, cost and pending approvals; --json for scripts", async () => {
+  it("sessions: the most recently active first, with owner, status, stack and cost; --json for scripts", async () => {
     const [plain, json, one] = await Promise.all([admin(["sessions"]), admin(["sessions", "--json"]), admin(["sessions", "--limit", "1", "--json"])]);
     expect([plain.code, plain.stderr]).toEqual([0, ""]);
     const lines = plain.stdout.trimEnd().split("\n");
-    expect(lines[0]).toMatch(/^SESSION +STATUS +STACK +COST +TOKENS +APPR +ACTIVE$/);
-    expect(lines[1]).toMatch(/^console:t +needs approval +Switchboard +\$\S+ +\d+ +1 +(just now|\d+[sm] ago)$/);
-    expect(lines[2]).toMatch(/^telegram:-100123:topic:7 +needs approval +… › Interview skill +\$0 +0 +1 +2h ago$/);
+    expect(lines[0]).toMatch(/^SESSION +OWNER +STATUS +STACK +COST +ACTIVE$/);
+    expect(lines[1]).toMatch(/^console:t +alice +needs approval +Switchboard +\$\S+ +(just now|\d+[sm] ago)$/);
+    expect(lines[2]).toMatch(/^telegram:-100123:topic:7 +telegram:1001 +needs approval +… › Interview … +\$0 +2h ago$/);
+    expect(lines[3]).toMatch(/^telegram:-100456 +- +idle +- +\$0 +3h ago$/);
+    expect(lines).toHaveLength(4);
     expect(fits(plain.stdout)).toBe(true);
     expect(json.code).toBe(0);
     const sessions = (JSON.parse(json.stdout) as { sessions: SessionRow[] }).sessions;
-    expect(sessions.map((s) => [s.key, s.provider, s.stack, s.status, s.pendingApprovals])).toEqual([
-      ["console:t", "console", ["main"], "waiting_approval", 1],
-      [OLD, "telegram", ["main", "skill:interview"], "waiting_approval", 1],
+    expect(sessions.map((s) => [s.key, s.provider, s.owner, s.stack, s.status, s.pendingApprovals])).toEqual([
+      ["console:t", "console", "alice", ["main"], "waiting_approval", 1],
+      [OLD, "telegram", "telegram:1001", ["main", "skill:interview"], "waiting_approval", 1],
+      [IDLE, "telegram", null, [], "idle", 0],
     ]);
     expect((JSON.parse(one.stdout) as { sessions: SessionRow[] }).sessions.map((s) => s.key)).toEqual(["console:t"]);
   });
@@ -83,7 +92,18 @@ describe("npm run admin", () => {
     expect(detail.frames.map((f) => [f.agent, f.depth])).toEqual([["main", 1], ["skill:interview", 2]]);
     expect(detail.task).toMatchObject({ id: "task_old", status: "waiting_approval", owner: "telegram:1001" });
     expect(detail.approvals.map((a) => a.id)).toEqual(["ap_old"]);
-    expect(unknown).toEqual({ code: 1, stdout: "", stderr: 'no session "telegram:404" (npm run admin -- sessions lists them)\n' });
+    expect(unknown).toEqual({ code: 1, stdout: "", stderr: 'no session "telegram:404" and none whose key starts with it (npm run admin -- sessions lists them)\n' });
+  });
+
+  it("show: a unique start of a key is enough; one that starts several keys lists them and exits 1", async () => {
+    const [prefix, ambiguous] = await Promise.all([admin(["show", "telegram:-1001"]), admin(["show", "telegram:-100"])]);
+    expect([prefix.code, prefix.stderr]).toEqual([0, ""]);
+    expect(prefix.stdout).toMatch(/^Session  telegram:-100123:topic:7 \(telegram\)\nOwner    telegram:1001\n/);
+    expect(ambiguous).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: '"telegram:-100" is the start of 2 session keys (telegram:-100123:topic:7, telegram:-100456); type more of the key\n',
+    });
   });
 
   it("approvals: every pending one, oldest first", async () => {
@@ -124,7 +144,8 @@ describe("npm run admin", () => {
     const cases = [
       [[], /^usage: npm run admin -- sessions/],
       [["frobnicate"], /^unknown command "frobnicate"\nusage:/],
-      [["sessions", "--bogus"], /^Unknown option '--bogus'/],
+      [["sessions", "--bogus"], /^unknown option "--bogus"\nusage:/],
+      [["sesions"], /^unknown command "sesions" \(did you mean sessions\?\)\nusage:/],
       [["show"], /^show needs a session key/],
       [["sessions", "extra"], /^unexpected argument "extra"/],
       [["sessions", "--limit", "0"], /^--limit must be a whole number from 1 to 1000, got "0"/],

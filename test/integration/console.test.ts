@@ -218,7 +218,7 @@ describe("npm start", () => {
     const p = run("src/main.ts", [], { ...env, MAX_ITERATIONS: "lots" });
     procs.push(p);
     expect(await p.exited).toBe(1);
-    expect(p.stderr).toContain('MAX_ITERATIONS: must be a whole number ≥ 1, got "lots"');
+    expect(p.stderr).toContain('MAX_ITERATIONS (set in the environment): must be a whole number ≥ 1, got "lots"');
   });
 });
 

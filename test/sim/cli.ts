@@ -1,28 +1,37 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseArguments, usageError } from "../../src/cli/usage.js";
 import { runScenario } from "./scenario.js";
 import { writeSimCatalog } from "./world.js";
 
 // `npm run sim -- --seeds 2000` (a soak from seed 1, or --from N) and `npm run sim -- --seed 1234` (replay one
-// seed, printing its trace hash and stats). Exit 1 when any invariant fails.
-function arg(name: string): number | undefined {
-  const i = process.argv.indexOf(name);
-  return i >= 0 ? Number(process.argv[i + 1]) : undefined;
+// seed, printing its trace hash and stats). Exit 1 when any invariant fails, 2 on arguments it does not know.
+const USAGE = `usage: npm run sim [-- --seeds N] [--from N] [--events N]   N scenarios (200) from seed --from (1)
+       npm run sim -- --seed N [--events N]                     replay one seed: its trace hash and stats
+--events: inbound events per scenario (14)
+`;
+const { values } = parseArguments(USAGE, { seeds: { type: "string" }, seed: { type: "string" }, from: { type: "string" }, events: { type: "string" } });
+if (values.seed !== undefined && (values.seeds !== undefined || values.from !== undefined)) usageError(USAGE, "--seed replays one seed: leave out --seeds and --from");
+function arg(name: "seeds" | "seed" | "from" | "events"): number | undefined {
+  const text = values[name];
+  if (text === undefined) return undefined;
+  if (!/^\d+$/.test(text) || Number(text) < (name === "seed" ? 0 : 1)) usageError(USAGE, `--${name} must be a whole number${name === "seed" ? "" : " from 1"}, got "${text}"`);
+  return Number(text);
 }
 
 const dir = mkdtempSync(join(tmpdir(), "switchboard-sim-"));
 const catalog = writeSimCatalog(dir);
-const one = arg("--seed");
-const from = arg("--from") ?? 1;
-const count = one !== undefined ? 1 : (arg("--seeds") ?? 200);
+const one = arg("seed");
+const from = arg("from") ?? 1;
+const count = one !== undefined ? 1 : (arg("seeds") ?? 200);
 const started = Date.now();
 let failed = 0;
 let calls = 0;
 let restarts = 0;
 let compactions = 0;
 for (let seed = one ?? from; seed < (one ?? from) + count; seed++) {
-  const result = await runScenario({ seed, dir, catalog, events: arg("--events") ?? 14 });
+  const result = await runScenario({ seed, dir, catalog, events: arg("events") ?? 14 });
   calls += result.stats.modelCalls;
   restarts += result.stats.restarts;
   compactions += result.stats.compactions;
