@@ -1,36 +1,38 @@
 import { startConsole, type ConsoleChat } from "../providers/console/console.js";
+import { terminalLogger } from "../providers/console/terminal-log.js";
 import { HttpProvider } from "../providers/http/server.js";
 import { SlackProvider } from "../providers/slack/slack.js";
 import { TelegramProvider } from "../providers/telegram/telegram.js";
 import { createApp, startOrExit } from "./app.js";
 import { loadConfigOrExit } from "./config.js";
-import { loggerFor, logPlan } from "./log.js";
+import { PlatformConnection, type PlatformProvider } from "./gateway/connection.js";
+import { logPlan } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
 import { secretsOf } from "./secrets.js";
+import { httpSurfaces } from "./surfaces.js";
 import { metricsHandler, startMetricsServer } from "./telemetry/metrics-server.js";
 import { handleStopSignals } from "./shutdown.js";
 
 // `npm start`: the gateway as a service. Every provider whose credentials are set starts; the terminal
 // chat joins when stdin is a TTY and is the fallback when nothing else is configured.
 const config = loadConfigOrExit();
-// With the terminal chat on a TTY, the log goes to DATA_DIR/switchboard.log and only warnings reach the terminal.
+// With the terminal chat on a TTY, the log goes to DATA_DIR/switchboard.log and only warnings reach the terminal,
+// one line each, drawn above the prompt.
+const ttyChat = process.stdin.isTTY === true;
 const plan = logPlan({
-  ttyChat: process.stdin.isTTY === true,
+  ttyChat,
   stderrTTY: process.stderr.isTTY === true,
   format: config.LOG_FORMAT,
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const log = loggerFor(plan, secretsOf(config));
+const { log, terminal } = terminalLogger(plan, secretsOf(config));
 // Until the service has started, an error that escapes every handler fails the start (exit 1); after that the
 // guard logs it and the service keeps serving.
 let failStart = (): void => process.exit(1);
 const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
 const app = await startOrExit(() => createApp(config, log));
 const stoppers: Array<() => Promise<void>> = [];
-const providers: string[] = [];
-/** Configured chat providers that could not start (GET /readyz reports them). */
-const notConnected: Record<string, string> = {};
 
 // Signals are handled from the start, so a stop during startup is graceful too; a second signal forces it.
 let keepAlive: NodeJS.Timeout | null = null;
@@ -38,7 +40,10 @@ let chat: ConsoleChat | null = null;
 const shutdown = handleStopSignals({
   log,
   plan,
-  quiet: () => chat?.stop(),
+  quiet: () => {
+    chat?.stop();
+    terminal?.detach();
+  },
   async stop() {
     for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
     await app.close();
@@ -47,17 +52,22 @@ const shutdown = handleStopSignals({
 });
 failStart = () => void shutdown("startup failure", 1);
 
-
-/** A provider that cannot start (bad token, unreachable API) is logged and skipped; the others still run. */
-async function startProvider(name: string, provider: { start(): Promise<void>; stop(): Promise<void> }, hint: string) {
-  try {
-    await provider.start();
-    stoppers.push(() => provider.stop());
-    providers.push(name);
-  } catch (error) {
-    log.error({ err: error }, `the ${name} provider could not start; ${hint}`);
-    notConnected[name] = `could not start: ${error instanceof Error ? error.message : String(error)}`;
-  }
+// Chat platforms connect in the background, retrying with backoff: one that cannot be reached (or refuses its
+// token) never holds up the others, the HTTP API or the terminal chat; /readyz and the banner say where each is.
+const platforms: PlatformConnection[] = [];
+function connect(name: string, provider: PlatformProvider): void {
+  let failing = false;
+  const connection = new PlatformConnection(name, provider, {
+    log: log.child({ provider: name.toLowerCase() }),
+    // The failure itself reached the terminal as a warning; that it came back is said there too.
+    onChange: (state) => {
+      if (state.status === "retrying") failing = true;
+      if (state.status === "connected" && failing) chat?.notice(`${name}: connected as ${state.identity}`);
+    },
+  });
+  platforms.push(connection);
+  stoppers.push(() => connection.stop());
+  connection.start();
 }
 
 if (config.TELEGRAM_BOT_TOKEN) {
@@ -73,7 +83,7 @@ if (config.TELEGRAM_BOT_TOKEN) {
     maxRetries: config.TELEGRAM_MAX_RETRIES,
     log: log.child({ provider: "telegram" }),
   });
-  await startProvider("telegram", telegram, "check TELEGRAM_BOT_TOKEN and TELEGRAM_API_ROOT");
+  connect("Telegram", telegram);
   if (config.TELEGRAM_ALLOWED_USERS.length === 0) {
     log.warn("TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)");
   }
@@ -92,16 +102,18 @@ if (config.SLACK_BOT_TOKEN) {
     allowedChannels: config.SLACK_ALLOWED_CHANNELS,
     log: log.child({ provider: "slack" }),
   });
-  await startProvider("slack", slack, "check SLACK_BOT_TOKEN, SLACK_APP_TOKEN/SLACK_SIGNING_SECRET and SLACK_API_URL");
+  connect("Slack", slack);
 }
 
 // The HTTP API (and its web chat at /) runs whenever the gateway runs. It cannot be skipped like a chat
 // provider: a port that is taken usually means another gateway already runs here, so say so and stop.
 // GET /metrics: on the HTTP API's port, or on METRICS_PORT alone (e.g. a port only the monitoring network reaches).
 const metrics = metricsHandler(app.metrics, config.METRICS_TOKEN, log.child({ part: "metrics" }));
+let metricsPort: number | null = null;
 if (config.METRICS_PORT !== undefined) {
   try {
     const server = await startMetricsServer(config.HTTP_HOST, config.METRICS_PORT, metrics, log.child({ part: "metrics" }));
+    metricsPort = server.port;
     stoppers.push(() => server.stop());
   } catch (error) {
     process.stderr.write(`Cannot serve the metrics on METRICS_PORT=${config.METRICS_PORT}: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -121,12 +133,11 @@ const http = new HttpProvider(app.gateway, {
   log: log.child({ provider: "http" }),
   admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER },
   ...(config.METRICS_PORT === undefined ? { metrics } : {}),
-  readiness: () => ({ ...Object.fromEntries(providers.filter((p) => p !== "http").map((p) => [p, null])), ...notConnected }),
+  readiness: () => Object.fromEntries(platforms.map((p) => [p.name.toLowerCase(), p.readiness()])),
 });
 try {
   await http.start();
   stoppers.push(() => http.stop());
-  providers.push("http");
 } catch (error) {
   process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
   await shutdown("startup failure", 1);
@@ -134,16 +145,21 @@ try {
 if (config.HTTP_API_TOKENS.size === 0 && !config.HTTP_JWT_JWKS_URL) {
   log.info("the HTTP API has no tokens (HTTP_API_TOKENS) or JWT settings: every API call gets 401");
 }
-const chatPlatforms = providers.filter((p) => p !== "http");
 
-if (chatPlatforms.length === 0 || process.stdin.isTTY) {
+const surfaces = [
+  ...httpSurfaces(config, { http: http.port() ?? config.HTTP_PORT, metrics: metricsPort }),
+  ...platforms.map((p): [string, string] => [p.name, p.status()]),
+];
+// A configured platform counts even while it connects: the terminal chat is the fallback only without any.
+if (platforms.length === 0 || ttyChat) {
   chat = startConsole(app.gateway, {
     jsonl: false,
     exitOnEnd: false,
+    surfaces,
     ...(plan.to === "file" ? { logFile: plan.file } : {}),
     onEnd: () => log.info("terminal chat input closed; the service keeps running until SIGINT or SIGTERM"),
   });
-  providers.push("console");
+  if (ttyChat) terminal?.attach((line) => chat?.notice(line));
 }
 try {
   await app.gateway.recover();
@@ -154,7 +170,7 @@ try {
   await shutdown("startup failure", 1);
 }
 guard.serving();
-log.info({ providers }, "switchboard started");
+// The platforms may still be connecting: each says so in a line of its own when it is up.
+log.info({ providers: ["http", ...(chat ? ["console"] : []), ...platforms.map((p) => p.name.toLowerCase())], surfaces: Object.fromEntries(surfaces) }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
 keepAlive = setInterval(() => {}, 1 << 30);
-

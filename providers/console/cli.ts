@@ -1,10 +1,11 @@
 import { createApp, startOrExit } from "../../src/app.js";
 import { loadConfigOrExit } from "../../src/config.js";
-import { loggerFor, logPlan } from "../../src/log.js";
+import { logPlan } from "../../src/log.js";
 import { installProcessGuard } from "../../src/process-guard.js";
 import { secretsOf } from "../../src/secrets.js";
 import { handleStopSignals } from "../../src/shutdown.js";
 import { startConsole } from "./console.js";
+import { terminalLogger } from "./terminal-log.js";
 
 // `npm run chat [-- --jsonl] [--session NAME] [--user NAME]`: the terminal chat on its own.
 // End of input finishes pending work and exits 0.
@@ -23,7 +24,7 @@ const plan = logPlan({
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const log = loggerFor(plan, secretsOf(config));
+const { log, terminal } = terminalLogger(plan, secretsOf(config));
 // An error escaping every handler before the chat runs fails the start (exit 1) instead of leaving a chat that never opens.
 let failStart = (): void => process.exit(1);
 const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
@@ -35,10 +36,14 @@ const chat = startConsole(app.gateway, {
   ...(arg("--session") ? { session: arg("--session")! } : {}),
   ...(arg("--user") ? { user: arg("--user")! } : {}),
 });
+terminal?.attach((line) => chat.notice(line));
 const shutdown = handleStopSignals({
   log,
   plan,
-  quiet: () => chat.stop(),
+  quiet: () => {
+    chat.stop();
+    terminal?.detach();
+  },
   async stop() {
     await app.close();
   },

@@ -7,6 +7,8 @@ import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
+import { banner, type BannerRow } from "./banner.js";
+import { gated } from "./gate.js";
 import { Spinner, type SpinnerTimers } from "./spinner.js";
 
 export interface ConsoleOptions {
@@ -22,6 +24,8 @@ export interface ConsoleOptions {
   output?: Writable;
   /** Where the log file is, for the banner (when logs do not go to the terminal). */
   logFile?: string;
+  /** The banner's rows: what else is up (web chat, /admin, /metrics) and each chat platform's state. */
+  surfaces?: BannerRow[];
   /** Ctrl-C at the interactive prompt (the terminal is in raw mode, so no signal is sent). Default: raise SIGINT. */
   onInterrupt?: () => void;
   /** For the spinner's frames (tests draw them by hand). */
@@ -33,6 +37,11 @@ export interface ConsoleChat {
   done: Promise<void>;
   /** Stops reading and drawing (the process is stopping); `onEnd` is not called. */
   stop(): void;
+  /**
+   * A line from outside the chat (a warning from the log, a platform that came up): written above the prompt, which
+   * is redrawn with what was typed; while a reply is being written, after that reply.
+   */
+  notice(line: string): void;
 }
 
 const jsonlLine = z.object({
@@ -52,6 +61,10 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
   const write = (line: string) => output.write(`${line}\n`);
   /** The reply being written on the current line (plain mode): its agent and the text shown so far. */
   let open: { sessionKey: string; agent: string; depth: number; text: string } | null = null;
+  /** Lines that came while a reply was being written: notices, and what was sent meanwhile; written after it. */
+  const held: string[] = [];
+  /** Requests sent from here whose turns have not ended. */
+  let running = 0;
   let closed = false;
   let stopped = false;
   const prompt = (preserveCursor?: boolean) => {
@@ -79,12 +92,18 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
     output.write("\r\x1b[K");
     spinner?.erased();
   };
-  /** A line from the chat itself (a refusal, an error), not in the middle of the prompt. */
+  /** A line from the chat itself (a refusal, an error) or from outside it, not in the middle of the prompt. */
   const note = (line: string) => {
-    // Below a reply being written, which then carries on on a line of its own.
-    if (open) return void output.write(`\n${line}\n${label(open)} ${open.text}`);
+    // Never inside a reply being written: it waits for the reply's end.
+    if (open) return void held.push(line);
     if (interactive) clearLine();
     write(line);
+    prompt(true);
+  };
+  /** The reply's line is done: what waited for it is written, then the prompt with what was typed meanwhile. */
+  const replyEnded = () => {
+    open = null;
+    for (const line of held.splice(0)) write(line);
     prompt(true);
   };
 
@@ -119,6 +138,8 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
         );
       } else {
         const streamed = open?.sessionKey === message.sessionKey && open.agent === message.agent ? open.text : null;
+        // A notice from elsewhere ("still working on your previous message") waits for the reply being written.
+        if (open && streamed === null && message.kind === "notice" && !message.approvalId) return void held.push(`${label(message)} ${message.text}`);
         if (streamed !== null && message.text.startsWith(streamed)) {
           // Shown as it was written: finish the line with whatever the stream had not shown yet.
           write(message.text.slice(streamed.length));
@@ -128,16 +149,17 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
           else if (interactive) clearLine();
           write(`${label(message)} ${message.text}`);
         }
-        open = null;
         if (message.approvalId) write(`  → /approve ${message.approvalId}   or   /deny ${message.approvalId}`);
-        prompt(true);
+        replyEnded();
       }
     },
   });
 
-  const rl = createInterface({ input, terminal: interactive, ...(interactive ? { output } : {}) });
+  // readline echoes what is typed where the cursor is; while a reply is being written that is inside the reply, so
+  // the echo is held back then, and the prompt is redrawn with the typed text once the reply's line is done.
+  const rl = createInterface({ input, terminal: interactive, ...(interactive ? { output: gated(output, () => open === null) } : {}) });
   if (interactive) {
-    write(banner(options));
+    write(banner({ exitOnEnd: options.exitOnEnd, logFile: options.logFile, surfaces: options.surfaces }));
     rl.setPrompt("you> ");
     rl.prompt();
     // In raw mode Ctrl-C is a key, not a signal: pass it on, so it stops the process like a signal would.
@@ -149,6 +171,8 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
   rl.on("line", (raw) => {
     lineNo++;
     const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
+    // Typed blind while a reply was being written: shown as sent once the reply's line is done.
+    if (interactive && open && message) held.push(`you> ${raw}`);
     if (message) submitted = submitted.then(() => submit(message));
     prompt();
     if (message) spinner?.start();
@@ -167,8 +191,13 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
           else note(`· ${result.text}`);
         }
         // The spinner turns until the request is processed and its replies are shown.
-        if (spinner && (result.status === "accepted" || result.status === "duplicate")) {
-          void gateway.whenDone(result.requestId).then(turnEnded, turnEnded);
+        if (interactive && (result.status === "accepted" || result.status === "duplicate")) {
+          running++;
+          const ended = () => {
+            running--;
+            turnEnded();
+          };
+          void gateway.whenDone(result.requestId).then(ended, ended);
         } else turnEnded();
       } catch (error) {
         if (options.jsonl) write(JSON.stringify({ type: "error", message: String(error) }));
@@ -178,6 +207,11 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
     }
   }
   function turnEnded(): void {
+    // Its replies are shown by now: a reply still open was cut short (a /cancel, a failure) and its line ends here.
+    if (running === 0 && open) {
+      output.write("\n");
+      replyEnded();
+    }
     if (spinner?.end()) prompt(true);
   }
 
@@ -193,6 +227,12 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
   });
   return {
     done,
+    notice(line: string) {
+      if (stopped) return void process.stderr.write(`${line}\n`);
+      // stdout carries only the JSON objects in --jsonl mode.
+      if (options.jsonl) return void process.stderr.write(`${line}\n`);
+      note(line);
+    },
     stop() {
       if (stopped) return;
       stopped = true;
@@ -204,15 +244,6 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
       rl.close();
     },
   };
-}
-
-/** What the chat is and how to leave it: Ctrl-D ends only the input, which stops a chat but not a service. */
-function banner(options: ConsoleOptions): string {
-  const quit = options.exitOnEnd
-    ? "Ctrl-C or Ctrl-D quits."
-    : "Ctrl-C to quit (Ctrl-D closes only this chat; the service keeps running).";
-  const logs = options.logFile ? ` Logs: ${options.logFile}` : "";
-  return `Switchboard terminal chat. /status shows the agent stack, /cancel stops it, /reset starts over. ${quit}${logs}`;
 }
 
 function parseJsonl(raw: string, lineNo: number, write: (line: string) => void) {

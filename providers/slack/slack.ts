@@ -1,5 +1,6 @@
 import type { Server } from "node:http";
 import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
+import { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
@@ -12,6 +13,8 @@ import { installInteractivity, NOT_ALLOWED_CHANNEL, NOT_ALLOWED_USER } from "./i
 import { SlackStreams, systemStreamTimers, type StreamTimers } from "./stream.js";
 import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
+import type { StartProblem } from "../../src/gateway/connection.js";
+import { slackStartProblem, SocketModeStartError } from "./connect.js";
 
 export interface SlackOptions {
   botToken: string;
@@ -70,6 +73,9 @@ type MessageFields = {
 /** Message subtypes that are still a person writing: a reply also sent to the channel, text with an upload. */
 const USER_SUBTYPES = new Set(["thread_broadcast", "file_share"]);
 
+/** How long the start's auth.test may take (the connection's own deadline is longer; this frees the socket). */
+const PROBE_TIMEOUT_MS = 20_000;
+
 const hasFiles = (event: { files?: unknown }) => Array.isArray(event.files) && event.files.length > 0;
 
 /** The Slack provider: DMs and channel threads become sessions; replies go back into the same thread. */
@@ -82,6 +88,8 @@ export class SlackProvider {
   private botUserId = "";
   private teamId = "";
   private server: Server | null = null;
+  /** The receiver was started (or is starting): stop() has something to stop. */
+  private appStarted = false;
   private readonly refused = new Set<string>();
   /** `channel:ts` of messages already handed to the gateway: a DM mention arrives as message.im and app_mention. */
   private readonly seen = new RecentSet(10_000);
@@ -293,13 +301,32 @@ export class SlackProvider {
     return match ? { channel: match[1]!, ts: match[2]! } : undefined;
   }
 
-  async start(): Promise<void> {
+  /**
+   * Connects (called again after a failure, see PlatformConnection). The bot token is checked first with one
+   * bounded auth.test and no retries, so an unreachable Slack or a refused token is known at once; Bolt's own
+   * client retries for minutes.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
+    const probe = new WebClient(this.options.botToken, {
+      ...(this.options.apiUrl ? { slackApiUrl: this.options.apiUrl } : {}),
+      retryConfig: { retries: 0 },
+      timeout: PROBE_TIMEOUT_MS,
+      logger: boltLogger(this.options.log, true),
+    });
+    const auth = await probe.auth.test();
+    signal?.throwIfAborted();
     await this.app.init();
-    const auth = await this.app.client.auth.test();
+    signal?.throwIfAborted();
     this.botUserId = auth.user_id ?? "";
     this.teamId = auth.team_id ?? "";
     this.gateway.register(this.sink);
-    const started = await this.app.start(this.options.port);
+    this.appStarted = true;
+    let started: unknown;
+    try {
+      started = await this.app.start(this.options.port);
+    } catch (error) {
+      throw this.options.appToken ? new SocketModeStartError(error) : error;
+    }
     if (!this.options.appToken) this.server = started as Server;
     this.options.log.info(
       { team: this.teamId, bot: this.botUserId, mode: this.options.appToken ? "socket" : "http", port: this.options.appToken ? undefined : this.options.port },
@@ -313,19 +340,34 @@ export class SlackProvider {
     return address && typeof address === "object" ? address.port : null;
   }
 
+  /** Why a start failed: Slack unreachable, a token refused, or something else (see slackStartProblem). */
+  problem(error: unknown): StartProblem {
+    return slackStartProblem(error, this.options.apiUrl);
+  }
+
+  /** "bot U0BOT in team T0TEAM (Socket Mode)" once started. */
+  identity(): string {
+    return `bot ${this.botUserId} in team ${this.teamId} (${this.options.appToken ? "Socket Mode" : `HTTP events on port ${this.httpPort() ?? this.options.port}`})`;
+  }
+
   async stop(): Promise<void> {
+    // Bolt refuses to stop a receiver that never started (a start that failed before it).
+    if (!this.appStarted) return;
+    this.appStarted = false;
+    this.server = null;
     await this.app.stop();
   }
 }
 
-/** Bolt logs through pino. */
-function boltLogger(log: Logger): BoltLogger {
+/** Bolt logs through pino; `quiet`: all of it at debug (what failed is said elsewhere, in one line). */
+function boltLogger(log: Logger, quiet = false): BoltLogger {
   let level: LogLevel = LogLevel.INFO;
+  const at = (pinoLevel: "debug" | "info" | "warn" | "error") => (...msg: unknown[]) => log[quiet ? "debug" : pinoLevel]({ bolt: true }, msg.map(String).join(" "));
   return {
-    debug: (...msg: unknown[]) => log.debug({ bolt: true }, msg.map(String).join(" ")),
-    info: (...msg: unknown[]) => log.info({ bolt: true }, msg.map(String).join(" ")),
-    warn: (...msg: unknown[]) => log.warn({ bolt: true }, msg.map(String).join(" ")),
-    error: (...msg: unknown[]) => log.error({ bolt: true }, msg.map(String).join(" ")),
+    debug: at("debug"),
+    info: at("info"),
+    warn: at("warn"),
+    error: at("error"),
     setLevel: (l: LogLevel) => void (level = l),
     getLevel: () => level,
     setName: () => {},

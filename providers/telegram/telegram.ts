@@ -16,6 +16,8 @@ import {
   telegramSessionKey,
 } from "./inbound.js";
 import { ReplyStreams, systemStreamClock, type StreamClock } from "./stream.js";
+import type { StartProblem } from "../../src/gateway/connection.js";
+import { telegramStartProblem } from "./connect.js";
 import { startWebhookServer } from "./webhook.js";
 
 export interface TelegramOptions {
@@ -244,10 +246,19 @@ export class TelegramProvider {
     await this.gateway.moveSession(sessionKey("telegram", move.from), sessionKey("telegram", move.to));
   }
 
-  async start(): Promise<void> {
+  /**
+   * Connects (called again after a failure, see PlatformConnection): every Bot API call gives up when `signal`
+   * aborts. getMe is called directly: grammY's bot.init() retries network errors forever, which held the whole
+   * start for minutes when Telegram could not be reached.
+   */
+  async start(signal?: AbortSignal): Promise<void> {
     const { log, webhook } = this.options;
-    await this.bot.init();
-    await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })));
+    // grammY types its signal with the abort-controller package's class; Node's is the same at runtime.
+    const abort = signal as Parameters<Api["getMe"]>[0];
+    if (!this.bot.isInited()) this.bot.botInfo = await this.bot.api.getMe(abort);
+    await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })), undefined, abort);
+    if (!webhook) await this.bot.api.deleteWebhook(undefined, abort);
+    signal?.throwIfAborted();
     // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.
     const streamed = await this.gateway.store.indicators("telegram");
     for (const { sessionKey: key, data } of streamed) this.streams.adopt(key, data);
@@ -274,14 +285,13 @@ export class TelegramProvider {
       // after 10 s, so a slow Bot API turned into an unhandled rejection and Telegram resending the update.
       this.server = await startWebhookServer(webhook.port, { path, secret, log, handle: (update) => this.bot.handleUpdate(update) });
       try {
-        await this.bot.api.setWebhook(webhook.url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] });
+        await this.bot.api.setWebhook(webhook.url, { secret_token: secret, allowed_updates: [...ALLOWED_UPDATES] }, abort);
       } catch (error) {
         await this.closeServer();
         throw error;
       }
       log.info({ bot: this.bot.botInfo.username, port: this.webhookPort(), path }, "telegram webhook listening");
     } else {
-      await this.bot.api.deleteWebhook();
       // Long polling runs on one replica at a time (Telegram answers a second getUpdates with 409); another
       // replica takes it over when that one dies. Every replica sends replies.
       const { id, leaseMs } = this.gateway.replica;
@@ -296,6 +306,17 @@ export class TelegramProvider {
       await this.polling.start();
       if (!this.polling.leading) log.info({ bot: this.bot.botInfo.username }, "telegram long polling runs on another replica; this one takes over if it stops");
     }
+  }
+
+  /** Why a start failed: Telegram unreachable, the token refused, or something else (see telegramStartProblem). */
+  problem(error: unknown): StartProblem {
+    return telegramStartProblem(error, this.options.apiRoot);
+  }
+
+  /** "@switchboard_bot (long polling)" once started. */
+  identity(): string {
+    const how = this.options.webhook ? `webhook ${this.options.webhook.url}` : this.polling?.leading === false ? "long polling on another replica" : "long polling";
+    return `@${this.bot.botInfo.username} (${how})`;
   }
 
   private startPolling(): void {
@@ -334,7 +355,9 @@ export class TelegramProvider {
   }
 
   async stop(): Promise<void> {
-    await this.polling?.stop();
+    const polling = this.polling;
+    this.polling = null;
+    await polling?.stop();
     await this.stopPolling();
     await this.closeServer();
   }

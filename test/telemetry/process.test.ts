@@ -62,7 +62,7 @@ describe("tracing configured by the environment", () => {
     model = await startFakeAnthropic();
     proc = run("src/main.ts", [], processEnv(model.url, writeDefinitions({}), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuff" }));
     expect(await proc.exited).toBe(1);
-    expect(proc.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL: must be "http/protobuf" (the default), "http/json" or "grpc"');
+    expect(proc.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL (set in the environment): must be "http/protobuf" (the default), "http/json" or "grpc"');
   });
 });
 
