@@ -11,6 +11,10 @@ export interface AuthOptions {
   keySet?: JWTVerifyGetKey;
 }
 
+/** What every request hears while the server accepts no token at all. */
+export const NOT_CONFIGURED =
+  "this server accepts no API tokens yet: whoever runs it sets HTTP_API_TOKENS (token:user pairs), or HTTP_JWT_JWKS_URL with HTTP_JWT_AUDIENCE and HTTP_JWT_ISSUER, and restarts it";
+
 export type AuthResult = { ok: true; userId: string } | { ok: false; reason: string };
 
 /**
@@ -28,7 +32,13 @@ export class Authenticator {
     this.tokens = new TokenSet(entries);
   }
 
+  /** Whether any token can be accepted at all (HTTP_API_TOKENS or the JWT settings). */
+  get configured(): boolean {
+    return this.tokens.size > 0 || this.keys !== null;
+  }
+
   async check(header: string | undefined): Promise<AuthResult> {
+    if (!this.configured) return { ok: false, reason: NOT_CONFIGURED };
     const token = TokenSet.bearer(header);
     if (token === null) return { ok: false, reason: "missing bearer token: send Authorization: Bearer <token>" };
     const user = this.tokens.match(token);

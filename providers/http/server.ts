@@ -62,7 +62,7 @@ export class HttpProvider {
     private readonly options: HttpOptions,
   ) {
     this.auth = new Authenticator(options.auth);
-    this.web = loadWebChat();
+    this.web = loadWebChat({ apiOff: !this.auth.configured });
     const { admin, timers, keepaliveMs, log } = options;
     this.admin = admin ? new AdminRoutes(admin, { store: gateway.store, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
   }

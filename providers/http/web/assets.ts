@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { webPage } from "./page.js";
+import { webPage, type PageSettings } from "./page.js";
 
 // The web chat's files, read once when the provider is made: the page, its script and style, and the two
 // libraries it renders replies with, served from their installed packages (no CDN, no build step).
@@ -54,7 +54,7 @@ export const ASSET_HEADERS = {
 
 const JS = "text/javascript; charset=utf-8";
 
-export function loadWebChat(): WebChat {
+export function loadWebChat(settings: PageSettings = { apiOff: false }): WebChat {
   const require = createRequire(import.meta.url);
   const here = dirname(fileURLToPath(import.meta.url));
   const files: Array<[string, string, string]> = [
@@ -74,7 +74,7 @@ export function loadWebChat(): WebChat {
     const sha = createHash("sha384").update(body).digest("base64");
     assets.set(path, { type, body, integrity: `sha384-${sha}`, version: createHash("sha256").update(body).digest("hex").slice(0, 12) });
   }
-  return { page: webPage((path) => assets.get(path)!), assets };
+  return { page: webPage((path) => assets.get(path)!, settings), assets };
 }
 
 /** A file of an installed package; `entry` is what the package lets us resolve, `file` is relative to its folder. */

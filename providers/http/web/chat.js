@@ -7,6 +7,8 @@
 
 const $ = (id) => document.getElementById(id);
 const log = $("log");
+// The server accepts no token at all (no HTTP_API_TOKENS, no JWT settings): the page says how to set it up.
+const apiOff = document.body.dataset.api === "off";
 
 // crypto.randomUUID exists only on https and localhost; a phone on the LAN opens plain http.
 function uuid() {
@@ -112,6 +114,17 @@ function settle() {
   if (state.turns === 0) status("ready", false);
 }
 
+// ---- Notices about the token -----------------------------------------------------------------------------------
+// What was said about a missing or refused token (or a server that could not be reached) is stale once a request
+// with the token works: it goes away then.
+const SETUP = "setup";
+function setupProblem(text, where) {
+  return plain("Switchboard", text, `error ${SETUP}`, where);
+}
+function tokenWorks() {
+  log.querySelectorAll(`.${SETUP}`).forEach((el) => el.remove());
+}
+
 // ---- Talking to the API -------------------------------------------------------------------------------------
 const token = () => $("token").value.trim();
 const authorized = (extra = {}) => ({ authorization: `Bearer ${token()}`, ...extra });
@@ -129,13 +142,15 @@ async function send(path, payload, said) {
   body(turn.placeholder).textContent = "thinking…";
   try {
     const r = await fetch(path, { method: "POST", headers: authorized({ "content-type": "application/json", accept: "text/event-stream" }), body: JSON.stringify(payload) });
+    if (r.status === 401) return void setupProblem(`That token did not work: ${await problem(r)}`);
     if (!r.ok) return void plain("Switchboard", await problem(r), "error");
+    tokenWorks();
     // From now on the server has this conversation, and a reload asks for it.
     localStorage.setItem("sb.used", state.session);
     if (said) turn.placeholder.before(plain("Switchboard", said, "notice", document.createDocumentFragment()));
     await readEvents(r, (event, data) => onEvent(turn, event, data));
   } catch (error) {
-    plain("Switchboard", `The server could not be reached: ${error.message}`, "error");
+    setupProblem(`The server could not be reached: ${error.message}`);
   } finally {
     turn.placeholder?.remove();
     for (const w of turn.writing.values()) w.div.classList.remove("writing");
@@ -219,13 +234,23 @@ log.append(history);
     "Hi! This is Switchboard's web chat: an assistant that can hand your conversation to specialised skills and agents. " +
     "Replies appear as they are written, and the conversation is kept on the server, so it is still here when you reload.";
   const how = document.createElement("p");
-  how.textContent =
-    "To start, enter an API token above. Tokens come from the server's HTTP_API_TOKENS (token:user pairs in its .env); " +
-    "ask whoever runs this server for one.";
+  how.textContent = apiOff
+    ? "This server does not accept any API token yet, so nobody can chat here until it does. Whoever runs it sets " +
+      "HTTP_API_TOKENS in the server's environment or .env (token:user pairs, e.g. HTTP_API_TOKENS=a-long-random-token:alice), " +
+      "or HTTP_JWT_JWKS_URL with HTTP_JWT_AUDIENCE and HTTP_JWT_ISSUER for tokens from an identity provider, and restarts it. " +
+      "Then enter your token above."
+    : "To start, enter an API token above. Tokens come from the server's HTTP_API_TOKENS (token:user pairs in its .env); " +
+      "ask whoever runs this server for one.";
   const catalog = document.createElement("div");
   catalog.id = "catalog";
-  catalog.textContent = "Once your token is in, the skills and agents you can use are listed here.";
+  catalog.textContent = apiOff ? "" : "Once your token is in, the skills and agents you can use are listed here.";
   body(welcome).append(intro, how, catalog);
+  if (apiOff) {
+    welcome.classList.add("off");
+    status("no API tokens set", false);
+    for (const id of ["token", "text"]) $(id).disabled = true;
+    $("form").querySelector("button").disabled = true;
+  }
 }
 
 function list(title, defs) {
@@ -249,6 +274,7 @@ async function loadCatalog() {
   const box = $("catalog");
   const r = await fetch("/v1/catalog", { headers: authorized() });
   if (!r.ok) return void (box.textContent = `That token did not work: ${await problem(r)}`);
+  tokenWorks();
   const { skills, agents } = await r.json();
   box.replaceChildren(list("Skills", skills), list("Agents", agents));
   if (skills.length + agents.length === 0) box.textContent = "No skills or agents are installed yet.";
@@ -276,11 +302,11 @@ async function loadHistory() {
 }
 
 async function start() {
-  if (!token()) return;
+  if (!token() || apiOff) return;
   try {
     await Promise.all([loadCatalog(), loadHistory()]);
   } catch (error) {
-    plain("Switchboard", `The server could not be reached: ${error.message}`, "error");
+    setupProblem(`The server could not be reached: ${error.message}`);
   }
 }
 
@@ -301,7 +327,7 @@ $("form").onsubmit = (e) => {
   if (!text) return;
   if (!token()) {
     $("token").focus();
-    return void plain("Switchboard", "Enter your API token first (top of the page).", "notice");
+    return void plain("Switchboard", "Enter your API token first (top of the page).", `notice ${SETUP}`);
   }
   $("text").value = "";
   plain("You", text, "me");

@@ -1,7 +1,12 @@
 import type { WebAsset } from "./assets.js";
 
+export interface PageSettings {
+  /** The server accepts no token at all (no HTTP_API_TOKENS, no JWT): the page says how to set them up. */
+  apiOff: boolean;
+}
+
 /** The web chat at `/`: markup only; the script and style are files under /assets, pinned by hash. */
-export function webPage(asset: (path: string) => WebAsset): string {
+export function webPage(asset: (path: string) => WebAsset, settings: PageSettings = { apiOff: false }): string {
   const src = (path: string) => `${path}?v=${asset(path).version}" integrity="${asset(path).integrity}`;
   return `<!doctype html>
 <html lang="en">
@@ -14,7 +19,7 @@ export function webPage(asset: (path: string) => WebAsset): string {
 <script defer src="${src("/assets/purify.js")}"></script>
 <script defer src="${src("/assets/chat.js")}"></script>
 </head>
-<body>
+<body${settings.apiOff ? ' data-api="off"' : ""}>
 <header>
   <strong class="brand">Switchboard</strong>
   <span id="status" role="status" aria-live="polite">ready</span>

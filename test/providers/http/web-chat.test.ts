@@ -32,16 +32,22 @@ afterAll(async () => browser?.close());
 
 const FILES = { ...skillFile("interview", "Ask."), ...agentFile("trip-planner", "Plan.") };
 
-/** The API on the harness, and a page that has entered its token. */
-async function open(viewport?: { width: number; height: number }, tools = [transferTool([])]): Promise<Page> {
+/** The API on the harness (with `tokens`) and its page, loaded. */
+async function load(viewport?: { width: number; height: number }, tools = [transferTool([])], tokens: Record<string, string> = { "tok-web": "webuser" }): Promise<Page> {
   h = await startHarness({ files: FILES, ids: randomIds, tools });
-  api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-web": "webuser" } }, log: silentLogger() });
+  api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens }, log: silentLogger() });
   await api.start();
   context = await browser.newContext(viewport ? { viewport } : {});
   const page = await context.newPage();
   page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
   page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
   await page.goto(`http://127.0.0.1:${api.port()}/`);
+  return page;
+}
+
+/** The API on the harness, and a page that has entered its token. */
+async function open(viewport?: { width: number; height: number }, tools = [transferTool([])]): Promise<Page> {
+  const page = await load(viewport, tools);
   await page.fill("#token", "tok-web");
   await page.dispatchEvent("#token", "change");
   await page.locator("#catalog", { hasText: "interview" }).waitFor();
@@ -147,6 +153,45 @@ describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
       expect(await mine.locator("b, a").count()).toBe(0);
       if (pass === "live") await page.reload();
     }
+  });
+
+  it("on a server with no API tokens, says so and names the variables to set, instead of refusing every token", async () => {
+    const page = await load(undefined, [], {});
+    const welcome = (await page.locator(".welcome").textContent())!;
+    expect(welcome).toContain("This server does not accept any API token yet");
+    expect(welcome).toContain("HTTP_API_TOKENS");
+    expect(welcome).toContain("HTTP_JWT_JWKS_URL with HTTP_JWT_AUDIENCE and HTTP_JWT_ISSUER");
+    expect(await page.locator("#status").textContent()).toBe("no API tokens set");
+    expect(await page.locator("#token").isDisabled()).toBe(true);
+    expect(await page.locator("#text").isDisabled()).toBe(true);
+    expect(await page.locator("#log").textContent()).not.toContain("invalid token");
+    // A program calling the API hears the same.
+    const r = await fetch(`http://127.0.0.1:${api.port()}/v1/catalog`, { headers: { authorization: "Bearer guess" } });
+    expect(r.status).toBe(401);
+    expect(((await r.json()) as { error: { message: string } }).error.message).toMatch(/^this server accepts no API tokens yet: whoever runs it sets HTTP_API_TOKENS/);
+  });
+
+  it("takes back what it said about a wrong or missing token once a token works", async () => {
+    const page = await load();
+    await say(page, "hello?");
+    await page.getByText("Enter your API token first (top of the page).").waitFor();
+    await page.fill("#token", "tok-wrong");
+    await page.dispatchEvent("#token", "change");
+    await page.locator("#catalog", { hasText: "That token did not work: invalid token" }).waitFor();
+    await say(page, "hello?");
+    await page.locator(".msg.error", { hasText: "That token did not work: invalid token" }).waitFor();
+
+    h.fake.script(text("Hello!"));
+    await page.fill("#token", "tok-web");
+    await page.dispatchEvent("#token", "change");
+    await page.locator("#catalog", { hasText: "interview" }).waitFor();
+    expect(await page.locator("#log").textContent()).not.toMatch(/did not work|Enter your API token first/);
+    await say(page, "hello?");
+    await page.getByText("Hello!").waitFor();
+    // The first try never left the page (no token): only the refused one and the answered one are in the log.
+    expect(await whoSaid(page)).toEqual(["You: hello?", "You: hello?", "Switchboard: Hello!"]);
+    // The refused requests are the test's own doing (the browser reports each 401 as a failed resource).
+    expect(errors.splice(0).filter((e) => !/status of 401/.test(e))).toEqual([]);
   });
 
   it("fits a 390 px wide phone: no horizontal scroll, the token field does not squeeze the header", async () => {
