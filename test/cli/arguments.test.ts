@@ -13,6 +13,14 @@ async function tool(entry: string, args: string[], env: Record<string, string> =
   return { code, stdout: proc.lines.join("\n"), stderr: proc.stderr };
 }
 
+/** `args` make the tool print its usage (which contains `usage`) after `said`, and exit 2 before running anything. */
+async function refuses(entry: string, args: string[], said: RegExp, usage: string): Promise<void> {
+  const result = await tool(entry, args);
+  expect(result).toMatchObject({ code: 2, stdout: "" });
+  expect(result.stderr).toMatch(said);
+  expect(result.stderr).toContain(usage);
+}
+
 describe("npm run bench", () => {
   it.each([
     [["--help"], /^usage: npm run bench/],
@@ -20,12 +28,7 @@ describe("npm run bench", () => {
     [["singel-turn"], /^unknown scenario "singel-turn" \(did you mean single-turn\?\)\nusage: npm run bench/],
     [["single-turn", "handoff-rountrip"], /^unknown scenario "handoff-rountrip" \(did you mean handoff-roundtrip\?\)\n/],
     [["--scenario", "startup"], /^unknown option "--scenario"\nusage:/],
-  ])("%j prints the usage and exits 2 without running anything", async (args, said) => {
-    const result = await tool("bench/run.ts", args);
-    expect(result).toMatchObject({ code: 2, stdout: "" });
-    expect(result.stderr).toMatch(said);
-    expect(result.stderr).toContain("scenarios: single-turn, cpu-per-message,");
-  });
+  ])("%j prints the usage and exits 2 without running anything", (args, said) => refuses("bench/run.ts", args, said, "scenarios: single-turn, cpu-per-message,"));
 });
 
 describe("npm run sim", () => {
@@ -36,12 +39,7 @@ describe("npm run sim", () => {
     [["--seed"], /^Option '--seed <value>' argument missing\n/],
     [["436"], /^unexpected argument "436"\n/],
     [["--seed", "436", "--seeds", "10"], /^--seed replays one seed: leave out --seeds and --from\n/],
-  ])("%j prints the usage and exits 2 without running anything", async (args, said) => {
-    const result = await tool("test/sim/cli.ts", args);
-    expect(result).toMatchObject({ code: 2, stdout: "" });
-    expect(result.stderr).toMatch(said);
-    expect(result.stderr).toContain("npm run sim -- --seed N [--events N]");
-  });
+  ])("%j prints the usage and exits 2 without running anything", (args, said) => refuses("test/sim/cli.ts", args, said, "npm run sim -- --seed N [--events N]"));
 });
 
 describe("npm run export", () => {
