@@ -7,7 +7,13 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: "main", include: ["test/**/*.test.ts"], exclude: [...configDefaults.exclude, "test/store/**", "test/replicas/**"] },
+        test: {
+          name: "main",
+          include: ["test/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, "test/store/**", "test/replicas/**"],
+          // Says once whether the sandbox tests can run here (and fails in CI when they cannot).
+          globalSetup: ["test/setup/sandbox.ts"],
+        },
       },
       {
         // The tests that need PostgreSQL (the store contract, the replicas): vitest runs a project's globalSetup only
