@@ -2,6 +2,7 @@
 // gateway-shaped site (a database file, DATA_DIR, two sessions' workspaces, a project folder with .env).
 // Timeouts that a test is about are fired by hand once the command has shown it is running.
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { networkInterfaces } from "node:os";
 import { join } from "node:path";
@@ -268,5 +269,27 @@ describeSandbox("limits", () => {
     const r = exited(await sandbox.run({ key: "alice", argv: bash("head -c 5000000 /dev/zero > big.bin"), workspace: site.alice, timeoutMs: 30_000 }));
     expect(r.exitCode).not.toBe(0);
     expect(statSync(join(site.alice, "big.bin")).size).toBeLessThanOrEqual(1024 * 1024);
+  });
+});
+
+describeSandbox("taking turns", () => {
+  it("queues a command past the concurrency cap, says how long it waited, and refuses one past the queue", async () => {
+    let now = 10_000;
+    const sandbox = testSandbox(site.hidden, { concurrency: 1, queueMax: 1, clock: { now: () => now } });
+    const watch = outputWatcher();
+    // The first command holds the only slot until the test writes to its FIFO.
+    const first = sandbox.run({ key: "alice", argv: bash("mkfifo gate && echo waiting && read line < gate && echo got $line"), workspace: site.alice, timeoutMs: 30_000, onOutput: watch.onOutput });
+    await watch.until((s) => s.includes("waiting"));
+    let secondStarted = false;
+    const second = sandbox.run({ key: "bob", argv: bash("echo bob ran"), workspace: site.bob, timeoutMs: 30_000, onOutput: () => (secondStarted = true) });
+    const third = await sandbox.run({ key: "carol", argv: bash("echo carol ran"), workspace: site.bob, timeoutMs: 30_000 });
+    expect(third).toEqual({ status: "busy", reason: "the sandbox is busy: 1 commands are running and 1 are waiting (at most 1); try again in a moment" });
+    expect(secondStarted).toBe(false);
+    now += 2500;
+    await writeFile(join(site.alice, "gate"), "go\n");
+    expect(exited(await first).output.stdout).toBe("waiting\ngot go\n");
+    const r = exited(await second);
+    expect(r.output.stdout).toBe("bob ran\n");
+    expect(r.waitedMs).toBe(2500);
   });
 });
