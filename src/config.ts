@@ -149,6 +149,29 @@ const schema = z.object({
   }),
   HTTP_REQUEST_MAX_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
   HTTP_REQUEST_TIMEOUT_MS: wholeNumber(15_000, 100, 600_000),
+  // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/workspace.md).
+  WORKSPACE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  WORKSPACE_MAX_BYTES: wholeNumber(100 * 1024 * 1024, 1024 * 1024, 1024 ** 4),
+  WORKSPACE_MAX_FILES: wholeNumber(2000, 10, 1_000_000),
+  BASH_DEFAULT_TIMEOUT_MS: wholeNumber(120_000, 1000, 3_600_000),
+  BASH_MAX_TIMEOUT_MS: wholeNumber(600_000, 1000, 3_600_000),
+  SANDBOX_ALLOW_HOSTS: optionalText.transform((v, ctx) => {
+    const parsed = parseAllowlist(v);
+    if ("error" in parsed) {
+      ctx.addIssue({ code: "custom", message: `${parsed.error}; entries are separated by commas` });
+      return z.NEVER;
+    }
+    if (parsed.allow.ranges.length > 0) {
+      // Addresses would bypass the check of what a name resolves to; private ones are never reachable anyway.
+      ctx.addIssue({ code: "custom", message: "takes host names and *.domain wildcards only, not IP addresses or ranges" });
+      return z.NEVER;
+    }
+    return parsed.allow;
+  }),
+  SANDBOX_MEMORY_MB: wholeNumber(1024, 64, 1024 * 1024),
+  SANDBOX_MAX_PROCESSES: wholeNumber(128, 8, 65_536),
+  SANDBOX_CONCURRENCY: wholeNumber(4, 1, 1024),
+  SANDBOX_QUEUE_MAX: wholeNumber(32, 0, 100_000),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),
@@ -215,6 +238,13 @@ const checked = schema.superRefine((c, ctx) => {
       code: "custom",
       path: ["SLACK_APP_TOKEN"],
       message: "SLACK_BOT_TOKEN is set: also set SLACK_APP_TOKEN (Socket Mode) or SLACK_SIGNING_SECRET (HTTP events)",
+    });
+  }
+  if (c.BASH_DEFAULT_TIMEOUT_MS > c.BASH_MAX_TIMEOUT_MS) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["BASH_DEFAULT_TIMEOUT_MS"],
+      message: `${c.BASH_DEFAULT_TIMEOUT_MS} is over BASH_MAX_TIMEOUT_MS (${c.BASH_MAX_TIMEOUT_MS}); lower it or raise the maximum`,
     });
   }
   // Without both, any token the key set ever signed (for any other app of the same identity provider) would pass.
