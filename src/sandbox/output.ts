@@ -3,6 +3,19 @@
 // memory stays bounded whatever the command prints, and an error at the end of a long output is still shown.
 import type { Captured } from "./types.js";
 
+const cutMarker = (bytes: number) => `[… ${bytes} bytes cut …]`;
+
+/**
+ * The whole lines before the cut of a stream that was cut: for output read line by line (a list of files, search
+ * results), where the end after the cut would start mid-line and the marker would read as a line of its own.
+ */
+export function linesBeforeCut(text: string): string {
+  const at = text.search(/\n\[… \d+ bytes cut …\]\n/);
+  if (at === -1) return text;
+  const head = text.slice(0, at);
+  return head.slice(0, head.lastIndexOf("\n") + 1);
+}
+
 class StreamCapture {
   total = 0;
   private head: Buffer[] = [];
@@ -38,7 +51,7 @@ class StreamCapture {
     const tailAll = this.tailBytes >= Math.floor(budget / 2) ? Buffer.concat(this.tail) : all;
     const end = tailAll.subarray(charStart(tailAll, Math.max(0, tailAll.length - Math.floor(budget / 2)), true));
     const cut = this.total - start.length - end.length;
-    return `${start.toString("utf8")}\n[… ${cut} bytes cut …]\n${end.toString("utf8")}`;
+    return `${start.toString("utf8")}\n${cutMarker(cut)}\n${end.toString("utf8")}`;
   }
 }
 

@@ -6,6 +6,7 @@
 // and gets an environment of two variables.
 import type { FileHandle } from "node:fs/promises";
 import type { Clock, Timers } from "../runtime/deps.js";
+import { linesBeforeCut } from "./output.js";
 import type { Ripgrep } from "./probe.js";
 import { runProcess } from "./process.js";
 import type { Mount, Sandbox } from "./types.js";
@@ -30,7 +31,10 @@ export interface SearchRequest {
 }
 
 export type SearchResult =
-  /** ripgrep's exit code: 0 found, 1 nothing found, 2 an error (its message is in stderr). Paths in the output are the tools' paths. */
+  /**
+   * ripgrep's exit code: 0 found, 1 nothing found, 2 an error (its message is in stderr). Paths in the output are the
+   * tools' paths; output past the cap is left out whole lines at a time (`truncated`).
+   */
   | { status: "done"; exitCode: number; stdout: string; stderr: string; truncated: boolean }
   | { status: "failed"; reason: string };
 
@@ -63,7 +67,7 @@ export function createSearcher(options: SearcherOptions): Searcher {
         });
         switch (result.status) {
           case "exited":
-            return { status: "done", exitCode: result.exitCode, stdout: result.output.stdout, stderr: result.output.stderr, truncated: result.output.truncated };
+            return { status: "done", exitCode: result.exitCode, stdout: linesBeforeCut(result.output.stdout), stderr: result.output.stderr, truncated: result.output.truncated };
           case "timed_out":
             return { status: "failed", reason: `the search took longer than ${Math.round(result.timeoutMs / 1000)} s and was stopped; search a smaller folder` };
           case "cancelled":
@@ -106,7 +110,7 @@ export function createSearcher(options: SearcherOptions): Searcher {
         if (end.kind === "timed_out") return { status: "failed", reason: `the search took longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped; search a smaller folder` };
         if (end.kind === "cancelled") return { status: "failed", reason: "the search was cancelled" };
         const toToolPath = (text: string) => text.replaceAll(named, path);
-        return { status: "done", exitCode: end.code ?? 2, stdout: toToolPath(output.stdout), stderr: toToolPath(output.stderr), truncated: output.truncated };
+        return { status: "done", exitCode: end.code ?? 2, stdout: toToolPath(linesBeforeCut(output.stdout)), stderr: toToolPath(output.stderr), truncated: output.truncated };
       } finally {
         await handle.close().catch(() => {});
       }

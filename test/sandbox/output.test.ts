@@ -1,7 +1,7 @@
 // A command's output under one budget: both streams drained, the start and the end of each kept, characters
 // never split, and stderr never crowded out by a long stdout.
 import { describe, expect, it } from "vitest";
-import { OutputCapture } from "../../src/sandbox/output.js";
+import { linesBeforeCut, OutputCapture } from "../../src/sandbox/output.js";
 
 const feed = (capture: OutputCapture, stream: "stdout" | "stderr", text: string, chunk = 7) => {
   const bytes = Buffer.from(text);
@@ -50,5 +50,18 @@ describe("OutputCapture", () => {
     const { stdout, stderr } = capture.result();
     expect(stderr).toBe("oops\n");
     expect(stdout.replace(/\n\[… \d+ bytes cut …\]\n/, "")).toHaveLength(35);
+  });
+});
+
+describe("linesBeforeCut", () => {
+  it("keeps the whole lines before a cut, for output read line by line", () => {
+    const capture = new OutputCapture(30);
+    feed(capture, "stdout", Array.from({ length: 40 }, (_, i) => `/workspace/file${i}.txt`).join("\n"));
+    const { stdout } = capture.result();
+    expect(linesBeforeCut(stdout)).toBe("");
+    const wide = new OutputCapture(60);
+    feed(wide, "stdout", Array.from({ length: 40 }, (_, i) => `/w/f${i}`).join("\n"));
+    expect(linesBeforeCut(wide.result().stdout)).toBe("/w/f0\n/w/f1\n/w/f2\n/w/f3\n/w/f4\n");
+    expect(linesBeforeCut("a\nb\n")).toBe("a\nb\n");
   });
 });

@@ -33,7 +33,7 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
   let ws: TestWorkspace;
   beforeEach(async (context) => {
     if (!searcher) return context.skip();
-    const deps = { workspaceFor: (ctx: ToolContext) => ws.workspaceFor(ctx), searcher };
+    const deps = { workspaceFor: (ctx: ToolContext) => ws.workspaceFor(ctx), searcher, searchBytes: 11_000 };
     h = await startHarness({ tools: [createGlobTool(deps), createGrepTool(deps)] });
     ws = testWorkspace(h.root, "alice", { owner: probe.ok ? probe.setup.user : null });
     for (const [path, content, mtime] of FILES) {
@@ -122,6 +122,18 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
     expect(lines[249]).toBe("/workspace/log.txt:250:error 250");
     expect(lines[250]).toBe("[showing the first 250 of 300 lines; narrow the pattern, path or glob, or set head_limit]");
     expect(few!.content).toBe("/workspace/log.txt:1:error 1\n/workspace/log.txt:2:error 2\n[showing the first 2 of 300 lines; narrow the pattern, path or glob]");
+  });
+
+  it("keeps whole paths when ripgrep's own output was cut, and says there were more", async () => {
+    mkdirSync(join(ws.dir, "many"));
+    for (let i = 0; i < 300; i++) writeFileSync(join(ws.dir, "many", `file-with-a-rather-long-name-for-this-test-${String(i).padStart(3, "0")}.txt`), "needle\n");
+    const { content } = await callTool(h, "Grep", { pattern: "needle", path: "many" });
+    const lines = content.split("\n");
+    const files = lines.slice(1, -1);
+    expect(files.length).toBeGreaterThan(50);
+    expect(files.length).toBeLessThan(300);
+    for (const file of files) expect(file).toMatch(/^\/workspace\/many\/file-with-a-rather-long-name-for-this-test-\d{3}\.txt$/);
+    expect(lines[lines.length - 1]).toBe(`[showing the first ${files.length} of ${files.length}+ files; narrow the pattern, path or glob, or set head_limit]`);
   });
 
   it("Grep reports a bad pattern as ripgrep explains it, and finds nothing without an error", async () => {

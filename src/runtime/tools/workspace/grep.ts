@@ -29,7 +29,9 @@ type Input = z.output<typeof input>;
 
 function ripgrepArgs(i: Input, folder: boolean): string[] {
   const mode = i.output_mode ?? "files_with_matches";
-  const args = ["--hidden", "--no-messages", "--null", "--with-filename", "--color", "never", "--max-columns", "500", "--max-columns-preview"];
+  const args = ["--hidden", "--no-messages", "--with-filename", "--color", "never", "--max-columns", "500", "--max-columns-preview"];
+  // In lines of content or counts, a NUL after the path tells it from the rest (a path may contain ":").
+  if (mode !== "files_with_matches") args.push("--null");
   for (const vcs of [".git", ".svn", ".hg", ".bzr", ".jj"]) args.push("--glob", `!${vcs}`);
   if (i["-i"]) args.push("--ignore-case");
   if (i.multiline) args.push("--multiline", "--multiline-dotall");
@@ -91,11 +93,11 @@ export function createGrepTool(options: SearchToolOptions): Tool {
       const searched = await searchPath(GREP, ctx, options, i.path, (folder) => ripgrepArgs(i, folder));
       if (!searched.ok) return searched.output;
       const { result, target, folder } = searched;
-      // With --null the path ends in a NUL; in a folder search it is relative to the folder.
+      // In a folder search paths are relative to the folder.
       const named = (path: string) => (folder ? `${target === "/" ? "" : target}/${path}` : path);
       let entries: string[];
       if (mode === "files_with_matches") {
-        entries = result.stdout.split("\0").map((p) => p.replace(/^\n/, "")).filter(Boolean).map(named);
+        entries = result.stdout.split("\n").filter(Boolean).map(named);
       } else {
         entries = result.stdout.split("\n").filter((l) => l !== "").map((line) => {
           const nul = line.indexOf("\0");

@@ -14,6 +14,8 @@ export interface SearchToolOptions {
   timeoutMs?: number;
   /** Characters of result text at most. */
   maxChars?: number;
+  /** Bytes of ripgrep output read at most (past it, whole lines are dropped and the result says so). */
+  searchBytes?: number;
 }
 
 /** A path argument the model meant to leave out ("undefined", "null", ""). */
@@ -52,7 +54,7 @@ export async function searchPath(
       workspace: access.access.workspace.dir,
       readOnly: access.access.readOnly,
       timeoutMs: options.timeoutMs ?? 30_000,
-      outputBytes: 4 * 1024 * 1024,
+      outputBytes: options.searchBytes ?? 4 * 1024 * 1024,
       signal: ctx.signal,
     });
     if (result.status === "failed") return { ok: false, output: fail(`${tool}: ${result.reason}`) };
@@ -65,10 +67,7 @@ export async function searchPath(
   }
 }
 
-/**
- * The first `limit` entries joined by newlines, within `maxChars`; `more` says how the model narrows the search.
- * Returns the text and how many entries it shows.
- */
+/** The first `limit` entries joined by newlines, within `maxChars`: the text and how many entries it shows. */
 export function firstEntries(entries: readonly string[], limit: number, maxChars: number): { text: string; shown: number } {
   let used = 0;
   let shown = 0;
