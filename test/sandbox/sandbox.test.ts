@@ -128,6 +128,34 @@ describeSandbox("what a sandboxed command sees", () => {
     expect(existsSync(join(skill, "x"))).toBe(false);
   });
 
+  it("covers a path to keep hidden that lies inside a folder it shows", async () => {
+    const skill = join(site.project, "skills", "pdf");
+    mkdirSync(join(skill, "private"), { recursive: true });
+    writeFileSync(join(skill, "private", "key.pem"), "-----BEGIN PRIVATE KEY-----");
+    writeFileSync(join(skill, "token.txt"), "sk-skill-token");
+    writeFileSync(join(skill, "README.md"), "the skill's readme");
+    const sandbox = testSandbox([...site.hidden, join(skill, "private"), join(skill, "token.txt")]);
+    const r = exited(
+      await sandbox.run({
+        key: "alice",
+        argv: bash("cat /skills/pdf/README.md; echo; ls -A /skills/pdf/private; cat /skills/pdf/private/key.pem /skills/pdf/token.txt; echo end"),
+        workspace: site.alice,
+        readOnly: [{ dir: skill, path: "/skills/pdf" }],
+        timeoutMs: 30_000,
+      }),
+    );
+    expect(r.output.stdout).toBe("the skill's readme\nend\n");
+    expect(r.output.stderr).toContain("cat: /skills/pdf/private/key.pem: No such file or directory");
+  });
+
+  it("shows only the parts of /etc programs need: no shadow file, no SSH keys, no service configs", async () => {
+    const sandbox = testSandbox(site.hidden);
+    const r = exited(await sandbox.run({ key: "alice", argv: bash("ls -A /etc"), workspace: site.alice, timeoutMs: 30_000 }));
+    const entries = r.output.stdout.split("\n").filter(Boolean);
+    expect(entries).toEqual(expect.arrayContaining(["passwd", "group", "ld.so.cache"]));
+    for (const secret of ["shadow", "gshadow", "ssh", "sudoers", "environment", "crontab"]) expect(entries).not.toContain(secret);
+  });
+
   it("refuses a read-only folder that would cover the sandbox's own layout", async () => {
     const sandbox = testSandbox(site.hidden);
     for (const path of ["/usr/lib", "/workspace", "/", "/tmp/x", "/skills/../etc"]) {
