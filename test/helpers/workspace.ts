@@ -17,7 +17,11 @@ export interface TestWorkspace {
 }
 
 /** A workspace folder at <root>/data/workspaces/<id>, owned by `owner` (the sandbox's user) when given. */
-export function testWorkspace(root: string, id = "alice", options: { owner?: SandboxUser | null; maxBytes?: number; maxFiles?: number } = {}): TestWorkspace {
+export function testWorkspace(
+  root: string,
+  id = "alice",
+  options: { owner?: SandboxUser | null; maxBytes?: number; maxFiles?: number; usage?: () => Promise<{ bytes: number; files: number }> } = {},
+): TestWorkspace {
   const dir = join(root, "data", "workspaces", id);
   mkdirSync(dir, { recursive: true });
   // The sandbox's user passes through the folders above the workspace (see src/sandbox/reach.ts).
@@ -29,6 +33,7 @@ export function testWorkspace(root: string, id = "alice", options: { owner?: San
     dir,
     limits: { maxBytes: options.maxBytes ?? 10 * 1024 * 1024, maxFiles: options.maxFiles ?? 100 },
     changed: async (change: WorkspaceChange) => void changes.push(change),
+    ...(options.usage ? { usage: options.usage } : {}),
   };
   return { dir, changes, workspaceFor: async (ctx) => ({ workspace, readOnly: skillFolderMount(ctx) }) };
 }

@@ -19,7 +19,7 @@ afterEach(async () => {
   h = undefined!;
 });
 
-async function start(options: { maxBytes?: number; maxFiles?: number; readChars?: number } = {}) {
+async function start(options: { maxBytes?: number; maxFiles?: number; readChars?: number; usage?: () => Promise<{ bytes: number; files: number }> } = {}) {
   // The workspace lives under the harness's folder, which exists once the harness has started.
   const deps = { workspaceFor: (ctx: ToolContext) => ws.workspaceFor(ctx), owner: null };
   h = await startHarness({
@@ -193,5 +193,13 @@ describe("the workspace's limits", () => {
       { content: "Write: the workspace would hold 3 files of at most 2 (WORKSPACE_MAX_FILES); delete files you no longer need (Bash: rm) and try again", error: true },
       { content: expect.stringContaining("The file /workspace/a.txt has been updated successfully."), error: false },
     ]);
+  });
+
+  it("asks the workspace's keeper what it holds, when the keeper can tell", async () => {
+    await start({ maxFiles: 10, usage: async () => ({ bytes: 0, files: 10 }) });
+    expect(await callTool(h, "Write", { file_path: "one.txt", content: "1" })).toEqual({
+      content: "Write: the workspace would hold 11 files of at most 10 (WORKSPACE_MAX_FILES); delete files you no longer need (Bash: rm) and try again",
+      error: true,
+    });
   });
 });

@@ -4,7 +4,7 @@ import { z } from "zod";
 import type { Sandbox, SandboxResult } from "../../../sandbox/types.js";
 import { fail, type Tool, type ToolOutput } from "../tool.js";
 import { count, parseInput } from "./input.js";
-import { measure, overLimits } from "./quota.js";
+import { overLimits, usageOf } from "./quota.js";
 import { accessFor, WORKSPACE_PATH, type WorkspaceResolver } from "./workspace.js";
 
 export const BASH = "Bash";
@@ -116,7 +116,7 @@ export function createBashTool(options: BashOptions): Tool {
       if (result.status === "failed") return fail(`${BASH}: the sandbox could not run the command: ${result.reason}`);
       await workspace.changed?.({ all: true });
       const { text, isError } = describe(result);
-      const over = overLimits(await measure(workspace.dir), workspace.limits);
+      const over = overLimits(await usageOf(workspace), workspace.limits);
       const warning = over ? `\n[the workspace now holds ${over}: delete files; until then Write and Edit refuse to add more]` : "";
       return { content: `${text}${warning}`, ...(isError ? { isError: true } : {}) };
     },

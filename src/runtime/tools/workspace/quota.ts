@@ -4,11 +4,16 @@
 // refuse to add to it until files are removed.
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import type { WorkspaceLimits } from "./workspace.js";
+import type { Workspace, WorkspaceLimits } from "./workspace.js";
 
 export interface Usage {
   bytes: number;
   files: number;
+}
+
+/** What `workspace` holds: as its keeper reports it, or counted on disk. */
+export function usageOf(workspace: Workspace): Promise<Usage> {
+  return workspace.usage ? workspace.usage() : measure(workspace.dir);
 }
 
 export async function measure(dir: string): Promise<Usage> {
@@ -54,8 +59,9 @@ export function overLimits(usage: Usage, limits: WorkspaceLimits): string | null
  * Whether writing `newBytes` in place of `oldBytes` (a new file when `oldBytes` is null) keeps the workspace
  * within its limits; the refusal says what to do.
  */
-export async function checkWrite(dir: string, limits: WorkspaceLimits, oldBytes: number | null, newBytes: number): Promise<string | null> {
-  const now = await measure(dir);
+export async function checkWrite(workspace: Workspace, oldBytes: number | null, newBytes: number): Promise<string | null> {
+  const { limits } = workspace;
+  const now = await usageOf(workspace);
   const after = { bytes: now.bytes - (oldBytes ?? 0) + newBytes, files: now.files + (oldBytes === null ? 1 : 0) };
   const over = overLimits(after, limits);
   // A write that adds nothing is let through even over the limits: it is how a workspace gets back under them.

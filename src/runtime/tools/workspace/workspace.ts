@@ -22,6 +22,8 @@ export interface Workspace {
   /** The folder on this machine (absolute). */
   readonly dir: string;
   readonly limits: WorkspaceLimits;
+  /** What the workspace holds now, when its keeper knows better than a walk over the folder (the default). */
+  usage?(): Promise<{ bytes: number; files: number }>;
   /**
    * Told after a tool changed files: the paths it wrote (as the tools see them, /workspace/…), or `all` after a
    * command that may have changed anything. The persistence layer saves the workspace here.
