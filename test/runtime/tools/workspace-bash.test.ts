@@ -58,6 +58,17 @@ describeSandbox("Bash", () => {
     expect(ws.changes).toContainEqual({ all: true });
   });
 
+  it("lets a command change the files and folders the file tools made", async () => {
+    await start(testSandbox([]));
+    const results = await callTools(
+      h,
+      ["Write", { file_path: "notes/day.md", content: "one\n" }],
+      ["Bash", { command: "echo two >> notes/day.md && touch notes/new.md && mv notes/day.md notes/renamed.md && ls notes" }],
+    );
+    expect(results[1]).toEqual({ content: "new.md\nrenamed.md", error: false });
+    expect(readFileSync(join(ws.dir, "notes/renamed.md"), "utf8")).toBe("one\ntwo\n");
+  });
+
   it("lets a skill run its bundled script by the folder its instructions name, but not change that folder", async () => {
     const stats = "import sys\nnums = [float(x) for x in open(sys.argv[1]).read().split()]\nprint('mean', sum(nums) / len(nums))\n";
     await start(testSandbox([]), { files: { ...skillFile("stats", "Run scripts/mean.py."), "skills/stats/scripts/mean.py": stats } });
