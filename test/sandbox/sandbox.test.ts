@@ -1,7 +1,7 @@
 // The sandbox with real bubblewrap: what a command can and cannot see, reach and use up. Each test runs in a
 // gateway-shaped site (a database file, DATA_DIR, two sessions' workspaces, a project folder with .env).
 // Timeouts that a test is about are fired by hand once the command has shown it is running.
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { networkInterfaces } from "node:os";
@@ -90,6 +90,16 @@ describeSandbox("what a sandboxed command sees", () => {
     );
     expect(r.output.stdout).not.toContain("diary");
     expect(r.output.stderr).toContain("No such file or directory");
+  });
+
+  it("finds nothing behind a symlink in the workspace that points at a host path", async () => {
+    symlinkSync(site.database, join(site.alice, "db"));
+    symlinkSync(site.bob, join(site.alice, "bob"));
+    const sandbox = testSandbox(site.hidden);
+    const r = exited(await sandbox.run({ key: "alice", argv: bash("cat db; ls bob/; echo hi > bob/x; echo end"), workspace: site.alice, timeoutMs: 30_000 }));
+    expect(r.output.stdout).toBe("end\n");
+    expect(r.output.stderr).toContain("cat: db: No such file or directory");
+    expect(existsSync(join(site.bob, "x"))).toBe(false);
   });
 
   it("cannot write anywhere but the workspace and its scratch folders", async () => {
