@@ -113,7 +113,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
     } finally {
       slot.release();
     }
-    const result = describe(outcome, timeoutMs, slot.waitedMs);
+    const result = resultOf(outcome, timeoutMs, slot.waitedMs);
     options.log.debug({ key: request.key, program: request.argv[0], status: result.status }, "sandbox: command ended");
     return result;
   }
@@ -121,7 +121,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   return { run, network, user: options.setup.user, maxTimeoutMs: options.maxTimeoutMs };
 }
 
-function describe(outcome: LaunchOutcome, timeoutMs: number, waitedMs: number): SandboxResult {
+function resultOf(outcome: LaunchOutcome, timeoutMs: number, waitedMs: number): SandboxResult {
   const { end } = outcome;
   switch (end.kind) {
     case "setup_failed":

@@ -142,6 +142,26 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
     expect(none).toEqual({ content: "No files found", error: false });
   });
 
+  it("Glob and Grep take a pattern, glob or type that starts with a dash as a value, never as an option", async () => {
+    writeFileSync(join(ws.dir, "flags.txt"), "use --files here\n");
+    expect(
+      await callTools(
+        h,
+        ["Grep", { pattern: "--files" }],
+        ["Grep", { pattern: "x", type: "--files" }],
+        ["Grep", { pattern: "use", glob: "--pre=touch" }],
+        ["Grep", { pattern: "=" }],
+        ["Glob", { pattern: "--pre=x/*" }],
+      ),
+    ).toEqual([
+      { content: "Found 1 file\n/workspace/flags.txt", error: false },
+      { content: "Grep: unrecognized file type: --files", error: true },
+      { content: "No files found", error: false },
+      { content: "Found 2 files\n/workspace/.hidden/secret.py\n/workspace/src/util.py", error: false },
+      { content: "No files found", error: false },
+    ]);
+  });
+
   it("Grep refuses a path outside the workspace", async () => {
     expect(await callTool(h, "Grep", { pattern: "root", path: "/etc/passwd" })).toEqual({ content: expect.stringContaining('Grep: "/etc/passwd" is outside the workspace'), error: true });
   });

@@ -27,7 +27,7 @@ const input = z.object({
 
 const seconds = (ms: number) => `${Math.round(ms / 100) / 10} s`;
 
-function describe(result: Exclude<SandboxResult, { status: "busy" | "failed" }>): { text: string; isError: boolean } {
+function summarize(result: Exclude<SandboxResult, { status: "busy" | "failed" }>): { text: string; isError: boolean } {
   const { stdout, stderr, truncated, totalBytes } = result.output;
   const parts = [stdout.replace(/\n$/, ""), stderr.replace(/\n$/, "")].filter((p) => p !== "");
   const notes: string[] = [];
@@ -115,7 +115,7 @@ export function createBashTool(options: BashOptions): Tool {
       if (result.status === "busy") return fail(`${BASH}: ${result.reason}`);
       if (result.status === "failed") return fail(`${BASH}: the sandbox could not run the command: ${result.reason}`);
       await workspace.changed?.({ all: true });
-      const { text, isError } = describe(result);
+      const { text, isError } = summarize(result);
       const over = overLimits(await usageOf(workspace), workspace.limits);
       const warning = over ? `\n[the workspace now holds ${over}: delete files; until then Write and Edit refuse to add more]` : "";
       return { content: `${text}${warning}`, ...(isError ? { isError: true } : {}) };

@@ -65,7 +65,8 @@ export function createGlobTool(options: SearchToolOptions): Tool {
         "--hidden",
         "--no-ignore",
         "--no-messages",
-        "--glob", split.pattern,
+        // Glued to its option, so a pattern that starts with "-" is never read as one.
+        `--glob=${split.pattern}`,
         "--glob", "!.git",
         "--sortr", "modified",
       ], true);

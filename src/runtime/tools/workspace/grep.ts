@@ -35,8 +35,8 @@ function ripgrepArgs(i: Input, folder: boolean): string[] {
   for (const vcs of [".git", ".svn", ".hg", ".bzr", ".jj"]) args.push("--glob", `!${vcs}`);
   if (i["-i"]) args.push("--ignore-case");
   if (i.multiline) args.push("--multiline", "--multiline-dotall");
-  if (i.type) args.push("--type", i.type);
-  if (i.glob && folder) args.push("--glob", i.glob);
+  if (i.type) args.push(`--type=${i.type}`);
+  if (i.glob && folder) args.push(`--glob=${i.glob}`);
   if (mode === "files_with_matches") args.push("--files-with-matches", "--sortr", "modified");
   if (mode === "count") args.push("--count", "--sort", "path");
   if (mode === "content") {
@@ -46,6 +46,9 @@ function ripgrepArgs(i: Input, folder: boolean): string[] {
     if (i["-A"] !== undefined) args.push("--after-context", String(i["-A"]));
     if (i["-B"] !== undefined) args.push("--before-context", String(i["-B"]));
   }
+  // The model's values must never be read as options (--pre=sh would run a program): type and glob are glued to
+  // their option; a pattern may follow --regexp on its own, which ripgrep always takes as the pattern (glued, "="
+  // would not survive).
   args.push("--regexp", i.pattern);
   return args;
 }

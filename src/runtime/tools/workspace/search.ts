@@ -58,8 +58,9 @@ export async function searchPath(
       signal: ctx.signal,
     });
     if (result.status === "failed") return { ok: false, output: fail(`${tool}: ${result.reason}`) };
-    if (result.exitCode > 1 && result.stdout.trim() === "") {
-      return { ok: false, output: fail(`${tool}: ${result.stderr.trim().replace(/^rg: /, "") || `ripgrep failed (exit code ${result.exitCode})`}`) };
+    // Exit 2 with nothing said (--no-messages) is ripgrep's "no file was searched": the filters left none.
+    if (result.exitCode > 1 && result.stdout.trim() === "" && result.stderr.trim() !== "") {
+      return { ok: false, output: fail(`${tool}: ${result.stderr.trim().replace(/^rg: /, "")}`) };
     }
     return { ok: true, result, target: at.path, folder };
   } finally {
