@@ -150,6 +150,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       callTimeoutMs: config.AGENT_CALL_TIMEOUT_MS,
       compactionThreshold: config.COMPACTION_THRESHOLD,
       compactionKeepTokens: config.COMPACTION_KEEP_TOKENS,
+      toolResultMaxTokens: config.TOOL_RESULT_MAX_TOKENS,
       contextTokens: config.MODEL_CONTEXT_TOKENS,
       approvalTimeoutMs: config.APPROVAL_TIMEOUT,
       handbackNotice: config.HANDBACK_NOTICE,

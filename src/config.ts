@@ -4,6 +4,7 @@ import { z } from "zod";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
+import { DEFAULT_RESULT_TOKENS } from "./runtime/result-bound.js";
 
 const optionalText = z
   .string()
@@ -73,6 +74,8 @@ const schema = z.object({
     return n;
   }),
   COMPACTION_KEEP_TOKENS: wholeNumber(20_000, 0, 1_000_000),
+  // A tool result longer than this is cut in the live history (read_tool_result reads the rest from the log).
+  TOOL_RESULT_MAX_TOKENS: wholeNumber(DEFAULT_RESULT_TOKENS, 250, 1_000_000),
   SESSION_TOKEN_BUDGET: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
   APPROVAL_TIMEOUT: duration(24 * 3600 * 1000),
   // The price table's overrides: model=input/output[/cache_write/cache_read] in USD per million tokens.

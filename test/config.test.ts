@@ -76,3 +76,11 @@ describe("configuration errors say where the value came from", () => {
     expect(env).toEqual({ DATA_DIR: "/from/env", LOG_LEVEL: "debug", SKILLS_DIR: "./my skills" });
   });
 });
+
+describe("TOOL_RESULT_MAX_TOKENS", () => {
+  it("defaults to 10 000 tokens and takes a whole number from 250", () => {
+    expect(loadConfig({}).TOOL_RESULT_MAX_TOKENS).toBe(10_000);
+    expect(loadConfig({ TOOL_RESULT_MAX_TOKENS: "2500" }).TOOL_RESULT_MAX_TOKENS).toBe(2500);
+    expect(() => loadConfig({ TOOL_RESULT_MAX_TOKENS: "100" })).toThrow('TOOL_RESULT_MAX_TOKENS: must be a whole number from 250 to 1000000, got "100"');
+  });
+});

@@ -2,6 +2,7 @@ import { Journal } from "./journal.js";
 import { executeTurn, type TurnDeps } from "./executor.js";
 import { addUserText } from "./messages.js";
 import { MAX_REPORT_ATTEMPTS } from "./tools/report-back.js";
+import { resultChars } from "./result-bound.js";
 import { AgentStack, type StackFrame } from "./frame.js";
 import { childSystemPrompt } from "./prompts.js";
 import { closeUnresolved, pushChild, returnToParent } from "./transitions.js";
@@ -49,10 +50,10 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
           addUserText(frame, deps.journal, "Plain text is not a result here: call report_back with arguments that match its schema.");
           break;
         }
-        if (!returnToParent(stack, deps.journal, result.text, false)) return { content: result.text };
+        if (!returnToParent(stack, deps.journal, result.text, false, { maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "COMPLETE":
-        if (!returnToParent(stack, deps.journal, result.text, false, result.structured)) return { content: result.text };
+        if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
         pushChild(stack, asBatch(result.child, deps), deps.journal);

@@ -5,6 +5,7 @@ import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../
 import type { TurnDeps } from "./executor.js";
 import type { StackFrame } from "./frame.js";
 import { unresolvedToolUses } from "./history.js";
+import { fitWithin } from "./result-bound.js";
 
 // Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
 // handoff summary plus the newest user messages. The log keeps everything; a `compaction` entry marks
@@ -68,8 +69,9 @@ export async function compactIfNeeded(frame: StackFrame, deps: TurnDeps): Promis
   const limit = await contextLimit(frame, deps);
   const before = contextUsage(frame, deps);
   if (before < deps.settings.compactionThreshold * limit) return false;
-  // Nothing to summarise yet (a task message alone): compacting would only cut the task short.
-  if (!splitTail(frame.history).head.some((m) => m.role === "assistant")) return false;
+  // Nothing to summarise yet (a task message alone): compacting would only cut the task short. Results that came
+  // in since can still be cut to fit.
+  if (!splitTail(frame.history).head.some((m) => m.role === "assistant")) return cutTail(frame, deps, before, limit);
   await compact(frame, deps, before, limit);
   return true;
 }
@@ -80,10 +82,13 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   const summary = summarised ?? fallbackSummary(head);
   // Never keep more than a third of the window verbatim, or compaction could not make room.
   const kept = newestUserTexts(head, Math.min(deps.settings.compactionKeepTokens, Math.floor(limit / 3)));
-  const opening: UserBlock[] = [{ type: "text", text: `${SUMMARY_PREFIX}\n${summary}` }, ...kept.map((text) => ({ type: "text" as const, text }))];
+  const opening: UserBlock[] = [
+    { type: "text", text: `${SUMMARY_PREFIX}\n${summary}` },
+    ...kept.map((text) => ({ type: "text" as const, text })),
+  ];
   // Not sanitised here: a pending tool_use in the tail must stay open for the child's result.
   // (Sanitisation runs before every model call.)
-  const history: ChatMessage[] = [{ role: "user", content: opening }, ...tail];
+  const { history, cut } = fitTail(frame, deps, [{ role: "user", content: opening }], tail, limit);
   const after = contextUsage({ ...frame, history, contextTokens: 0 }, deps);
   deps.journal.append(frame, "compaction", {
     summary,
@@ -92,6 +97,7 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
     tokens_before: before,
     tokens_after: after,
     limit,
+    ...(cut > 0 ? { results_cut: cut } : {}),
   });
   frame.history = history;
   frame.contextTokens = 0;
@@ -117,6 +123,37 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
       },
     ],
   });
+}
+
+/**
+ * The tail (what compaction keeps verbatim) after `start`, its tool results cut so that the whole sits below the
+ * threshold with room to spare: compaction cannot summarise what a mid-turn model call still needs, but it can
+ * shorten it, and the cut note says how to read the rest.
+ */
+function fitTail(frame: StackFrame, deps: TurnDeps, start: ChatMessage[], tail: ChatMessage[], limit: number): { history: ChatMessage[]; cut: number } {
+  const target = Math.floor(deps.settings.compactionThreshold * limit * 0.9);
+  const fitted = fitWithin(tail, (messages) => contextUsage({ ...frame, history: [...start, ...messages], contextTokens: 0 }, deps) - target);
+  return { history: [...start, ...fitted.messages], cut: fitted.cut };
+}
+
+/** Only the tail's results are cut (nothing to summarise yet); logged like a compaction so a restart rebuilds it. */
+function cutTail(frame: StackFrame, deps: TurnDeps, before: number, limit: number): boolean {
+  const { head, tail } = splitTail(frame.history);
+  const { history, cut } = fitTail(frame, deps, head, tail, limit);
+  if (cut === 0) return false;
+  const after = contextUsage({ ...frame, history, contextTokens: 0 }, deps);
+  deps.journal.append(frame, "compaction", { summary: null, fallback: false, history, tokens_before: before, tokens_after: after, limit, results_cut: cut });
+  frame.history = history;
+  frame.contextTokens = 0;
+  deps.journal.touch(frame);
+  deps.log.info({ frame: frame.frameId, agent: frame.agentName, before, after, limit, cut }, "cut tool results to fit the context window");
+  deps.observer?.event(deps.journal.sessionKey, "switchboard.compaction", {
+    "gen_ai.agent.name": frame.agentName,
+    "switchboard.compaction.tokens_before": before,
+    "switchboard.compaction.tokens_after": after,
+    "switchboard.compaction.results_cut": cut,
+  });
+  return true;
 }
 
 /** A "summary" that says there is nothing to summarise is no summary: the fallback built from the history is better. */

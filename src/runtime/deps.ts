@@ -28,6 +28,11 @@ export interface RuntimeSettings {
   compactionThreshold: number;
   /** Newest user messages kept verbatim by compaction, in tokens. Default 20 000. */
   compactionKeepTokens: number;
+  /**
+   * A tool result (or a child's result) longer than this many tokens is cut in the live history, with a note saying
+   * how to read the rest (read_tool_result); the context log keeps it whole. Default 10 000 (TOOL_RESULT_MAX_TOKENS).
+   */
+  toolResultMaxTokens?: number;
   /** Context window per model from configuration; `*` is the fallback. Unlisted models ask the Models API. */
   contextTokens: Record<string, number>;
   /** How long an approval waits for the owner before it counts as denied. Default 24 h. */

@@ -36,6 +36,11 @@ export class Journal {
     });
   }
 
+  /** The rows appended since the last flush (not yet in the store). */
+  pending(): readonly LogEntryInput[] {
+    return this.rows;
+  }
+
   /** The frame's metadata (iteration, running tool) changed; it is saved with the next flush. */
   touch(frame: StackFrame): void {
     this.touched.set(frame.frameId, frame);

@@ -13,6 +13,7 @@ import { agentLabel } from "./labels.js";
 import { recallFor } from "./memory/recall.js";
 import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { mainSystemPrompt } from "./prompts.js";
+import { resultChars } from "./result-bound.js";
 import type { AgentStackManager } from "./stack-manager.js";
 import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -216,7 +217,7 @@ export class Orchestrator {
             });
             return;
           }
-          returnToParent(stack, journal, result.text, false, result.structured);
+          returnToParent(stack, journal, result.text, false, { structured: result.structured, maxChars: resultChars(this.deps.settings) });
           await journal.flush({
             framesPopped: [frame.frameId],
             ...(result.structured ? { task: { id: taskId, status: "running", structuredOutput: result.structured } } : {}),

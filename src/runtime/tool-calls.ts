@@ -1,8 +1,10 @@
 import type { ToolUseBlock } from "../llm/types.js";
 import type { TurnDeps } from "./executor.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
-import { addToolResult } from "./messages.js";
+import { addToolResult, storedResult } from "./messages.js";
 import { NO_OBSERVER } from "./observer.js";
+import { resultChars } from "./result-bound.js";
+import { mayUse } from "./tools/registry.js";
 import { COMPLETE } from "./tools/complete.js";
 import { checkReport, MAX_REPORT_ATTEMPTS, REPORT_BACK } from "./tools/report-back.js";
 import type { ToolContext, ToolOutput } from "./tools/tool.js";
@@ -75,7 +77,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
     }
     const outcome = await observer.toolCall(deps.journal.sessionKey, frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
-    addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true);
+    addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true, resultChars(deps.settings));
   }
   if (waiting.length > 0) {
     const unasked = [];
@@ -121,7 +123,7 @@ function report(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: Tu
  */
 async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Promise<ToolOutput | { child: StackFrame }> {
   const tool = deps.tools.get(use.name);
-  if (!tool || !frame.effectiveTools.includes(use.name)) {
+  if (!tool || !mayUse(frame, use.name)) {
     const offered = deps.tools.specsFor(frame, deps.catalog).map((s) => s.name);
     return { content: `tool "${use.name}" is not available to ${frame.agentName}; available: ${offered.join(", ") || "none"}`, isError: true };
   }
@@ -149,6 +151,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     timers: deps.timers,
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
     previousRun: (agentName) => previousRun(deps, agentName),
+    storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
     activateChild(child) {
       activated = child;
       throw new ChildActivated(child);

@@ -37,7 +37,7 @@ export function finishFrame(
 }
 
 /**
- * Pops the top frame and gives its result (or error) to the parent's pending tool_use.
+ * Pops the top frame and gives its result (or error) to the parent's pending tool_use, cut to `maxChars` there.
  * Returns the parent, or null when the popped frame was the bottom one.
  */
 export function returnToParent(
@@ -45,18 +45,18 @@ export function returnToParent(
   journal: Journal,
   result: string,
   isError: boolean,
-  structured?: Record<string, unknown>,
+  extra: { structured?: Record<string, unknown>; maxChars?: number } = {},
 ): StackFrame | null {
   const frame = stack.pop();
   if (frame.agentType === "main") return null;
-  finishFrame(journal, frame, result, isError, structured);
+  finishFrame(journal, frame, result, isError, extra.structured);
   const parent = stack.top;
   if (!parent) return null;
   if (!frame.parentToolUseId) {
     throw new Error(`frame ${frame.frameId} (${frame.agentName}) has no parent_tool_use_id to return its result to`);
   }
   const content = isError ? `${frame.agentName} failed: ${result}` : result;
-  addToolResult(parent, journal, frame.parentToolUseId, content, isError);
+  addToolResult(parent, journal, frame.parentToolUseId, content, isError, extra.maxChars);
   return parent;
 }
 

@@ -78,6 +78,8 @@ export interface HarnessOptions {
   callTimeoutMs?: number;
   compactionThreshold?: number;
   compactionKeepTokens?: number;
+  /** TOOL_RESULT_MAX_TOKENS (default: the product's). */
+  toolResultMaxTokens?: number;
   contextTokens?: Record<string, number>;
   sessionTokenBudget?: number;
   sessionCostBudgetUsd?: number;
@@ -148,6 +150,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       callTimeoutMs: options.callTimeoutMs ?? 30_000,
       compactionThreshold: options.compactionThreshold ?? 0.7,
       compactionKeepTokens: options.compactionKeepTokens ?? 20_000,
+      ...(options.toolResultMaxTokens ? { toolResultMaxTokens: options.toolResultMaxTokens } : {}),
       contextTokens: options.contextTokens ?? {},
       approvalTimeoutMs: options.approvalTimeoutMs ?? 24 * 3600 * 1000,
       handbackNotice: options.handbackNotice ?? false,

@@ -23,7 +23,8 @@ afterEach(async () => {
 });
 
 async function withReader(): Promise<string> {
-  h = await startHarness({ files: skillFile("reader", "Read what you are asked to.") });
+  // A history bound above the tool's own cap, so the model sees what the tool read (the bound is long-results.test.ts's).
+  h = await startHarness({ files: skillFile("reader", "Read what you are asked to."), toolResultMaxTokens: 100_000 });
   return join(h.root, "skills/reader");
 }
 

@@ -4,6 +4,8 @@ import type { AgentType, StackFrame } from "../frame.js";
 import { callAgentTool } from "./call-agent.js";
 import { COMPLETE, completeTool } from "./complete.js";
 import { READ_SKILL_FILE, readSkillFileTool } from "./read-skill-file.js";
+import { readToolResultTool } from "./read-tool-result.js";
+import { hasCutResult, READ_TOOL_RESULT } from "../result-bound.js";
 import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
 import { spawnTool } from "./spawn.js";
 import type { Tool } from "./tool.js";
@@ -15,7 +17,7 @@ export class ToolRegistry {
 
   constructor(extra: Tool[] = []) {
     const names = () => [...this.tools.keys()];
-    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, ...extra]) {
+    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, readToolResultTool, ...extra]) {
       if (this.tools.has(tool.spec.name)) throw new Error(`tool ${tool.spec.name} is registered twice`);
       this.tools.set(tool.spec.name, tool);
     }
@@ -29,24 +31,36 @@ export class ToolRegistry {
     return [...this.tools.keys()];
   }
 
-  /** The specs the model sees for a frame: its whitelist, minus spawn tools with nothing to spawn. */
+  /**
+   * The specs the model sees for a frame: its whitelist, minus spawn tools with nothing to spawn, plus
+   * read_tool_result while its history shows a result cut.
+   */
   specsFor(frame: StackFrame, catalog: Catalog): ToolSpec[] {
     return frame.effectiveTools
       .filter((name) => !(name === "use_skill" && available(catalog.skills).length === 0))
       .filter((name) => !((name === "use_agent" || name === "call_agent") && available(catalog.agents).length === 0))
+      .concat(hasCutResult(frame.history) ? [READ_TOOL_RESULT] : [])
       .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.tools.get(name)?.spec))
       .filter((spec): spec is ToolSpec => spec !== undefined);
   }
 }
 
 /**
+ * Whether a frame may run a tool: one of its effective tools, or read_tool_result, which every frame has (it reads
+ * only the frame's own results, and a cut note must never promise a tool the frame cannot call).
+ */
+export function mayUse(frame: StackFrame, name: string): boolean {
+  return name === READ_TOOL_RESULT || frame.effectiveTools.includes(name);
+}
+
+/**
  * Which tools a frame may use. The whitelist (`tools` / `allowed-tools`) narrows the working tools;
  * the stack's own tools are not subject to it: every child finishes with `complete`, or with
  * `report_back` when it must return a structured result; main gets neither; `read_skill_file` is for
- * skills only. Skills never get use_skill.
+ * skills only; read_tool_result is never listed (see mayUse). Skills never get use_skill.
  */
 export function effectiveToolsFor(type: AgentType, all: string[], whitelist: string[] | null, structured = false): string[] {
-  let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE);
+  let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE && n !== READ_TOOL_RESULT);
   if (type === "skill") names = names.filter((n) => n !== "use_skill");
   // The user's memories are main's to keep (remember/recall/forget); a child sees them only read-only, when it opts in.
   if (type !== "main") names = names.filter((n) => !(MEMORY_TOOLS as readonly string[]).includes(n));

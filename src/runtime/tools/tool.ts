@@ -25,6 +25,8 @@ export interface ToolContext {
   owner?: string;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
+  /** The whole text of one of this frame's own earlier tool results (the history may show it cut), or null. */
+  storedResult(toolUseId: string): Promise<string | null>;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
   activateChild(child: StackFrame): never;
   /** Runs `child` to the end without the user (batch mode) and returns its final text; `signal` can cut it short. */
