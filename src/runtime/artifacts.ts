@@ -1,4 +1,4 @@
-import type { ChatMessage } from "../llm/types.js";
+import type { ChatMessage, TextBlock } from "../llm/types.js";
 
 const PATTERNS = [
   /https?:\/\/[^\s)"'<>\]]+/g, // URLs
@@ -8,13 +8,28 @@ const PATTERNS = [
 ];
 
 /**
- * The last few ids, files and URLs that tools produced in this history, most recent last, so a follow-up
- * like "send it again" can be resolved without re-running anything.
+ * Starts the block in which compaction carries the artifacts of the part it summarised: the history keeps them, so
+ * the hint survives compaction, a restart and the next task alike.
  */
-export function recentArtifacts(history: readonly ChatMessage[], limit = 5): string[] {
+export const CARRIED_PREFIX = "[Recent artifacts from tools before the summary, most recent last]";
+const RECENT = 5;
+
+/**
+ * The last few ids, files and URLs that tools produced in this history (or that an earlier compaction carried),
+ * most recent last, so a follow-up like "send it again" can be resolved without re-running anything.
+ */
+export function recentArtifacts(history: readonly ChatMessage[], limit = RECENT): string[] {
   const found: string[] = [];
+  const add = (value: string) => {
+    const at = found.indexOf(value);
+    if (at >= 0) found.splice(at, 1);
+    found.push(value);
+  };
   for (const message of history) {
     for (const block of message.content) {
+      if (block.type === "text" && message.role === "user" && block.text.startsWith(CARRIED_PREFIX)) {
+        for (const line of block.text.split("\n").slice(1)) if (line.startsWith("- ")) add(line.slice(2));
+      }
       if (block.type !== "tool_result" || block.is_error) continue;
       // In order of appearance; a URL is taken whole, and its parts are not matched again as paths.
       const hits: Array<{ at: number; value: string }> = [];
@@ -25,11 +40,7 @@ export function recentArtifacts(history: readonly ChatMessage[], limit = 5): str
         }
         rest = rest.replace(pattern, (m) => " ".repeat(m.length));
       }
-      for (const { value } of hits.sort((a, b) => a.at - b.at)) {
-        const at = found.indexOf(value);
-        if (at >= 0) found.splice(at, 1);
-        found.push(value);
-      }
+      for (const { value } of hits.sort((a, b) => a.at - b.at)) add(value);
     }
   }
   return found.slice(-limit);
@@ -38,4 +49,10 @@ export function recentArtifacts(history: readonly ChatMessage[], limit = 5): str
 export function artifactsHint(history: readonly ChatMessage[]): string | undefined {
   const items = recentArtifacts(history);
   return items.length ? `Recent artifacts from tools (most recent last): ${items.join(", ")}` : undefined;
+}
+
+/** The block that carries the artifacts of a summarised history into the compacted one; none when there are none. */
+export function carriedArtifacts(summarised: readonly ChatMessage[]): TextBlock[] {
+  const items = recentArtifacts(summarised);
+  return items.length ? [{ type: "text", text: [CARRIED_PREFIX, ...items.map((item) => `- ${item}`)].join("\n") }] : [];
 }

@@ -5,6 +5,7 @@ import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../
 import type { TurnDeps } from "./executor.js";
 import type { StackFrame } from "./frame.js";
 import { unresolvedToolUses } from "./history.js";
+import { CARRIED_PREFIX, carriedArtifacts, recentArtifacts } from "./artifacts.js";
 import { fitWithin } from "./result-bound.js";
 
 // Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
@@ -57,11 +58,18 @@ function historyTokens(history: ChatMessage[]): number {
   return tokens;
 }
 
-/** Tokens the frame's next request would use: the local estimate or the API's last figure, whichever is larger. */
+/**
+ * Tokens the frame's next request would use: the local estimate, or the API's figure for its last call plus the
+ * estimate of what joined the history since that call's reply (tool results, the user's next message), whichever
+ * is larger. The API counts what the estimate cannot (another script, dense JSON); the estimate sees what is new.
+ */
 export function contextUsage(frame: StackFrame, deps: Pick<TurnDeps, "tools" | "catalog">): number {
   const estimate =
     estimateTokens(frame.systemPrompt) + estimateTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
-  return Math.max(estimate, frame.contextTokens);
+  if (frame.contextTokens === 0) return estimate;
+  const reply = frame.history.map((m) => m.role).lastIndexOf("assistant");
+  const since = frame.history.slice(reply + 1).reduce((sum, m) => sum + estimateTokens(m), 0);
+  return Math.max(estimate, frame.contextTokens + since);
 }
 
 /** Compacts the frame if its context is at or over the threshold. Returns whether it did. */
@@ -84,6 +92,7 @@ export async function compact(frame: StackFrame, deps: TurnDeps, before: number,
   const kept = newestUserTexts(head, Math.min(deps.settings.compactionKeepTokens, Math.floor(limit / 3)));
   const opening: UserBlock[] = [
     { type: "text", text: `${SUMMARY_PREFIX}\n${summary}` },
+    ...carriedArtifacts(head),
     ...kept.map((text) => ({ type: "text" as const, text })),
   ];
   // Not sanitised here: a pending tool_use in the tail must stay open for the child's result.
@@ -181,7 +190,7 @@ function newestUserTexts(head: ChatMessage[], budget: number): string[] {
   const texts = head
     .filter((m) => m.role === "user")
     .flatMap((m) => m.content.filter((b): b is { type: "text"; text: string } => b.type === "text").map((b) => b.text))
-    .filter((t) => !t.startsWith(SUMMARY_PREFIX));
+    .filter((t) => !t.startsWith(SUMMARY_PREFIX) && !t.startsWith(CARRIED_PREFIX));
   const kept: string[] = [];
   let left = budget;
   for (let i = texts.length - 1; i >= 0 && left > 0; i--) {
@@ -272,6 +281,7 @@ export function fallbackSummary(head: ChatMessage[]): string {
     ...(users.length ? [`Last user request: ${users[users.length - 1]!.slice(0, 500)}`] : []),
     ...section("Tools run", outcomes),
     ...section("Skills and agents invoked", children),
+    ...section("Recent artifacts from tools (most recent last)", recentArtifacts(head).map((item) => `- ${item}`)),
     ...(assistants.length ? [`Last assistant reply: ${assistants[assistants.length - 1]!.slice(0, 500)}`] : []),
   ].join("\n");
 }

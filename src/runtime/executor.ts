@@ -12,7 +12,7 @@ import type { Journal } from "./journal.js";
 import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { resolveToolUses } from "./tool-calls.js";
 import { artifactsHint } from "./artifacts.js";
-import { compactIfNeeded } from "./compaction.js";
+import { compactIfNeeded, contextLimit } from "./compaction.js";
 import { joinSteering } from "./steering.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -89,7 +89,11 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
   }
 }
 
-async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: AssistantBlock[] } | { error: string }> {
+/**
+ * One model call and its reply in the history. A request the API finds too long for the window (its count is above
+ * the local estimate: another script, dense JSON) is compacted with the API's count and sent once more.
+ */
+async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[] } | { error: string }> {
   await compactIfNeeded(frame, deps);
   const { messages, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
@@ -123,6 +127,11 @@ async function callModel(frame: StackFrame, deps: TurnDeps): Promise<{ content: 
     // A call cancelled by a stop (Ctrl-C, /cancel) is not a failure worth a warning: the request resumes or ends.
     if (deps.signal.aborted) deps.log.info({ agent: frame.agentName }, "model call cancelled");
     else deps.log.warn({ agent: frame.agentName, err: message }, "model call failed");
+    if (!retried && error instanceof ModelError && error.promptTooLong) {
+      frame.contextTokens = Math.max(frame.contextTokens, Number(/(\d+) tokens >/.exec(message)?.[1]) || (await contextLimit(frame, deps)));
+      deps.journal.touch(frame);
+      if (await compactIfNeeded(frame, deps)) return callModel(frame, deps, true);
+    }
     return { error: message };
   }
 }

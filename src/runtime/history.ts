@@ -86,6 +86,28 @@ export function rebuildHistory(entries: readonly LogEntry[]): ChatMessage[] {
   return history;
 }
 
+const usagePayload = z.object({
+  role: z.literal("assistant"),
+  usage: z.object({ inputTokens: z.number(), outputTokens: z.number(), cacheReadTokens: z.number().optional(), cacheWriteTokens: z.number().optional() }),
+});
+
+/**
+ * What the API counted for a frame's last model call (its reply's usage, cache included), read from the frame's rows:
+ * 0 when a compaction came after it (its history is another then) or no call was made.
+ */
+export function lastContextTokens(entries: readonly LogEntry[]): number {
+  let tokens = 0;
+  for (const entry of entries) {
+    if (entry.type === "compaction") tokens = 0;
+    if (entry.type !== "message") continue;
+    const parsed = usagePayload.safeParse(entry.payload);
+    if (!parsed.success) continue;
+    const u = parsed.data.usage;
+    tokens = u.inputTokens + u.outputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
+  }
+  return tokens;
+}
+
 export function toolResult(toolUseId: string, content: string, isError: boolean): ToolResultBlock {
   return {
     type: "tool_result",

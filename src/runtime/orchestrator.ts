@@ -141,6 +141,8 @@ export class Orchestrator {
   private async mainFrame(mainAgentSessionId: string, take = true): Promise<StackFrame> {
     const { settings, ids, tools, model } = this.deps;
     const catalog = this.deps.catalog();
+    // The API's count for the last call carries over: a task's first call is measured like any other.
+    const { history, contextTokens } = await this.deps.stacks.mainHistory(mainAgentSessionId, take);
     return {
       frameId: ids.next("frame"),
       agentName: "main",
@@ -160,9 +162,9 @@ export class Orchestrator {
       runningToolUseId: null,
       outputSchema: null,
       reportAttempts: 0,
-      contextTokens: 0,
+      contextTokens,
       approvalTools: [],
-      history: await this.deps.stacks.mainHistory(mainAgentSessionId, take),
+      history,
     };
   }
 
@@ -206,7 +208,7 @@ export class Orchestrator {
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
-            this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, frame.history);
+            this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
             return;
           }
           if (result.action === "SEND_TEXT") {

@@ -1,7 +1,13 @@
 import type { Store } from "../store/store.js";
 import { AgentStack } from "./frame.js";
 import type { ChatMessage } from "../llm/types.js";
-import { rebuildHistory } from "./history.js";
+import { lastContextTokens, rebuildHistory } from "./history.js";
+
+/** The main agent's history between tasks, with the API's count for its last call (see compaction.ts). */
+export interface MainHistory {
+  history: ChatMessage[];
+  contextTokens: number;
+}
 
 /**
  * The agent stacks, keyed by session key. The store is the truth; this caches what it loaded, so a
@@ -12,7 +18,7 @@ import { rebuildHistory } from "./history.js";
 export class AgentStackManager {
   private readonly stacks = new Map<string, AgentStack>();
   /** The main agent's history of recently active sessions, so a new task does not re-read the log. */
-  private readonly mainHistories = new Map<string, ChatMessage[]>();
+  private readonly mainHistories = new Map<string, MainHistory>();
   /** Which main agent session each cached history belongs to, by session key (to forget a session whole). */
   private readonly mainOf = new Map<string, string>();
   /** Sessions whose log this process has checked for batch runs a dead process left open (see firstTask). */
@@ -42,19 +48,20 @@ export class AgentStackManager {
    * The main agent's history for a new task: from the cache when this process already has it, else the log.
    * `take` hands the cached copy over to the task; a look (for /context) leaves it cached.
    */
-  async mainHistory(mainAgentSessionId: string, take = true): Promise<ChatMessage[]> {
+  async mainHistory(mainAgentSessionId: string, take = true): Promise<MainHistory> {
     const cached = this.mainHistories.get(mainAgentSessionId);
     if (cached) {
       if (take) this.mainHistories.delete(mainAgentSessionId);
-      return take ? cached : [...cached];
+      return take ? cached : { ...cached, history: [...cached.history] };
     }
-    return rebuildHistory(await this.store.history(mainAgentSessionId));
+    const rows = await this.store.history(mainAgentSessionId);
+    return { history: rebuildHistory(rows), contextTokens: lastContextTokens(rows) };
   }
 
   /** Keeps a finished task's main history for the session's next task (least recently used are dropped). */
-  keepMainHistory(sessionKey: string, mainAgentSessionId: string, history: ChatMessage[]): void {
+  keepMainHistory(sessionKey: string, mainAgentSessionId: string, main: MainHistory): void {
     this.mainHistories.delete(mainAgentSessionId);
-    this.mainHistories.set(mainAgentSessionId, history);
+    this.mainHistories.set(mainAgentSessionId, main);
     this.mainOf.delete(sessionKey);
     this.mainOf.set(sessionKey, mainAgentSessionId);
     if (this.mainHistories.size > this.cacheSize) this.mainHistories.delete(this.mainHistories.keys().next().value!);
