@@ -25,6 +25,8 @@ export interface Definition {
   memory: boolean;
   /** Default JSON Schema for report_back. */
   outputSchema: Record<string, unknown> | null;
+  /** False with `output_schema: false`: a caller's schema is refused, the result is always plain text. */
+  acceptsOutputSchema: boolean;
   license: string | null;
   compatibility: string | null;
   /** Agent Skills `metadata`, nested maps included (OpenClaw's `metadata.openclaw`), values as written. */

@@ -62,7 +62,12 @@ export const frontmatterSchema = z
     requires_approval: z
       .union([z.boolean(), toolList], { error: "must be true (every tool) or a list of tool names" })
       .optional(),
-    output_schema: z.record(z.string(), z.unknown(), { error: "must be a JSON Schema object (type: object, properties: …)" }).optional(),
+    // false: the definition returns plain text and refuses a caller's schema (use_skill/use_agent/call_agent say so).
+    output_schema: z
+      .union([z.literal(false), z.record(z.string(), z.unknown())], {
+        error: "must be a JSON Schema object (type: object, properties: …), or false to refuse the schema a caller passes",
+      })
+      .optional(),
   })
   .passthrough();
 

@@ -53,6 +53,8 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
         if (!returnToParent(stack, deps.journal, result.text, false, { maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "COMPLETE":
+        // The task shows the last structured result reported in it, whether the child ran interactive or batch.
+        if (result.structured && deps.journal.taskId) deps.journal.stage({ task: { id: deps.journal.taskId, status: "running", structuredOutput: result.structured } });
         if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":

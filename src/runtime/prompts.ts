@@ -4,7 +4,8 @@ const MAIN_PROMPT = `You are Switchboard, a helpful assistant in a chat (Telegra
 Answer the user directly when you can. Keep replies short and clear; use Markdown sparingly.`;
 
 function listing(title: string, defs: Iterable<Definition>): string {
-  const lines = [...defs].map((d) => `- ${d.name}: ${d.description}`);
+  // A definition that refuses a caller's schema says so up front, so the model does not pass one to learn it.
+  const lines = [...defs].map((d) => `- ${d.name}: ${d.description}${d.acceptsOutputSchema ? "" : " (answers in plain text: takes no output_schema)"}`);
   return lines.length ? `\n\n${title}\n${lines.join("\n")}` : "";
 }
 

@@ -37,7 +37,7 @@ const EXPECTED_ERRORS = [
   "skills/bad-license/SKILL.md:4: license must be a string such as MIT or the name of a bundled license file",
   "skills/bad-metadata/SKILL.md:4: metadata must be a map of keys to text values, e.g. author: ana",
   'skills/bad-mode/SKILL.md:4: mode must be "interactive" (takes over the chat) or "batch" (runs on its own)',
-  "skills/bad-schema/SKILL.md:4: output_schema must be a JSON Schema object (type: object, properties: …)",
+  "skills/bad-schema/SKILL.md:4: output_schema must be a JSON Schema object (type: object, properties: …), or false to refuse the schema a caller passes",
   'skills/bad-tools/SKILL.md:4: allowed-tools must be a list of tool names, or one string like "use_agent read_skill_file"',
   'skills/bad-yaml/SKILL.md:3:14: frontmatter is not valid YAML: the list opened by "[" is never closed with "]"; if the value is text, put it in quotes: description: "[unclosed"',
   "skills/binary/SKILL.md: is not a text file; it must be UTF-8 Markdown with YAML frontmatter",

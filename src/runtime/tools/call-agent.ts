@@ -4,7 +4,7 @@ import { compileOutputSchema } from "../../catalog/json-schema.js";
 import { CallerGaveUp } from "../batch.js";
 import { TargetBusyError, type Lease } from "../call-limiter.js";
 import type { StackFrame } from "../frame.js";
-import { checkCallRules, shortName } from "./call-rules.js";
+import { checkCallRules, refusedSchema, shortName } from "./call-rules.js";
 import { buildChildFrame } from "./spawn.js";
 import { fail, type Tool, type ToolOutput } from "./tool.js";
 
@@ -62,6 +62,8 @@ export function callAgentTool(toolNames: () => string[]): Tool {
       }
       const refusal = checkCallRules(ctx.frame, `agent:${def.name}`, ctx.settings.callDepthMax);
       if (refusal) return fail(refusal);
+      const optedOut = refusedSchema(def, parsed.data.output_schema);
+      if (optedOut) return fail(`call_agent refused: ${optedOut}. Nothing was called.`);
       const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
       if (schema !== null) {
         const compiled = compileOutputSchema(schema);

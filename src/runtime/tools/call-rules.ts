@@ -1,3 +1,4 @@
+import type { Definition } from "../../catalog/definition.js";
 import type { StackFrame } from "../frame.js";
 
 /** `agent:b` → `b`: how chains read in messages. */
@@ -16,4 +17,13 @@ export function checkCallRules(caller: StackFrame, target: string, depthMax: num
   const depth = chain.length; // main is depth 0, so the new frame would be at chain.length
   if (depth > depthMax) return `call depth limit ${depthMax} reached: ${chain.map(shortName).join(" → ")}`;
   return null;
+}
+
+/**
+ * A caller's output_schema for a definition that refuses one (`output_schema: false`): the refusal, naming the field
+ * that decides it and what to do; null when the call may go ahead.
+ */
+export function refusedSchema(def: Pick<Definition, "kind" | "name" | "acceptsOutputSchema">, schema: unknown): string | null {
+  if (def.acceptsOutputSchema || schema === undefined || schema === null) return null;
+  return `the ${def.kind} "${def.name}" does not take an output_schema (its definition sets output_schema: false) and answers in plain text; call it again without output_schema`;
 }

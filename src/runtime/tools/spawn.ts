@@ -4,7 +4,7 @@ import { compileOutputSchema } from "../../catalog/json-schema.js";
 import { MODEL_ALIASES } from "../../catalog/models.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
-import { checkCallRules } from "./call-rules.js";
+import { checkCallRules, refusedSchema } from "./call-rules.js";
 import { effectiveToolsFor } from "./registry.js";
 import { fail, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
 
@@ -58,6 +58,8 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
       }
       const refusal = checkCallRules(frame, `${kind}:${def.name}`, ctx.settings.callDepthMax);
       if (refusal) return fail(refusal);
+      const optedOut = refusedSchema(def, parsed.data.output_schema);
+      if (optedOut) return fail(`${name} refused: ${optedOut}. No ${kind} was started.`);
       // A schema is checked before anything is spawned: a bad one is the caller's mistake to fix.
       const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
       if (schema !== null) {
