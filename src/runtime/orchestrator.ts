@@ -94,7 +94,7 @@ export class Orchestrator {
       this.observer.task(key, taskId, undefined);
       stack.push(main);
       journal.stage({
-        taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id },
+        taskCreated: { id: taskId, ownerId: request.userId, requestId: request.id, options: request.taskOptions },
         framesPushed: [main],
         request: { id: request.id, status: "running", taskId },
       });
@@ -245,6 +245,7 @@ export class Orchestrator {
             approvalsCreated: result.approvals.map((a) => ({
               ...a,
               taskId,
+              requestId,
               frameId: frame.frameId,
               agent: frame.agentName,
               ownerId: owner,

@@ -47,9 +47,12 @@ function isStackTool(name: string): boolean {
 
 const DENIED = "the user denied this call";
 const EXPIRED = "no one approved this call in time, so it was treated as denied";
+const WITHDRAWN = "the task expired before this call was approved, so it was not run";
 
 export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], deps: TurnDeps): Promise<TurnResult | null> {
   const waiting: ToolUseBlock[] = [];
+  // An approval answers only the call of this session and task: the same call anywhere else is asked again.
+  const scope = { sessionKey: deps.journal.sessionKey, taskId: deps.journal.taskId };
   const observer = deps.observer ?? NO_OBSERVER;
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
@@ -65,13 +68,13 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
       continue;
     }
     if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
-      const approval = await deps.store.approvalFor(use);
+      const approval = await deps.store.approvalFor(use, scope);
       if (!approval || approval.status === "pending") {
         waiting.push(use); // the calls that need no approval still run now
         continue;
       }
       if (approval.status !== "approved") {
-        addToolResult(frame, deps.journal, use.id, approval.status === "denied" ? DENIED : EXPIRED, true);
+        addToolResult(frame, deps.journal, use.id, approval.status === "denied" ? DENIED : approval.status === "withdrawn" ? WITHDRAWN : EXPIRED, true);
         continue;
       }
     }
@@ -81,7 +84,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
   }
   if (waiting.length > 0) {
     const unasked = [];
-    for (const use of waiting) if (!(await deps.store.approvalFor(use))) unasked.push(use);
+    for (const use of waiting) if (!(await deps.store.approvalFor(use, scope))) unasked.push(use);
     const approvals = unasked.map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
     return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }

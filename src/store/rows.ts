@@ -19,6 +19,7 @@ import {
   type RequestRecord,
   type SessionRecord,
   type SessionUsage,
+  type TaskOptions,
   type TaskRecord,
   type UndeliverableRecord,
   type Usage,
@@ -46,9 +47,17 @@ export function toRequest(r: Row): RequestRecord {
     cacheReadTokens: Number(r.cache_read_tokens ?? 0),
     cacheWriteTokens: Number(r.cache_write_tokens ?? 0),
     costUsd: nanoToUsd(Number(r.cost_nano_usd ?? 0)),
+    taskOptions: taskOptionsOf(r),
     createdAt: Number(r.created_at),
     updatedAt: Number(r.updated_at),
   };
+}
+
+/** The task options a request row carries; the metadata stays the text it was stored as. */
+function taskOptionsOf(r: Row): TaskOptions | null {
+  const expiresAt = r.task_expires_at === null || r.task_expires_at === undefined ? null : Number(r.task_expires_at);
+  const metadataJson = nullable(r.task_metadata);
+  return expiresAt === null && metadataJson === null ? null : { expiresAt, metadataJson };
 }
 
 export function toSession(r: Row): SessionRecord {
@@ -79,6 +88,7 @@ export function toApproval(r: Row): ApprovalRecord {
     id: String(r.id),
     sessionKey: String(r.session_key),
     taskId: nullable(r.task_id),
+    requestId: nullable(r.request_id),
     frameId: String(r.frame_id),
     toolUseId: String(r.tool_use_id),
     toolName: String(r.tool_name),
@@ -130,21 +140,29 @@ export function toFrame(r: Row, sessionKey: string): FrameRecord {
 }
 
 /**
- * A task row. Its structured output is parsed here; when it cannot be, the task keeps working without it and
- * `unreadable` says why, for the store to quarantine the value.
+ * A task row. Its structured output and metadata are parsed here; when one cannot be, the task keeps working without
+ * it and `unreadable` says why, for the store to quarantine the value.
  */
 export function toTask(r: Row): { task: TaskRecord; unreadable: string | null } {
+  const problems: string[] = [];
   let structuredOutput: unknown = null;
-  let unreadable: string | null = null;
   if (r.structured_output !== null && r.structured_output !== undefined) {
     try {
       structuredOutput = JSON.parse(String(r.structured_output));
     } catch {
-      unreadable = `structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`;
+      problems.push(`structured_output is not valid JSON: ${String(r.structured_output).slice(0, 2000)}`);
+    }
+  }
+  let metadata: Record<string, unknown> | null = null;
+  if (r.metadata !== null && r.metadata !== undefined) {
+    try {
+      metadata = parseObject(r.metadata, `the metadata of task ${String(r.id)}`);
+    } catch (error) {
+      problems.push(`${(error as Error).message}: ${String(r.metadata).slice(0, 2000)}`);
     }
   }
   return {
-    unreadable,
+    unreadable: problems.length > 0 ? problems.join("; ") : null,
     task: {
       id: String(r.id),
       sessionKey: String(r.session_key),
@@ -154,6 +172,8 @@ export function toTask(r: Row): { task: TaskRecord; unreadable: string | null } 
       result: nullable(r.result),
       error: nullable(r.error),
       structuredOutput,
+      expiresAt: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at),
+      metadata,
       createdAt: Number(r.created_at),
       updatedAt: Number(r.updated_at),
     },

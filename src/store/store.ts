@@ -4,7 +4,8 @@
 
 import type { OperationsQueries } from "./operations.js";
 
-export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled";
+/** `expired`: a message or decision came after the task's `expiresAt`; the task ended there, unfinished. */
+export type TaskStatus = "running" | "waiting_user" | "waiting_approval" | "completed" | "failed" | "cancelled" | "expired";
 export type RequestStatus = "pending" | "running" | "done" | "failed";
 /** `approval`: a decision came in and the waiting turn resumes. */
 export type RequestKind = "message" | "command" | "approval";
@@ -54,8 +55,21 @@ export interface TaskRecord {
   error: string | null;
   /** The last structured result a child reported back in this task (for API clients). */
   structuredOutput: unknown;
+  /** After this time the task takes no more messages or decisions (set by its first request); null: never. */
+  expiresAt: number | null;
+  /** The caller's own JSON object, given with the task's first request (HTTP API); null when none was. */
+  metadata: Record<string, unknown> | null;
   createdAt: number;
   updatedAt: number;
+}
+
+/**
+ * What a request that starts a task gives that task: its expiry and its metadata, the metadata as the JSON text the
+ * API validated (the task parses it when read back).
+ */
+export interface TaskOptions {
+  expiresAt: number | null;
+  metadataJson: string | null;
 }
 
 export interface RequestRecord {
@@ -74,6 +88,8 @@ export interface RequestRecord {
   cacheWriteTokens: number;
   /** What this request's model calls cost in USD. */
   costUsd: number;
+  /** Set when the request asks to start a task with an expiry or metadata; null otherwise. */
+  taskOptions: TaskOptions | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -132,8 +148,11 @@ export interface LogEntry extends LogEntryInput {
   createdAt: number;
 }
 
-/** `quarantined`: the stored row could not be read and was taken out of play. */
-export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "quarantined";
+/**
+ * `expired`: nobody decided in time (counts as denied). `withdrawn`: its task expired first, so it can no longer be
+ * decided. `quarantined`: the stored row could not be read and was taken out of play.
+ */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "expired" | "withdrawn" | "quarantined";
 
 /** A stored row that could not be read back: set aside (kept in the quarantine table) so only its session is affected. */
 export interface QuarantineRecord {
@@ -149,6 +168,8 @@ export interface ApprovalRecord {
   id: string;
   sessionKey: string;
   taskId: string | null;
+  /** The request whose turn the approval paused (a client addresses it with GET /v1/requests/{id}). */
+  requestId: string | null;
   frameId: string;
   toolUseId: string;
   toolName: string;
@@ -167,6 +188,15 @@ export interface ToolCallRef {
   id: string;
   name: string;
   input: Record<string, unknown>;
+}
+
+/**
+ * Where a call was made: an approval answers only the call of its own session and task, so the same call (same
+ * tool_use id, tool and input) in another session or another task is asked again.
+ */
+export interface ApprovalScope {
+  sessionKey: string;
+  taskId: string | null;
 }
 
 export type NewApproval = Omit<ApprovalRecord, "status" | "requestedAt" | "expiresAt" | "decidedBy" | "decidedAt" | "sessionKey"> & {
@@ -203,7 +233,8 @@ export interface StepCommit {
   framesPushed?: FrameRecord[];
   framesUpdated?: FrameRecord[];
   framesPopped?: string[];
-  taskCreated?: { id: string; ownerId: string; requestId: string };
+  /** A new task; `options` are its first request's (an expiry, metadata). */
+  taskCreated?: { id: string; ownerId: string; requestId: string; options?: TaskOptions | null };
   task?: { id: string; status: TaskStatus; result?: string; error?: string; structuredOutput?: unknown };
   request?: { id: string; status: RequestStatus; taskId?: string | null; error?: string };
   /** Other requests ended by this step (a turn that a /cancel interrupted; messages that joined a running turn). */
@@ -327,6 +358,8 @@ export interface NewRequest {
   claimSession?: { mainAgentSessionId: string };
   /** A client's Idempotency-Key, per user: a second request with the same key is a duplicate of the first. */
   idempotency?: { key: string; fingerprint: string };
+  /** The task this request starts takes these (HTTP API: expires_at, metadata). */
+  taskOptions?: TaskOptions;
 }
 
 export type InsertResult =
@@ -403,8 +436,8 @@ export interface Store extends OperationsQueries {
   /** Chunks of an outbound message already sent to the platform. */
   deliveredChunks(outboundId: string): Promise<number[]>;
   recordChunk(outboundId: string, chunk: number, platformMessageId: string): Promise<void>;
-  /** The approval asked for exactly this call (id, tool and input), if any. */
-  approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null>;
+  /** The approval asked for exactly this call (id, tool and input) in this session and task, if any. */
+  approvalFor(call: ToolCallRef, scope: ApprovalScope): Promise<ApprovalRecord | null>;
   approval(id: string): Promise<ApprovalRecord | null>;
   pendingApprovals(sessionKey: string): Promise<ApprovalRecord[]>;
   /**

@@ -36,6 +36,7 @@ export async function seedWaitingApproval(dbFile: string, w: WaitingApproval): P
         {
           id: `ap_${w.id}`,
           taskId: `task_${w.id}`,
+          requestId: `req_${w.id}`,
           frameId: w.skill ? `f_skill_${w.id}` : `f_main_${w.id}`,
           toolUseId: `toolu_${w.id}`,
           toolName: "transfer",

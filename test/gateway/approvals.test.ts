@@ -182,6 +182,53 @@ describe("approvals", () => {
     expect(t.runs).toEqual(["balance"]);
   });
 
+  it("an approval belongs to its session: another user's identical call with the same tool_use id is asked again", async () => {
+    const t = bankTools();
+    h = await startHarness({ tools: t.list });
+    const call = () => reply(toolUse("transfer", { amount: 500, to: "mallory" }, "toolu_replayed"));
+    h.fake.script(call());
+    const [mine] = (await h.send("pay mallory 500", { session: "alice-dm" })).filter((m) => m.approvalId);
+    h.fake.script(text("Paid."));
+    await h.gateway.decide(mine!.approvalId!, "alice", "approve");
+    await h.gateway.idle();
+    expect(t.runs).toEqual(["transfer 500"]);
+
+    // The model repeats the very same call (same id, tool and input) for Bob in his own chat.
+    h.fake.script(call());
+    const [theirs] = (await h.send("pay mallory 500", { session: "bob-dm", user: "bob" })).filter((m) => m.approvalId);
+    expect(t.runs).toEqual(["transfer 500"]);
+    expect(theirs?.approvalId).not.toBe(mine!.approvalId);
+    expect(await h.store.approval(theirs!.approvalId!)).toMatchObject({ sessionKey: "console:bob-dm", ownerId: "bob", status: "pending" });
+    expect(await h.gateway.decide(theirs!.approvalId!, "alice", "approve")).toEqual({ status: "not_owner" });
+  });
+
+  it("an approval belongs to its task: the same call in a later task of the same chat is asked again", async () => {
+    const t = bankTools();
+    h = await startHarness({ tools: t.list });
+    const call = () => reply(toolUse("transfer", { amount: 20 }, "toolu_again"));
+    h.fake.script(call());
+    const [first] = (await h.send("pay 20", { session: "group" })).filter((m) => m.approvalId);
+    h.fake.script(text("Paid 20."));
+    await h.gateway.decide(first!.approvalId!, "alice", "approve");
+    await h.gateway.idle();
+    expect((await h.store.activeTask("console:group"))).toBeNull();
+
+    h.fake.script(call());
+    const [second] = (await h.send("pay 20 for me too", { session: "group", user: "bob" })).filter((m) => m.approvalId);
+    expect(second?.approvalId).toBeDefined();
+    expect(t.runs).toEqual(["transfer 20"]);
+    const approval = await h.store.approval(second!.approvalId!);
+    expect(approval).toMatchObject({ ownerId: "bob", status: "pending", taskId: (await h.store.activeTask("console:group"))?.id });
+  });
+
+  it("an approval names the request whose turn it paused", async () => {
+    const t = bankTools();
+    h = await startHarness({ tools: t.list });
+    const { prompt, id } = await askForTransfer(h);
+    expect((await h.store.approval(id))?.requestId).toBe(prompt.requestId);
+    expect((await h.store.request(prompt.requestId!))?.text).toBe("send Bob 50");
+  });
+
   it("fails closed: a definition that asks approval for a tool, or cannot be read any more, gates its calls", async () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "requires_approval: [balance]\n") });

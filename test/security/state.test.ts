@@ -193,7 +193,7 @@ describe("user ids stored before they carried their source", () => {
       expect(owners).toEqual(["telegram:4242", "slack:T1:U1", "http:alice", "console:me"]);
       expect((await store.request("r1"))?.userId).toBe("slack:T1:U7");
       expect(await store.approval("ap1")).toMatchObject({ ownerId: "telegram:4242", decidedBy: "timeout" });
-      expect((await store.approvalFor({ id: "toolu_1", name: "transfer", input: { amount: 1 } }))?.id).toBe("ap1");
+      expect((await store.approvalFor({ id: "toolu_1", name: "transfer", input: { amount: 1 } }, { sessionKey: "telegram:4242", taskId: null }))?.id).toBe("ap1");
       expect((await store.findSession("http:3b1f"))?.ownerId).toBe("http:alice");
     } finally {
       await store.close();

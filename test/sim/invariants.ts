@@ -131,19 +131,19 @@ export class Checker {
       const waiting = new Set(live.slice(0, -1).map((f) => f.agentSessionId));
       const liveSessions = new Set(live.map((f) => f.agentSessionId));
       const rows = await store.sessionLog(key);
-      const used = new Map<string, { session: string; name: string; input: Record<string, unknown> }>();
+      const used = new Map<string, { session: string; task: string | null; name: string; input: Record<string, unknown> }>();
       const answered = new Set<string>();
       for (const row of rows) {
         if (row.type === "message" && (row.payload as { role: string }).role === "assistant") {
           for (const b of (row.payload as { content: Array<{ type: string; id?: string; name?: string; input?: Record<string, unknown> }> }).content) {
-            if (b.type === "tool_use") used.set(b.id!, { session: row.agentSessionId ?? "", name: b.name!, input: b.input ?? {} });
+            if (b.type === "tool_use") used.set(b.id!, { session: row.agentSessionId ?? "", task: row.taskId, name: b.name!, input: b.input ?? {} });
           }
         }
         if (row.type === "tool_result") answered.add((row.payload as { tool_use_id: string }).tool_use_id);
       }
-      for (const [id, { session, name, input }] of used) {
+      for (const [id, { session, task, name, input }] of used) {
         // Open while its owner has not decided (approval pending), or while its frame waits for a child.
-        const awaitingDecision = (await store.approvalFor({ id, name, input }))?.status === "pending";
+        const awaitingDecision = (await store.approvalFor({ id, name, input }, { sessionKey: key, taskId: task }))?.status === "pending";
         if (!answered.has(id) && !waiting.has(session) && !awaitingDecision) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
       }
       const started = rows.filter((r) => r.type === "agent_session").map((r) => r.agentSessionId!);

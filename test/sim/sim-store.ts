@@ -121,8 +121,8 @@ export class SimStore implements Store {
     const store = this.alive();
     if (this.plants.ackBeforeCommit) {
       void store.insertRequest(input).catch(() => {});
-      const { claimSession: _claim, idempotency: _key, ...fields } = input;
-      const zero = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 };
+      const { claimSession: _claim, idempotency: _key, taskOptions, ...fields } = input;
+      const zero = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, taskOptions: taskOptions ?? null };
       return { status: "inserted", request: { ...fields, status: "pending", taskId: null, error: null, ...zero, createdAt: 0, updatedAt: 0 } };
     }
     return store.insertRequest(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
@@ -179,7 +179,7 @@ export class SimStore implements Store {
     const store = this.alive();
     if (!this.plants.forgetDeliveries) await store.recordChunk(id, chunk, platformId);
   };
-  approvalFor: Store["approvalFor"] = async (id) => this.alive().approvalFor(id);
+  approvalFor: Store["approvalFor"] = async (call, scope) => this.alive().approvalFor(call, scope);
   approval: Store["approval"] = async (id) => this.alive().approval(id);
   pendingApprovals: Store["pendingApprovals"] = async (key) => this.alive().pendingApprovals(key);
   decideApproval: Store["decideApproval"] = async (id, status, by) => this.alive().decideApproval(id, status, by);

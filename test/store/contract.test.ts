@@ -12,6 +12,7 @@ import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
 import { requestContract } from "./contract/requests.js";
 import { stepContract } from "./contract/steps.js";
+import { taskOptionContract } from "./contract/task-options.js";
 
 for (const backend of BACKENDS) {
   const suite = backend.unavailable ? describe.skip : describe;
@@ -34,6 +35,7 @@ function contract(backend: StoreBackend): void {
   stepContract(ctx);
   requestContract(ctx);
   approvalContract(ctx);
+  taskOptionContract(ctx);
   outboxContract(ctx);
   moveContract(ctx);
   leaseContract(ctx);

@@ -21,7 +21,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
   }
   if (step.taskCreated) {
     const t = step.taskCreated;
-    await run(client, S.insertTask, [t.id, key, t.ownerId, t.requestId, now]);
+    await run(client, S.insertTask, [t.id, key, t.ownerId, t.requestId, now, t.options?.expiresAt ?? null, t.options?.metadataJson ?? null]);
   }
   const log = step.log ?? [];
   if (log.length > 0) {
@@ -84,6 +84,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
       approvals.map((a) => a.agent),
       approvals.map((a) => a.ownerId),
       approvals.map((a) => a.timeoutMs),
+      approvals.map((a) => a.requestId),
     ]);
   }
   if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);

@@ -210,6 +210,19 @@ const MIGRATIONS: string[] = [
   END
   $$;
   `,
+  // 4: a task's expiry and metadata, given by the request that starts it (SQLite version 12); an approval names the
+  // request it paused (read back from the prompt's outbox row for older ones) and answers only the call of its own
+  // session and task, so the UNIQUE that bound a call everywhere becomes an index that includes both.
+  `
+  ALTER TABLE tasks ADD COLUMN expires_at BIGINT;
+  ALTER TABLE tasks ADD COLUMN metadata TEXT;
+  ALTER TABLE requests ADD COLUMN task_expires_at BIGINT;
+  ALTER TABLE requests ADD COLUMN task_metadata TEXT;
+  ALTER TABLE approvals ADD COLUMN request_id TEXT;
+  UPDATE approvals a SET request_id = (SELECT o.request_id FROM outbox o WHERE o.approval_id = a.id ORDER BY o.seq LIMIT 1);
+  ALTER TABLE approvals DROP CONSTRAINT approvals_tool_use_id_tool_name_input_hash_key;
+  CREATE UNIQUE INDEX approvals_by_call ON approvals (session_key, COALESCE(task_id, ''), tool_use_id, tool_name, input_hash);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,6 +3,7 @@ import pino, { type Logger } from "pino";
 import { inputHash } from "../input-hash.js";
 import type {
   ApprovalRecord,
+  ApprovalScope,
   ApprovalStatus,
   FrameRecord,
   IdempotencyRecord,
@@ -258,8 +259,8 @@ export class PostgresStore implements Store {
 
   // ── approvals and quarantine ──────────────────────────────────────────────────────────────────────────
 
-  async approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null> {
-    return this.quarantine.approval(await this.one(S.approvalByCall, [call.id, call.name, inputHash(call.input)]));
+  async approvalFor(call: ToolCallRef, scope: ApprovalScope): Promise<ApprovalRecord | null> {
+    return this.quarantine.approval(await this.one(S.approvalByCall, [scope.sessionKey, scope.taskId, call.id, call.name, inputHash(call.input)]));
   }
 
   async approval(id: string): Promise<ApprovalRecord | null> {

@@ -37,7 +37,10 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
     }
   }
   const [payload] = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
-  const { rows } = await run(client, S.insertRequest, [input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, payload]);
+  const options = input.taskOptions;
+  const { rows } = await run(client, S.insertRequest, [
+    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, payload, options?.expiresAt ?? null, options?.metadataJson ?? null,
+  ]);
   if (rows[0]) return { status: "inserted", request: toRequest(rows[0]) };
   await undoKey();
   const seen = await run(client, S.requestByExternal, [input.sessionKey, input.externalId]);

@@ -18,8 +18,8 @@ export const S = {
   fence: sql("fence", `SELECT token FROM leases WHERE key = $1 FOR UPDATE`),
   insertTask: sql(
     "insert_task",
-    `INSERT INTO tasks (id, session_key, owner_id, status, request_id, created_at, updated_at)
-     VALUES ($1, $2, $3, 'running', $4, $5, $5)`,
+    `INSERT INTO tasks (id, session_key, owner_id, status, request_id, expires_at, metadata, created_at, updated_at)
+     VALUES ($1, $2, $3, 'running', $4, $6, $7, $5, $5)`,
   ),
   insertLog: sql(
     "insert_log",
@@ -75,15 +75,16 @@ export const S = {
     `UPDATE sessions SET main_agent_session_id = $1, tokens_since_reset = 0, cost_since_reset_nano_usd = 0, updated_at = $2
      WHERE key = $3`,
   ),
+  // A call asked for again in its session and task keeps its first approval (approvals_by_call decides).
   insertApprovals: sql(
     "insert_approvals",
-    `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id,
+    `INSERT INTO approvals (id, session_key, task_id, request_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id,
        status, requested_at, expires_at)
-     SELECT a.id, $1, a.t, a.f, a.u, a.tn, a.i, a.h, a.ag, a.o, 'pending', $2::bigint, $2::bigint + a.ms
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
-       WITH ORDINALITY AS a(id, t, f, u, tn, i, h, ag, o, ms, n)
+     SELECT a.id, $1, a.t, a.r, a.f, a.u, a.tn, a.i, a.h, a.ag, a.o, 'pending', $2::bigint, $2::bigint + a.ms
+     FROM unnest($3::text[], $4::text[], $13::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[])
+       WITH ORDINALITY AS a(id, t, r, f, u, tn, i, h, ag, o, ms, n)
      ORDER BY a.n
-     ON CONFLICT (tool_use_id, tool_name, input_hash) DO NOTHING`,
+     ON CONFLICT DO NOTHING`,
   ),
   quarantineFrames: sql(
     "quarantine_frames",
@@ -112,8 +113,8 @@ export const S = {
   insertRequest: sql(
     "insert_request",
     `WITH ins AS (
-       INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)
+       INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, task_expires_at, task_metadata, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, 'pending', $9, $10, $7, $7)
        ON CONFLICT (session_key, external_id) DO NOTHING
        RETURNING *
      )
@@ -207,7 +208,11 @@ export const S = {
 
   // ── approvals and quarantine ────────────────────────────────────────────────────────────────────────────
   approvalById: sql("approval_by_id", `SELECT * FROM approvals WHERE id = $1`),
-  approvalByCall: sql("approval_by_call", `SELECT * FROM approvals WHERE tool_use_id = $1 AND tool_name = $2 AND input_hash = $3`),
+  approvalByCall: sql(
+    "approval_by_call",
+    `SELECT * FROM approvals WHERE session_key = $1 AND COALESCE(task_id, '') = COALESCE($2::text, '')
+     AND tool_use_id = $3 AND tool_name = $4 AND input_hash = $5`,
+  ),
   pendingApprovals: sql(
     "pending_approvals",
     `SELECT * FROM approvals WHERE session_key = $1 AND status = 'pending' ORDER BY requested_at, id`,

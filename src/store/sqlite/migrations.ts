@@ -286,6 +286,44 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP INDEX requests_unfinished;
   CREATE INDEX requests_unfinished ON requests(session_key, seq) WHERE status IN ('pending', 'running');
   `,
+  // 12: a task's expiry and metadata (given by the request that starts it, kept on that request until then); an
+  // approval names the request it paused (read back from the prompt's outbox row for older ones), and answers only
+  // the call of its own session and task: the table is rebuilt because the old UNIQUE bound a call everywhere.
+  `
+  ALTER TABLE tasks ADD COLUMN expires_at INTEGER;
+  ALTER TABLE tasks ADD COLUMN metadata TEXT;
+  ALTER TABLE requests ADD COLUMN task_expires_at INTEGER;
+  ALTER TABLE requests ADD COLUMN task_metadata TEXT;
+  CREATE TABLE approvals_v12 (
+    id TEXT PRIMARY KEY,
+    session_key TEXT NOT NULL,
+    task_id TEXT,
+    request_id TEXT,
+    frame_id TEXT NOT NULL,
+    tool_use_id TEXT NOT NULL,
+    tool_name TEXT NOT NULL,
+    input TEXT NOT NULL,
+    input_hash TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    status TEXT NOT NULL,
+    requested_at INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    decided_by TEXT,
+    decided_at INTEGER
+  );
+  INSERT INTO approvals_v12 (id, session_key, task_id, request_id, frame_id, tool_use_id, tool_name, input, input_hash, agent,
+    owner_id, status, requested_at, expires_at, decided_by, decided_at)
+  SELECT a.id, a.session_key, a.task_id, (SELECT o.request_id FROM outbox o WHERE o.approval_id = a.id ORDER BY o.seq LIMIT 1),
+    a.frame_id, a.tool_use_id, a.tool_name, a.input, a.input_hash, a.agent, a.owner_id, a.status, a.requested_at, a.expires_at,
+    a.decided_by, a.decided_at
+  FROM approvals a;
+  DROP TABLE approvals;
+  ALTER TABLE approvals_v12 RENAME TO approvals;
+  CREATE UNIQUE INDEX approvals_by_call ON approvals(session_key, COALESCE(task_id, ''), tool_use_id, tool_name, input_hash);
+  CREATE INDEX approvals_pending ON approvals(expires_at) WHERE status = 'pending';
+  CREATE INDEX approvals_pending_by_session ON approvals(session_key, requested_at) WHERE status = 'pending';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

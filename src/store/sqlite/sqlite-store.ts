@@ -12,6 +12,7 @@ import {
   type MemoryRecord,
   type StoreChange,
   type ApprovalRecord,
+  type ApprovalScope,
   type ApprovalStatus,
   type FrameRecord,
   type IdempotencyRecord,
@@ -125,7 +126,7 @@ export class SqliteStore implements Store {
       }
       if (step.taskCreated) {
         const t = step.taskCreated;
-        s.insertTask.run(t.id, key, t.ownerId, t.requestId, now, now);
+        s.insertTask.run(t.id, key, t.ownerId, t.requestId, t.options?.expiresAt ?? null, t.options?.metadataJson ?? null, now, now);
       }
       for (const e of step.log ?? []) {
         s.insertLog.run(key, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.type, JSON.stringify(e.payload), now);
@@ -158,7 +159,7 @@ export class SqliteStore implements Store {
       }
       if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
       for (const a of step.approvalsCreated ?? []) {
-        s.insertApproval.run(a.id, key, a.taskId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), inputHash(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
+        s.insertApproval.run(a.id, key, a.taskId, a.requestId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), inputHash(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
       }
       if (step.framesQuarantined) {
         for (const row of s.frameRows.all(key) as Row[]) {
@@ -214,16 +215,18 @@ export class SqliteStore implements Store {
         const owner = String((s.getSession.get(input.sessionKey) as Row).owner_id);
         if (owner !== input.userId) return { status: "forbidden", ownerId: owner };
       }
-      const info = s.insertRequest.run(input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, now);
+      const options = input.taskOptions;
+      const info = s.insertRequest.run(input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, options?.expiresAt ?? null, options?.metadataJson ?? null, now, now);
       if (info.changes === 0) {
         return { status: "duplicate", request: toRequest(s.requestByExternal.get(input.sessionKey, input.externalId) as Row) };
       }
       if (input.idempotency) {
         s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
       }
-      const { claimSession: _claim, idempotency: _key, ...fields } = input;
+      const { claimSession: _claim, idempotency: _key, taskOptions: _options, ...fields } = input;
       const request: RequestRecord = {
         ...fields,
+        taskOptions: options && (options.expiresAt !== null || options.metadataJson !== null) ? options : null,
         status: "pending",
         taskId: null,
         error: null,
@@ -411,8 +414,8 @@ export class SqliteStore implements Store {
     await this.writes.run(() => this.stmts.recordChunk.run(outboundId, chunk, platformMessageId, this.now()));
   }
 
-  async approvalFor(call: ToolCallRef): Promise<ApprovalRecord | null> {
-    const row = this.stmts.approvalByCall.get(call.id, call.name, inputHash(call.input)) as Row | undefined;
+  async approvalFor(call: ToolCallRef, scope: ApprovalScope): Promise<ApprovalRecord | null> {
+    const row = this.stmts.approvalByCall.get(scope.sessionKey, scope.taskId, call.id, call.name, inputHash(call.input)) as Row | undefined;
     return row ? this.readApprovals([row])[0] ?? null : null;
   }
 

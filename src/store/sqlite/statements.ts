@@ -38,8 +38,8 @@ export function prepareStatements(db: Database.Database) {
     updateFrame: db.prepare(`UPDATE frames SET data = ? WHERE frame_id = ?`),
     deleteFrame: db.prepare(`DELETE FROM frames WHERE frame_id = ?`),
     insertTask: db.prepare(
-      `INSERT INTO tasks (id, session_key, owner_id, status, request_id, created_at, updated_at)
-       VALUES (?, ?, ?, 'running', ?, ?, ?)`,
+      `INSERT INTO tasks (id, session_key, owner_id, status, request_id, expires_at, metadata, created_at, updated_at)
+       VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`,
     ),
     updateTask: db.prepare(
       `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error),
@@ -69,12 +69,16 @@ export function prepareStatements(db: Database.Database) {
       `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
+    // A call asked for again in its session and task keeps its first approval (approvals_by_call decides).
     insertApproval: db.prepare(
-      `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id, status, requested_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (tool_use_id, tool_name, input_hash) DO NOTHING`,
+      `INSERT INTO approvals (id, session_key, task_id, request_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id, status, requested_at, expires_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT DO NOTHING`,
     ),
     approvalById: db.prepare(`SELECT * FROM approvals WHERE id = ?`),
-    approvalByCall: db.prepare(`SELECT * FROM approvals WHERE tool_use_id = ? AND tool_name = ? AND input_hash = ?`),
+    approvalByCall: db.prepare(
+      `SELECT * FROM approvals WHERE session_key = ? AND COALESCE(task_id, '') = COALESCE(?, '')
+       AND tool_use_id = ? AND tool_name = ? AND input_hash = ?`,
+    ),
     quarantineApproval: db.prepare(`UPDATE approvals SET status = 'quarantined', input_hash = 'quarantined:' || id WHERE id = ?`),
     insertQuarantine: db.prepare(
       `INSERT OR IGNORE INTO quarantine (kind, row_id, session_key, reason, created_at) VALUES (?, ?, ?, ?, ?)`,
@@ -102,8 +106,8 @@ export function prepareStatements(db: Database.Database) {
       `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
     ),
     insertRequest: db.prepare(
-      `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING`,
+      `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, task_expires_at, task_metadata, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING`,
     ),
     requestById: db.prepare(`SELECT * FROM requests WHERE id = ?`),
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),

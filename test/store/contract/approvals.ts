@@ -5,6 +5,8 @@ import { ALICE, BOB, newApproval, newRequest, startTask, type ContractContext } 
 
 const K = "telegram:100";
 const OTHER = "telegram:200";
+/** Where the fixtures' approvals are asked (newApproval has no task). */
+const AT = { sessionKey: K, taskId: null };
 
 export function approvalContract(ctx: ContractContext): void {
   describe("approvals", () => {
@@ -13,7 +15,7 @@ export function approvalContract(ctx: ContractContext): void {
       const input = { method: "POST", url: "https://example.test/x", headers: { a: "1" } };
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { taskId: "t1", input, timeoutMs: 30_000 })] });
       expect(await store.approval("a1")).toEqual({
-        id: "a1", sessionKey: K, taskId: "t1", frameId: "f-main", toolUseId: "toolu_a1", toolName: "http_request", input,
+        id: "a1", sessionKey: K, taskId: "t1", requestId: null, frameId: "f-main", toolUseId: "toolu_a1", toolName: "http_request", input,
         agent: "main", ownerId: ALICE, status: "pending", requestedAt: clock.t, expiresAt: clock.t + 30_000, decidedBy: null, decidedAt: null,
       });
       expect(await store.approval("a-none")).toBeNull();
@@ -34,7 +36,7 @@ export function approvalContract(ctx: ContractContext): void {
       const input = { url: "https://example.test/x", body: { to: "bob", cc: ["a", "b"] }, method: "POST" };
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { toolUseId: "toolu_1", input })] });
       const reordered = { method: "POST", body: { cc: ["a", "b"], to: "bob" }, url: "https://example.test/x" };
-      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: reordered }))?.id).toBe("a1");
+      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: reordered }, AT))?.id).toBe("a1");
     });
 
     it("approvalFor does not match another input, another tool or another tool_use id", async () => {
@@ -42,11 +44,11 @@ export function approvalContract(ctx: ContractContext): void {
       const input = { url: "https://example.test/x", body: { cc: ["a", "b"] } };
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { toolUseId: "toolu_1", input })] });
       const call = { id: "toolu_1", name: "http_request", input };
-      expect((await store.approvalFor(call))?.id).toBe("a1");
-      expect(await store.approvalFor({ ...call, input: { ...input, url: "https://evil.test/" } })).toBeNull();
-      expect(await store.approvalFor({ ...call, input: { url: input.url, body: { cc: ["b", "a"] } } })).toBeNull();
-      expect(await store.approvalFor({ ...call, name: "send_email" })).toBeNull();
-      expect(await store.approvalFor({ ...call, id: "toolu_2" })).toBeNull();
+      expect((await store.approvalFor(call, AT))?.id).toBe("a1");
+      expect(await store.approvalFor({ ...call, input: { ...input, url: "https://evil.test/" } }, AT)).toBeNull();
+      expect(await store.approvalFor({ ...call, input: { url: input.url, body: { cc: ["b", "a"] } } }, AT)).toBeNull();
+      expect(await store.approvalFor({ ...call, name: "send_email" }, AT)).toBeNull();
+      expect(await store.approvalFor({ ...call, id: "toolu_2" }, AT)).toBeNull();
     });
 
     it("the same tool_use id with another input is another approval", async () => {
@@ -54,15 +56,42 @@ export function approvalContract(ctx: ContractContext): void {
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { toolUseId: "toolu_1", input: { n: 1 } })] });
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a2", { toolUseId: "toolu_1", input: { n: 2 } })] });
       await store.decideApproval("a1", "approved", ALICE);
-      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: { n: 1 } }))?.status).toBe("approved");
-      expect(await store.approvalFor({ id: "toolu_1", name: "http_request", input: { n: 2 } })).toMatchObject({ id: "a2", status: "pending" });
+      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: { n: 1 } }, AT))?.status).toBe("approved");
+      expect(await store.approvalFor({ id: "toolu_1", name: "http_request", input: { n: 2 } }, AT)).toMatchObject({ id: "a2", status: "pending" });
+    });
+
+    it("names the request whose turn it paused", async () => {
+      const { store } = ctx;
+      await startTask(store, K, { task: "t1", request: "r1" });
+      await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { taskId: "t1", requestId: "r1" })] });
+      expect(await store.approval("a1")).toMatchObject({ requestId: "r1", taskId: "t1" });
+      expect((await store.pendingApprovals(K))[0]?.requestId).toBe("r1");
+      expect((await store.dueApprovals(Number.MAX_SAFE_INTEGER))[0]?.requestId).toBe("r1");
+    });
+
+    it("belongs to its session and task: the same call elsewhere is not answered by it and is asked again", async () => {
+      const { store } = ctx;
+      const call = { id: "toolu_1", name: "transfer", input: { amount: 500, to: "mallory" } };
+      await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { taskId: "t1", toolUseId: call.id, toolName: call.name, input: call.input })] });
+      await store.decideApproval("a1", "approved", ALICE);
+      expect((await store.approvalFor(call, { sessionKey: K, taskId: "t1" }))?.status).toBe("approved");
+      // Another user's session, and a later task of the same session: the identical call finds nothing.
+      expect(await store.approvalFor(call, { sessionKey: OTHER, taskId: "t1" })).toBeNull();
+      expect(await store.approvalFor(call, { sessionKey: K, taskId: "t2" })).toBeNull();
+      expect(await store.approvalFor(call, { sessionKey: K, taskId: null })).toBeNull();
+      // …so each is asked for anew, and stored beside the first instead of being dropped as its duplicate.
+      await store.commit({ sessionKey: OTHER, approvalsCreated: [newApproval("b1", { taskId: "t1", toolUseId: call.id, toolName: call.name, input: call.input, ownerId: BOB })] });
+      await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a2", { taskId: "t2", toolUseId: call.id, toolName: call.name, input: call.input })] });
+      expect(await store.approvalFor(call, { sessionKey: OTHER, taskId: "t1" })).toMatchObject({ id: "b1", status: "pending", ownerId: BOB });
+      expect(await store.approvalFor(call, { sessionKey: K, taskId: "t2" })).toMatchObject({ id: "a2", status: "pending" });
+      expect(await store.approvalFor(call, { sessionKey: K, taskId: "t1" })).toMatchObject({ id: "a1", status: "approved" });
     });
 
     it("asking again for the same call keeps the first approval", async () => {
       const { store } = ctx;
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { toolUseId: "toolu_1", input: { a: 1, b: 2 } })] });
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a2", { toolUseId: "toolu_1", input: { b: 2, a: 1 } })] });
-      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: { a: 1, b: 2 } }))?.id).toBe("a1");
+      expect((await store.approvalFor({ id: "toolu_1", name: "http_request", input: { a: 1, b: 2 } }, AT))?.id).toBe("a1");
       expect((await store.pendingApprovals(K)).map((a) => a.id)).toEqual(["a1"]);
     });
   });
@@ -156,9 +185,9 @@ export function approvalContract(ctx: ContractContext): void {
       const call = { id: "toolu_1", name: "http_request", input: { n: 1 } };
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a1", { toolUseId: call.id, input: call.input })] });
       await plant(store, "a1");
-      expect(await store.approvalFor(call)).toBeNull();
+      expect(await store.approvalFor(call, AT)).toBeNull();
       await store.commit({ sessionKey: K, approvalsCreated: [newApproval("a2", { toolUseId: call.id, input: call.input })] });
-      expect(await store.approvalFor(call)).toMatchObject({ id: "a2", status: "pending" });
+      expect(await store.approvalFor(call, AT)).toMatchObject({ id: "a2", status: "pending" });
     });
 
     it("a task whose structured output is unreadable still reads, without it, and is listed", async (test) => {

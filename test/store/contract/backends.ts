@@ -26,6 +26,7 @@ export interface StoreBackend {
   // plants into nothing fails instead of passing vacuously. A backend without them skips those tests.
   plantCorruptApproval?(store: Store, approvalId: string): Promise<void>;
   plantCorruptTaskOutput?(store: Store, taskId: string): Promise<void>;
+  plantCorruptTaskMetadata?(store: Store, taskId: string): Promise<void>;
   plantCorruptFrame?(store: Store, frameId: string): Promise<void>;
   /** A frame whose stored data is not JSON at all (plantCorruptFrame's is JSON of the wrong shape). */
   plantUnparsableFrame?(store: Store, frameId: string): Promise<void>;
@@ -77,6 +78,7 @@ const sqliteBackend = (exclusive: boolean): StoreBackend => ({
   },
   plantCorruptApproval: (store, id) => plantSqlite(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = ?`, id),
   plantCorruptTaskOutput: (store, id) => plantSqlite(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = ?`, id),
+  plantCorruptTaskMetadata: (store, id) => plantSqlite(store, `UPDATE tasks SET metadata = '["not", "an object"]' WHERE id = ?`, id),
   plantCorruptFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = ?`, id),
   plantUnparsableFrame: (store, id) => plantSqlite(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = ?`, id),
 });
@@ -121,6 +123,7 @@ const postgres: StoreBackend = {
   teardown: dropEmptyDatabase,
   plantCorruptApproval: (store, id) => plantPostgres(store, `UPDATE approvals SET input = '{"url": "https://exa' WHERE id = $1`, id),
   plantCorruptTaskOutput: (store, id) => plantPostgres(store, `UPDATE tasks SET structured_output = '{"total": ' WHERE id = $1`, id),
+  plantCorruptTaskMetadata: (store, id) => plantPostgres(store, `UPDATE tasks SET metadata = '["not", "an object"]' WHERE id = $1`, id),
   plantCorruptFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"frameId": 3}' WHERE frame_id = $1`, id),
   plantUnparsableFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = $1`, id),
 };

@@ -73,6 +73,7 @@ export function newApproval(id: string, over: Partial<NewApproval> = {}): NewApp
   return {
     id,
     taskId: null,
+    requestId: null,
     frameId: "f-main",
     toolUseId: `toolu_${id}`,
     toolName: "http_request",

@@ -31,7 +31,7 @@ export function requestContract(ctx: ContractContext): void {
       const expected = {
         id: "r1", sessionKey: K, externalId: "m1", kind: "command", userId: ALICE, text: "hello", status: "pending",
         taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0,
-        createdAt: clock.t, updatedAt: clock.t,
+        taskOptions: null, createdAt: clock.t, updatedAt: clock.t,
       };
       expect(result).toEqual({ status: "inserted", request: expected });
       expect(await store.request("r1")).toEqual(expected);
@@ -200,7 +200,7 @@ export function requestContract(ctx: ContractContext): void {
       await startTask(store, K, { task: "t1", request: "r2" });
       expect(await store.task("t2")).toEqual({
         id: "t2", sessionKey: K, ownerId: BOB, status: "completed", requestId: "r1", result: "done", error: null,
-        structuredOutput: null, createdAt: t0, updatedAt: t0,
+        structuredOutput: null, expiresAt: null, metadata: null, createdAt: t0, updatedAt: t0,
       });
       expect((await store.tasks(K)).map((t) => t.id)).toEqual(["t2", "t1"]);
       expect(await store.tasks(OTHER)).toEqual([]);
