@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
+import { approvalPrompt } from "./approval-prompt.js";
 import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
@@ -254,7 +255,7 @@ export class Orchestrator {
             task: { id: taskId, status: "waiting_approval" },
             request: { id: requestId, status: "done" },
             outbound: result.approvals.map((a) => ({
-              ...this.outbound(journal, frame.agentName, stack.depth, approvalPrompt(frame.agentName, a.toolName, a.input, a.id), "notice"),
+              ...this.outbound(journal, frame.agentName, stack.depth, approvalPrompt({ agent: frame.agentName, tool: a.toolName, input: a.input, id: a.id }, this.deps.tools.get(a.toolName)), "notice"),
               approvalId: a.id,
             })),
           });
@@ -309,10 +310,4 @@ export class Orchestrator {
   outbound(journal: Journal, agent: string, depth: number, text: string, kind: OutboundInput["kind"]): OutboundInput {
     return { id: this.deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent, depth, text, kind };
   }
-}
-
-/** The question put to the owner; providers add Approve/Deny buttons (or /approve, /deny commands). */
-export function approvalPrompt(agent: string, tool: string, input: Record<string, unknown>, id: string): string {
-  const args = JSON.stringify(input);
-  return `🔐 ${agent} wants to run ${tool} ${args.length > 300 ? `${args.slice(0, 300)}…` : args}. Approve or deny it (${id}).`;
 }

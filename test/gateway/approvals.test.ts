@@ -28,7 +28,7 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { prompt } = await askForTransfer(h);
     expect(t.runs).toEqual(["balance"]);
-    expect(prompt.text).toMatch(/^🔐 main wants to run transfer \{"amount":50\}\. Approve or deny it \(ap_\d+\)\.$/);
+    expect(prompt.text).toMatch(/^🔐 main wants to run transfer\n• amount: 50\nApprove or deny it \(ap_\d+\)\.$/);
     expect((await h.store.activeTask("console:t"))?.status).toBe("waiting_approval");
     expect(h.fake.calls).toHaveLength(1);
   });

@@ -135,7 +135,7 @@ describe("approvals are bound to the call, and inherited", () => {
     h.fake.script(reply(toolUse("transfer", { amount: 1000 }, "toolu_same")));
     const shown = await h.send("pay 1000", { session: "b" });
     expect(t.runs).toEqual(["transfer 1"]);
-    expect(shown.at(-1)?.text).toMatch(/^🔐 main wants to run transfer \{"amount":1000\}/);
+    expect(shown.at(-1)?.text).toMatch(/^🔐 main wants to run transfer\n• amount: 1000\n/);
     expect(await h.store.pendingApprovals("console:b")).toHaveLength(1);
   });
 

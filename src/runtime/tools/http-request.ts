@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { Egress } from "../../net/egress.js";
-import { isWrite } from "../../net/methods.js";
+import { isWrite, requestedMethods } from "../../net/methods.js";
+import { shorten } from "../approval-prompt.js";
 import { fail, type Tool, type ToolOutput } from "./tool.js";
 
 const MAX_REQUEST_BODY = 100 * 1024;
@@ -14,6 +15,27 @@ const input = z.object({
 });
 
 const readOnly = (raw: Record<string, unknown>) => !isWrite(raw.method, raw.headers);
+
+/** The method as the server will see it: the request's own, and any override header's ("POST as DELETE"). */
+function methodOf(raw: Record<string, unknown>): string {
+  const [own, ...overrides] = requestedMethods(raw.method, raw.headers).map((m) => shorten(m, 20));
+  return overrides.length > 0 ? `${own} as ${overrides.join(" and ")}` : own!;
+}
+
+/** The URL with its scheme and host whole (where the call goes) and only its path and query shortened. */
+function urlOf(raw: unknown): string {
+  if (typeof raw !== "string") return `(url is not a string: ${shorten(JSON.stringify(raw) ?? String(raw), 60)})`;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return shorten(raw, 200);
+  }
+  if (!url.host) return shorten(raw, 200);
+  // The host as the request will use it (an internationalised name in its punycode form, so look-alikes show).
+  const credentials = url.username || url.password ? " (with credentials)" : "";
+  return `${url.protocol}//${url.host}${shorten(`${url.pathname}${url.search}${url.hash}`, 150)}${credentials}`;
+}
 
 /**
  * An HTTP call through the egress guard. Reading (GET, HEAD) runs at once; anything that can change something
@@ -40,6 +62,7 @@ export function createHttpRequestTool(egress: Egress): Tool {
     },
     idempotent: readOnly,
     requiresApproval: (raw) => !readOnly(raw),
+    approvalTarget: (raw) => ({ text: `${methodOf(raw)} ${urlOf(raw.url)}`, fields: ["method", "url"] }),
     async run(raw, ctx): Promise<ToolOutput> {
       const parsed = input.safeParse({ ...raw, ...(typeof raw.method === "string" ? { method: raw.method.toUpperCase() } : {}) });
       if (!parsed.success) {

@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../../catalog/definition.js";
 import type { ToolSpec } from "../../llm/types.js";
+import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
 import type { StackFrame } from "../frame.js";
@@ -43,6 +44,11 @@ export interface Tool {
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
   /** The owner must approve each call before it runs (a function decides per call, e.g. by HTTP method). */
   requiresApproval?: boolean | ((input: Record<string, unknown>) => boolean);
+  /**
+   * What a call acts on (an HTTP method and URL, a command, an MCP server and tool), shown first when the owner is
+   * asked to approve it. Without it, the prompt lists the input fields only.
+   */
+  approvalTarget?(input: Record<string, unknown>): ApprovalTarget | null;
 }
 
 export function fail(content: string): ToolOutput {
