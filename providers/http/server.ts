@@ -11,6 +11,8 @@ import { readiness } from "./health.js";
 import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
+import { checkExpiry, taskOptionsOf } from "./task-options.js";
+import { expiredAnswer, ownedTask, refuseTaskUnderWay, requestView, taskExpired } from "./tasks.js";
 import { catalogView, requestSummary, sessionIdOf, taskView } from "./views.js";
 import { ASSET_HEADERS, loadWebChat, PAGE_HEADERS, type WebChat } from "./web/assets.js";
 
@@ -37,6 +39,9 @@ const uuid = z.uuid({ error: "must be a UUID" });
 const messageBody = z.object({
   session_id: uuid.optional(),
   task_id: uuid.optional(),
+  // Checked by taskOptionsOf, on the value as parsed (zod's copy of an object would drop a "__proto__" key).
+  expires_at: z.unknown().optional(),
+  metadata: z.unknown().optional(),
   items: z
     .array(z.object({ content_type: z.literal("text", { error: 'must be "text"' }), content: z.string().min(1, { error: "must not be empty" }) }), {
       error: "must be a list of {content_type, content} items",
@@ -107,7 +112,11 @@ export class HttpProvider {
     if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await taskView(this.gateway.store, await this.ownedTask(id, user)));
+      return async (_req, res, user) => this.json(res, 200, await taskView(this.gateway.store, await ownedTask(this.gateway.store, id, user)));
+    }
+    if (method === "GET" && (m = /^\/v1\/requests\/([^/]+)$/.exec(path))) {
+      const id = m[1]!;
+      return async (_req, res, user) => this.json(res, 200, await requestView(this.gateway.store, id, user));
     }
     if (method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) {
       const id = m[1]!;
@@ -169,6 +178,7 @@ export class HttpProvider {
     const raw = await readJson(req);
     const body = messageBody.safeParse(raw);
     if (!body.success) throw invalid(body.error);
+    const taskOptions = taskOptionsOf(body.data);
     const { store } = this.gateway;
     const stream = (req.headers.accept ?? "").includes("text/event-stream");
     const header = req.headers["idempotency-key"];
@@ -181,22 +191,29 @@ export class HttpProvider {
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
       if (seen) return await this.replay(res, user, keyed, seen.requestId, seen.fingerprint, stream);
     }
+    checkExpiry(taskOptions, this.gateway.now());
     let sessionId = body.data.session_id;
     if (body.data.task_id) {
-      const task = await this.ownedTask(body.data.task_id, user);
+      const task = await ownedTask(store, body.data.task_id, user);
       if (sessionId && task.sessionKey !== `http:${sessionId}`) throw new HttpError(400, "invalid_request_error", "task_id belongs to another session_id");
+      if (task.status === "expired" && task.expiresAt !== null) {
+        const gone = taskExpired(task.id, task.expiresAt, randomUUID());
+        return this.json(res, gone.status, gone.body);
+      }
       sessionId = sessionIdOf(task.sessionKey);
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
     const owner = (await store.findSession(key))?.ownerId;
     if (owner && owner !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
+    if (taskOptions) await refuseTaskUnderWay(store, key, this.gateway.now());
     const text = body.data.items.map((i) => i.content).join("\n\n");
     // Subscribe before submitting, so no event of this request is missed.
     const events = new RequestEvents(store, key);
     try {
       // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
-      const result = await this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...(keyed ? { idempotency: keyed } : {}) });
+      const extra = { ...(keyed ? { idempotency: keyed } : {}), ...(taskOptions ? { taskOptions } : {}) };
+      const result = await this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra });
       switch (result.status) {
         case "forbidden":
           throw new HttpError(403, "permission_error", "this session belongs to another user");
@@ -217,8 +234,7 @@ export class HttpProvider {
         await this.remember(user, keyed, answer);
         return this.json(res, answer.status, answer.body);
       }
-      const outcome = await this.stream(res, sessionId, requestId, events);
-      await this.remember(user, keyed, await this.answer(sessionId, requestId, outcome.internalError));
+      await this.remember(user, keyed, await this.stream(res, sessionId, requestId, events));
     } finally {
       events.close();
     }
@@ -252,19 +268,21 @@ export class HttpProvider {
   }
 
   private async answer(sessionId: string, requestId: string, internal: boolean): Promise<{ status: number; body: unknown }> {
-    return internal ? { status: 500, body: internalError(requestId) } : { status: 200, body: await requestSummary(this.gateway.store, sessionId, requestId) };
+    if (internal) return { status: 500, body: internalError(requestId) };
+    return (await expiredAnswer(this.gateway.store, requestId)) ?? { status: 200, body: await requestSummary(this.gateway.store, sessionId, requestId) };
   }
 
   /**
    * Streams one request's events (its replies, approvals, stack changes) until it is done, with a keepalive
-   * comment every 15 s. A client that goes away does not cancel anything: GET /v1/tasks/{id} has the result.
+   * comment every 15 s, and returns the answer its last event carried. A client that goes away does not cancel
+   * anything: GET /v1/tasks/{id} has the result.
    */
   private async stream(
     res: ServerResponse,
     sessionId: string,
     requestId: string,
     events: RequestEvents,
-  ): Promise<{ internalError: boolean }> {
+  ): Promise<{ status: number; body: unknown }> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     // Headers now: a request queued behind another turn may have nothing to say for a while.
     res.flushHeaders();
@@ -281,21 +299,14 @@ export class HttpProvider {
     const outcome = await this.gateway.whenDone(requestId);
     timers.clearTimeout(keepalive);
     await events.flush();
-    send(outcome.internalError ? "error" : "done", outcome.internalError ? internalError(requestId) : await requestSummary(this.gateway.store, sessionId, requestId));
+    const answer = await this.answer(sessionId, requestId, outcome.internalError);
+    send(answer.status === 200 ? "done" : "error", answer.body);
     res.end();
-    return outcome;
-  }
-
-  private async ownedTask(taskId: string, user: string) {
-    if (!uuid.safeParse(taskId).success) throw new HttpError(400, "invalid_request_error", "task_id must be a UUID");
-    const task = await this.gateway.store.task(taskId);
-    if (!task || !task.sessionKey.startsWith("http:")) throw new HttpError(404, "not_found_error", `no task ${taskId}`);
-    if (task.ownerId !== user) throw new HttpError(403, "permission_error", "this task belongs to another user");
-    return task;
+    return answer;
   }
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
-    const task = await this.ownedTask(taskId, user);
+    const task = await ownedTask(this.gateway.store, taskId, user);
     if ((await this.gateway.store.activeTask(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
     const result = await this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
     if (result.status === "accepted") await this.gateway.whenDone(result.requestId);
@@ -320,6 +331,10 @@ export class HttpProvider {
           return this.json(res, 200, { approval_id: approvalId, status: result.status, request_id: result.requestId });
         case "already_decided":
           throw new HttpError(409, "conflict_error", `approval ${approvalId} was already decided (${result.decided})`);
+        case "task_expired": {
+          const gone = taskExpired(result.taskId, result.expiresAt, result.requestId ?? randomUUID());
+          return this.json(res, gone.status, gone.body);
+        }
         case "not_owner":
           throw new HttpError(403, "permission_error", "only the task's owner can decide");
         case "not_found":

@@ -1,5 +1,5 @@
 import { available, type Catalog, type Definition } from "../../src/catalog/definition.js";
-import type { MemoryRecord, Store, TaskRecord } from "../../src/store/store.js";
+import type { ApprovalRecord, MemoryRecord, RequestRecord, Store, TaskRecord } from "../../src/store/store.js";
 import { outboundView } from "./request.js";
 
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
@@ -32,6 +32,8 @@ export async function taskView(store: Store, task: TaskRecord) {
     result: task.result,
     error: task.error,
     structured_output: task.structuredOutput ?? null,
+    expires_at: task.expiresAt === null ? null : new Date(task.expiresAt).toISOString(),
+    metadata: task.metadata,
     stack,
     pending_approvals: (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView),
     usage: await store.taskUsage(task.id),
@@ -41,8 +43,22 @@ export async function taskView(store: Store, task: TaskRecord) {
   };
 }
 
-export function approvalView(a: { id: string; toolName: string; input: Record<string, unknown>; agent: string; expiresAt: number }) {
-  return { approval_id: a.id, tool: a.toolName, input: a.input, agent: a.agent, expires_at: new Date(a.expiresAt).toISOString() };
+/** An approval as the API shows it: the call, who asks, until when, and the request whose turn it paused. */
+export function approvalView(a: Pick<ApprovalRecord, "id" | "toolName" | "input" | "agent" | "expiresAt" | "requestId" | "taskId">) {
+  return {
+    approval_id: a.id,
+    tool: a.toolName,
+    input: a.input,
+    agent: a.agent,
+    expires_at: new Date(a.expiresAt).toISOString(),
+    request_id: a.requestId,
+    task_id: a.taskId,
+  };
+}
+
+/** A request's own model calls: tokens and their cost. */
+export function requestUsage(r: RequestRecord) {
+  return { inputTokens: r.inputTokens, outputTokens: r.outputTokens, cacheReadTokens: r.cacheReadTokens, cacheWriteTokens: r.cacheWriteTokens, costUsd: r.costUsd };
 }
 
 export function sessionIdOf(sessionKey: string): string {
@@ -66,13 +82,7 @@ export async function requestSummary(store: Store, sessionId: string, requestId:
     messages: replies.map(outboundView),
     pending_approvals: task ? (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
     // What this request's model calls used and cost (the task's and session's totals: GET /v1/tasks, /v1/sessions).
-    usage: {
-      inputTokens: request.inputTokens,
-      outputTokens: request.outputTokens,
-      cacheReadTokens: request.cacheReadTokens,
-      cacheWriteTokens: request.cacheWriteTokens,
-      costUsd: request.costUsd,
-    },
+    usage: requestUsage(request),
   };
 }
 

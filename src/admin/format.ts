@@ -141,19 +141,22 @@ export function formatSession(view: SessionDetail, now = Date.now()): string {
   return lines.join("\n");
 }
 
-/** `inSession`: the approvals of one session, indented under its heading (no session column). */
+/**
+ * `inSession`: the approvals of one session, indented under its heading, with the request each paused instead of the
+ * session column (its id cut short here; --json has it whole).
+ */
 function approvalTable(approvals: ApprovalItem[], now: number, inSession = false): string {
   const columns = [
     { title: "ID", width: 13 },
     { title: "AGE", width: 7 },
     { title: "TOOL", width: 12 },
     { title: "AGENT", width: 18 },
-    ...(inSession ? [] : [{ title: "SESSION", width: 22 }]),
-    { title: "INPUT", width: inSession ? 40 : 18 },
+    inSession ? { title: "REQUEST", width: 13 } : { title: "SESSION", width: 22 },
+    { title: "INPUT", width: inSession ? 25 : 18 },
   ];
   return table(
     columns,
-    approvals.map((a) => [a.id, duration(a.ageMs), a.tool, agentLabel(a.agent), ...(inSession ? [] : [a.sessionKey]), a.input]),
+    approvals.map((a) => [a.id, duration(a.ageMs), a.tool, agentLabel(a.agent), inSession ? (a.requestId ?? "-") : a.sessionKey, a.input]),
   );
 }
 

@@ -28,6 +28,9 @@ export interface SessionRow {
 export interface ApprovalItem {
   id: string;
   sessionKey: string;
+  /** The task the call belongs to, and the request whose turn it paused. */
+  taskId: string | null;
+  requestId: string | null;
   tool: string;
   agent: string;
   owner: string;
@@ -187,6 +190,8 @@ function approvalItem(a: ApprovalRecord, now: number): ApprovalItem {
   return {
     id: a.id,
     sessionKey: a.sessionKey,
+    taskId: a.taskId,
+    requestId: a.requestId,
     tool: a.toolName,
     agent: a.agent,
     owner: a.ownerId,

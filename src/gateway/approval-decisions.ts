@@ -7,6 +7,8 @@ export interface ApprovalDecisionsDeps {
   store: Store;
   ids: Ids;
   log: Logger;
+  /** The gateway's clock: a decision after the task's expiry comes too late. */
+  now(): number;
   /** The request that resumes a waiting turn was stored: wake the session. */
   resume(sessionKey: string): void;
 }
@@ -25,6 +27,15 @@ export class ApprovalDecisions {
     if (!approval) return { status: "not_found" };
     if (approval.ownerId !== userId) return { status: "not_owner" };
     const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
+    const task = approval.taskId ? await store.task(approval.taskId) : null;
+    const expiresAt = task?.expiresAt ?? null;
+    if (task && expiresAt !== null && (task.status === "expired" || expiresAt <= this.deps.now())) {
+      // Too late: the approval is withdrawn, and the request that would have resumed the task ends it instead.
+      const withdrawn = await store.decideApprovalAndResume(approvalId, "withdrawn", "task-expired", resume);
+      if (withdrawn) this.deps.resume(approval.sessionKey);
+      log.info({ session: approval.sessionKey, approval: approvalId, task: task.id }, "decision after the task expired; approval withdrawn");
+      return { status: "task_expired", taskId: task.id, expiresAt, requestId: withdrawn ? resume.id : null };
+    }
     if (!(await store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume))) {
       return { status: "already_decided", decided: (await store.approval(approvalId))?.status ?? "decided" };
     }

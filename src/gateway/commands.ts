@@ -76,6 +76,8 @@ export function decisionText(result: import("./types.js").DecisionResult, id: st
       return `Denied (${id}). I won't run it.`;
     case "already_decided":
       return `That was already decided (${result.decided}).`;
+    case "task_expired":
+      return `Too late: this task expired at ${new Date(result.expiresAt).toISOString()}, so the call was not run.`;
     case "not_owner":
       return "Only the person who started this task can approve or deny its tool calls.";
     case "not_found":

@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
-import type { Ids } from "../runtime/deps.js";
-import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
+import { systemClock, type Clock, type Ids } from "../runtime/deps.js";
+import { cancelTask, describeContext, describeStack, expireTask, resetSession } from "../runtime/control.js";
 import { formatUsd } from "../llm/prices.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
@@ -40,6 +40,8 @@ export interface GatewayDeps {
   memory?: MemoryWorker;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: GatewayObserver;
+  /** What task expiries are judged by. Default: the system clock. */
+  clock?: Clock;
 }
 
 const STORE_FAILING =
@@ -49,6 +51,9 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
+
+const taskRunning = (taskId: string) =>
+  `Sorry, this message sets an expiry or metadata for a new task, but task ${taskId} is still under way here. Finish or cancel it first.`;
 
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
@@ -102,7 +107,7 @@ export class Gateway {
       onMoved: (from, to) => void this.moveSession(from, to),
     });
     this.unrecorded = new UnrecordedFailures(deps.store, deps.retryBaseMs ?? 2000);
-    this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, resume: (key) => this.workers.wake(key) });
+    this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
     this.workers = new SessionWorkers({
       store: deps.store,
       leases: deps.leases,
@@ -229,6 +234,11 @@ export class Gateway {
     return this.deps.store;
   }
 
+  /** The time task expiries are judged by (providers check an `expires_at` they are given against it). */
+  now(): number {
+    return (this.deps.clock ?? systemClock).now();
+  }
+
   /**
    * MID_TURN=steer: the messages (not commands) that the running task's owner sent behind `runningRequestId`,
    * oldest first; the running frame reads them at its next model call. Others' messages keep waiting.
@@ -288,6 +298,7 @@ export class Gateway {
       text: message.text,
       ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
+      ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
     this.storing.add(id);
@@ -452,6 +463,16 @@ export class Gateway {
     const { model, orchestrator, store } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, model.setupHint, "failed");
+    if (current.kind !== "command" && current.status === "pending") {
+      // A message or decision for a task past its expiry ends that task, unfinished; one that asks for a task of its
+      // own (an expiry, metadata) does not join a task already under way.
+      const task = await store.activeTask(current.sessionKey);
+      const expiresAt = task?.expiresAt ?? null;
+      if (task && expiresAt !== null && expiresAt <= this.now()) {
+        return this.guard(current, () => expireTask(this.deps.runtime, orchestrator, current, { ...task, expiresAt }));
+      }
+      if (task && current.taskOptions) return this.reply(current, taskRunning(task.id), "failed");
+    }
     if (current.kind === "message" && current.status === "pending") {
       const pending = await store.pendingApprovals(current.sessionKey);
       if (pending.length > 0) {

@@ -1,3 +1,5 @@
+import type { TaskOptions } from "../store/store.js";
+
 /** A message from any chat platform, already mapped to a session key by its provider. */
 export interface InboundMessage {
   sessionKey: string;
@@ -18,6 +20,8 @@ export interface InboundMessage {
   privateSession?: boolean;
   /** A client's Idempotency-Key (per user) and a fingerprint of what was asked, so a retry finds the first request. */
   idempotency?: { key: string; fingerprint: string };
+  /** The task this message starts takes an expiry and metadata (HTTP API); refused when a task is under way. */
+  taskOptions?: TaskOptions;
 }
 
 export type SubmitResult =
@@ -48,6 +52,8 @@ export type DecisionResult =
   /** `requestId` is the request that resumes the waiting turn. */
   | { status: "approved" | "denied"; requestId: string }
   | { status: "already_decided"; decided: string }
+  /** The approval's task expired before the decision: the call does not run; `requestId` (if any) ends the task. */
+  | { status: "task_expired"; taskId: string; expiresAt: number; requestId: string | null }
   | { status: "not_owner" }
   | { status: "not_found" };
 

@@ -1,5 +1,5 @@
 import { formatUsd } from "../llm/prices.js";
-import { CorruptStateError, type RequestRecord } from "../store/store.js";
+import { CorruptStateError, type RequestRecord, type TaskRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
@@ -10,8 +10,17 @@ import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.j
 
 const SYSTEM = "switchboard";
 
-/** Closes every open frame as an error (top first) and cancels the task; the caller flushes. */
-async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, request: RequestRecord): Promise<{ stopped: string[]; commit: StepExtra }> {
+/** How a task is ended before it finished: the status it takes, what its open calls are told, its approvals' fate. */
+interface Ending {
+  status: "cancelled" | "expired";
+  reason: string;
+  approvals: { status: "denied" | "withdrawn"; by: string };
+}
+
+const CANCELLED: Ending = { status: "cancelled", reason: "cancelled by the user", approvals: { status: "denied", by: "cancelled" } };
+
+/** Closes every open frame as an error (top first) and ends the task as `end` says; the caller flushes. */
+async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, request: RequestRecord, end: Ending = CANCELLED): Promise<{ stopped: string[]; commit: StepExtra }> {
   const sessionKey = request.sessionKey;
   const task = await deps.store.activeTask(sessionKey);
   const loaded = await loadStack(deps, sessionKey);
@@ -19,15 +28,15 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
     // The stack cannot be read back: it cannot be unwound frame by frame either. Set it aside whole (kept in
     // the quarantine table for the admin) so /cancel and /reset always get the chat going again.
     deps.log.error({ session: sessionKey, task: task?.id, err: loaded.error }, "stack unreadable: quarantined its frames and ended the task");
-    await closeWithoutStack(deps, orchestrator, journal, "cancelled by the user");
-    await denyPending(deps, sessionKey);
+    await closeWithoutStack(deps, orchestrator, journal, end.reason);
+    await endPending(deps, sessionKey, end);
     deps.stacks.evict(sessionKey);
     return {
       stopped: [],
       commit: {
-        requestsClosed: await interrupted(deps, request),
+        requestsClosed: await interrupted(deps, request, end),
         framesQuarantined: { reason: loaded.error.message },
-        ...(task ? { task: { id: task.id, status: "cancelled" as const, error: "its stored state was unreadable" } } : {}),
+        ...(task ? { task: { id: task.id, status: end.status, error: "its stored state was unreadable" } } : {}),
       },
     };
   }
@@ -37,25 +46,25 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
   for (let i = frames.length - 1; i >= 0; i--) {
     const frame = frames[i]!;
     // What this frame waits on will never answer; keep its history well-formed for next time.
-    closeUnresolved(frame, journal, "cancelled by the user");
+    closeUnresolved(frame, journal, end.reason);
     if (frame.agentType !== "main") {
-      finishFrame(journal, frame, "cancelled by the user", true);
+      finishFrame(journal, frame, end.reason, true);
       stopped.push(frame.agentName);
     }
   }
-  await denyPending(deps, sessionKey);
+  await endPending(deps, sessionKey, end);
   // Batch runs cut off by the cancel were never on the stack: close them too.
-  await closeOpenSessions(deps.store, journal, new Set(frames.map((f) => f.agentSessionId)), "cancelled by the user");
+  await closeOpenSessions(deps.store, journal, new Set(frames.map((f) => f.agentSessionId)), end.reason);
   deps.stacks.clear(sessionKey);
   if (frames.length > 0) {
-    deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, "task cancelled: stack cleared");
+    deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, `task ${end.status}: stack cleared`);
   }
   return {
     stopped: stopped.reverse(),
     commit: {
-      requestsClosed: await interrupted(deps, request),
+      requestsClosed: await interrupted(deps, request, end),
       framesPopped: frames.map((f) => f.frameId),
-      ...(task ? { task: { id: task.id, status: "cancelled" as const, error: "cancelled by the user" } } : {}),
+      ...(task ? { task: { id: task.id, status: end.status, error: end.reason } } : {}),
     },
   };
 }
@@ -104,10 +113,33 @@ export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, 
 }
 
 /** Turns cut off by the cancel: they must not resume after a restart. */
-async function interrupted(deps: RuntimeDeps, request: RequestRecord): Promise<StepExtra["requestsClosed"]> {
+async function interrupted(deps: RuntimeDeps, request: RequestRecord, end: Ending): Promise<StepExtra["requestsClosed"]> {
   return (await deps.store.runningRequests(request.sessionKey))
     .filter((r) => r.id !== request.id)
-    .map((r) => ({ id: r.id, status: "failed" as const, error: "cancelled by the user" }));
+    .map((r) => ({ id: r.id, status: "failed" as const, error: end.reason }));
+}
+
+/** What a request for a task past its expiry fails with (the HTTP API answers it with 410). */
+export function taskExpiredText(expiresAt: number): string {
+  return `This task expired at ${new Date(expiresAt).toISOString()}, so I ended it instead of going on. Send a new message to start a new task.`;
+}
+
+/**
+ * Ends the session's task as expired: `request` (a message or a decision for it) came after its expiry. The task
+ * stops where it was, its pending approvals are withdrawn, and the request fails, saying so.
+ */
+export async function expireTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, task: TaskRecord & { expiresAt: number }): Promise<string> {
+  const journal = new Journal(deps.store, request.sessionKey, request.id, task.id);
+  const end: Ending = { status: "expired", reason: "the task expired", approvals: { status: "withdrawn", by: "task-expired" } };
+  const { commit } = await unwind(deps, orchestrator, journal, request, end);
+  const text = taskExpiredText(task.expiresAt);
+  await journal.flush({
+    ...commit,
+    request: { id: request.id, status: "failed", taskId: task.id, error: text },
+    outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")],
+  });
+  deps.log.info({ session: request.sessionKey, task: task.id, request: request.id }, "task expired");
+  return text;
 }
 
 /** `main → skill:research (iteration 3/25)` */
@@ -178,6 +210,6 @@ export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestra
 }
 
 /** Approvals still waiting can no longer be used: a late click is told it was already decided. */
-async function denyPending(deps: RuntimeDeps, sessionKey: string): Promise<void> {
-  for (const approval of await deps.store.pendingApprovals(sessionKey)) await deps.store.decideApproval(approval.id, "denied", "cancelled");
+async function endPending(deps: RuntimeDeps, sessionKey: string, end: Ending): Promise<void> {
+  for (const approval of await deps.store.pendingApprovals(sessionKey)) await deps.store.decideApproval(approval.id, end.approvals.status, end.approvals.by);
 }

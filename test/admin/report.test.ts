@@ -33,10 +33,11 @@ async function world() {
   h = await startHarness({ tools: bankTools().list, files: skillFile("interview", "Ask.") });
   h.fake.script(reply(toolUse("transfer", { amount: 50, note: `${HOSTILE} <img src=x onerror=alert(1)>` })));
   const shown = await h.send("send Bob 50");
-  const approvalId = shown.find((m) => m.approvalId)!.approvalId!;
+  const prompt = shown.find((m) => m.approvalId)!;
+  const approvalId = prompt.approvalId!;
   h.fake.script({ error: { status: 400, type: "invalid_request_error", message: `bad ${HOSTILE}`, noRetry: true } });
   await h.send("hello", { session: HOSTILE, user: "bob" });
-  return { approvalId };
+  return { approvalId, requestId: prompt.requestId! };
 }
 
 /** No control character, escape or bidi override survives, and no line is wider than 100 characters. */
@@ -59,7 +60,7 @@ describe("admin views", () => {
   });
 
   it("shows one session: its frames, active task with cost, pending approvals and last errors; null when unknown", async () => {
-    const { approvalId } = await world();
+    const { approvalId, requestId } = await world();
     const now = Date.now();
     const view = (await sessionView(h.store, "console:t", { now }))!;
     expect(view.frames).toEqual([{ agent: "main", type: "main", model: "claude-test", iteration: expect.any(Number), maxIterations: 25, depth: 1 }]);
@@ -68,6 +69,11 @@ describe("admin views", () => {
     expect(view.approvals).toEqual([
       expect.objectContaining({ id: approvalId, sessionKey: "console:t", tool: "transfer", agent: "main", owner: "alice", input: expect.stringContaining('"amount":50') }),
     ]);
+    // The approval names the request whose turn it paused, and the task it belongs to.
+    expect(view.approvals[0]).toMatchObject({ requestId, taskId: view.task!.id });
+    const text = formatSession(view, now);
+    expect(text).toMatch(/\n  ID +AGE +TOOL +AGENT +REQUEST +INPUT\n/);
+    expect(text).toMatch(new RegExp(`\\n  ${approvalId} +\\d+s +transfer +Switchboard +${requestId} +\\{"amount":50`));
     expect(view.approvals[0]!.input.length).toBeLessThanOrEqual(200);
     expect(view.errors).toEqual([]);
 

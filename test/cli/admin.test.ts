@@ -85,13 +85,13 @@ describe("npm run admin", () => {
     expect(plain.stdout).toMatch(/^Session  telegram:-100123:topic:7 \(telegram\)\nOwner    telegram:1001\nStatus   needs approval, last active 2h ago\n/);
     expect(plain.stdout).toMatch(/\n +1 +Switchboard +main +claude-test +2\/25\n +2 +Interview skill +skill +claude-test +2\/25\n/);
     expect(plain.stdout).toContain("  Id      task_old\n");
-    expect(plain.stdout).toMatch(/Pending approvals \(1\)\n.*\n {2}ap_old +2h +transfer +Interview skill +\{"amount":900\}\n/);
+    expect(plain.stdout).toMatch(/Pending approvals \(1\)\n {2}ID +AGE +TOOL +AGENT +REQUEST +INPUT\n {2}ap_old +2h +transfer +Interview skill +req_old +\{"amount":900\}\n/);
     expect(plain.stdout).toContain("Last errors (0)\n  none\n");
     expect(fits(plain.stdout)).toBe(true);
     const detail = JSON.parse(json.stdout) as SessionDetail;
     expect(detail.frames.map((f) => [f.agent, f.depth])).toEqual([["main", 1], ["skill:interview", 2]]);
     expect(detail.task).toMatchObject({ id: "task_old", status: "waiting_approval", owner: "telegram:1001" });
-    expect(detail.approvals.map((a) => a.id)).toEqual(["ap_old"]);
+    expect(detail.approvals.map((a) => [a.id, a.requestId])).toEqual([["ap_old", "req_old"]]);
     expect(unknown).toEqual({ code: 1, stdout: "", stderr: 'no session "telegram:404" and none whose key starts with it (npm run admin -- sessions lists them)\n' });
   });
 

@@ -12,7 +12,7 @@ import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
 import type { Model } from "../../src/llm/model.js";
 import { createLogger, silentLogger } from "../../src/log.js";
 import { CallLimiter } from "../../src/runtime/call-limiter.js";
-import { systemTimers, type Ids, type Timers } from "../../src/runtime/deps.js";
+import { systemTimers, type Clock, type Ids, type Timers } from "../../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../../src/runtime/stack-manager.js";
 import { MemoryWorker } from "../../src/gateway/memory-worker.js";
@@ -104,6 +104,8 @@ export interface HarnessOptions {
   ids?: Ids;
   limiter?: CallLimiter;
   timers?: Timers;
+  /** What the gateway judges task expiries by (default: the system clock). */
+  clock?: Clock;
 }
 
 /**
@@ -177,7 +179,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.clock ? { clock: options.clock } : {}) });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

@@ -73,8 +73,9 @@ function sessionButton(key) {
   b.onclick = () => void openSession(key);
   return b;
 }
-const approvalRows = (list, now) => list.map((a) => [a.tool, sessionButton(a.sessionKey), label(a.agent), duration(a.ageMs), ago(a.expiresAt, now), el("code", null, a.input)]);
-const APPROVAL_COLUMNS = ["Tool", "Session", "Agent", "Waiting", "Expires", "Input"];
+const approvalRows = (list, now) =>
+  list.map((a) => [a.tool, sessionButton(a.sessionKey), label(a.agent), el("code", null, a.requestId || "-"), duration(a.ageMs), ago(a.expiresAt, now), el("code", null, a.input)]);
+const APPROVAL_COLUMNS = ["Tool", "Session", "Agent", "Paused request", "Waiting", "Expires", "Input"];
 
 function render(snap) {
   const c = snap.counts;

@@ -100,6 +100,8 @@ describe.skipIf(!CHROMIUM)("admin page in headless Chromium", () => {
     expect(text).toContain("Interview skill");
     expect(text).toContain("needs approval");
     expect(text).toMatch(/Pending approvals.*transfer/);
+    // Each approval names the request whose turn it paused.
+    expect(text).toMatch(/Paused request.*req_old/);
     expect(text).toContain("Last errors");
     await expectNothingRan(page);
     // Read-only: the only buttons open or close views.

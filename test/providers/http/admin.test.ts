@@ -139,7 +139,9 @@ describe("admin API", () => {
     expect(detail.session).toMatchObject({ key: OLD, provider: "telegram", owner: "telegram:1001" });
     expect(detail.frames.map((f) => f.agent)).toEqual(["main", "skill:interview"]);
     expect(detail.task).toMatchObject({ id: "task_old", status: "waiting_approval", costUsd: 0 });
-    expect(detail.approvals).toEqual([expect.objectContaining({ id: "ap_old", tool: "transfer", agent: "skill:interview", input: '{"amount":900}' })]);
+    expect(detail.approvals).toEqual([
+      expect.objectContaining({ id: "ap_old", tool: "transfer", agent: "skill:interview", input: '{"amount":900}', requestId: "req_old", taskId: "task_old" }),
+    ]);
     expect(detail.errors).toEqual([]);
 
     const { approvals } = (await (await get(base, "/admin/api/approvals")).json()) as { approvals: ApprovalItem[] };
