@@ -1,8 +1,8 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
-import { systemClock, type Clock, type Ids } from "../runtime/deps.js";
-import { cancelTask, describeContext, describeStack, expireTask, resetSession } from "../runtime/control.js";
+import { systemClock, type Ids } from "../runtime/deps.js";
+import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import { formatUsd } from "../llm/prices.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
@@ -40,8 +40,6 @@ export interface GatewayDeps {
   memory?: MemoryWorker;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: GatewayObserver;
-  /** What task expiries are judged by. Default: the system clock. */
-  clock?: Clock;
 }
 
 const STORE_FAILING =
@@ -51,9 +49,6 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
-
-const taskRunning = (taskId: string) =>
-  `Sorry, this message sets an expiry or metadata for a new task, but task ${taskId} is still under way here. Finish or cancel it first.`;
 
 const BUSY =
   "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
@@ -234,9 +229,9 @@ export class Gateway {
     return this.deps.store;
   }
 
-  /** The time task expiries are judged by (providers check an `expires_at` they are given against it). */
+  /** The runtime's time, which task expiries are judged by (providers check an `expires_at` they are given against it). */
   now(): number {
-    return (this.deps.clock ?? systemClock).now();
+    return (this.deps.runtime.clock ?? systemClock).now();
   }
 
   /**
@@ -435,6 +430,11 @@ export class Gateway {
     else if (command) await this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
+  private async pastExpiry(sessionKey: string): Promise<boolean> {
+    const expiresAt = (await this.deps.store.activeTask(sessionKey))?.expiresAt ?? null;
+    return expiresAt !== null && expiresAt <= this.now();
+  }
+
   /** Why the session may not call the model any more (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD); null when it may. */
   private async overBudget(sessionKey: string): Promise<string | null> {
     const tokens = this.deps.sessionTokenBudget ?? 0;
@@ -463,19 +463,10 @@ export class Gateway {
     const { model, orchestrator, store } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, model.setupHint, "failed");
-    if (current.kind !== "command" && current.status === "pending") {
-      // A message or decision for a task past its expiry ends that task, unfinished; one that asks for a task of its
-      // own (an expiry, metadata) does not join a task already under way.
-      const task = await store.activeTask(current.sessionKey);
-      const expiresAt = task?.expiresAt ?? null;
-      if (task && expiresAt !== null && expiresAt <= this.now()) {
-        return this.guard(current, () => expireTask(this.deps.runtime, orchestrator, current, { ...task, expiresAt }));
-      }
-      if (task && current.taskOptions) return this.reply(current, taskRunning(task.id), "failed");
-    }
     if (current.kind === "message" && current.status === "pending") {
       const pending = await store.pendingApprovals(current.sessionKey);
-      if (pending.length > 0) {
+      // A task past its expiry waits for nothing any more: the orchestrator ends it.
+      if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {
         const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
         return this.reply(current, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
       }

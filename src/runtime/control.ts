@@ -1,6 +1,7 @@
 import { formatUsd } from "../llm/prices.js";
 import { CorruptStateError, type RequestRecord, type TaskRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
+import { systemClock } from "./deps.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
 import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.js";
@@ -122,6 +123,20 @@ async function interrupted(deps: RuntimeDeps, request: RequestRecord, end: Endin
 /** What a request for a task past its expiry fails with (the HTTP API answers it with 410). */
 export function taskExpiredText(expiresAt: number): string {
   return `This task expired at ${new Date(expiresAt).toISOString()}, so I ended it instead of going on. Send a new message to start a new task.`;
+}
+
+/**
+ * Whether a new request may carry on `task`: one that comes after the task's expiry ends the task instead
+ * (expireTask), and one that asks for a task of its own (an expiry, metadata) does not join a task under way. Returns
+ * what answers the request then, or null (decided at once, so a request that carries on waits for nothing).
+ */
+export function refusalFor(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, task: TaskRecord, journal: Journal): (() => Promise<unknown>) | null {
+  if (request.status !== "pending") return null;
+  const expiresAt = task.expiresAt;
+  if (expiresAt !== null && expiresAt <= (deps.clock ?? systemClock).now()) return () => expireTask(deps, orchestrator, request, { ...task, expiresAt });
+  if (!request.taskOptions) return null;
+  const text = `Sorry, this message sets an expiry or metadata for a new task, but task ${task.id} is still under way here. Finish or cancel it first.`;
+  return () => journal.flush({ request: { id: request.id, status: "failed", error: text }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")] });
 }
 
 /**

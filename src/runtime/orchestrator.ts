@@ -5,8 +5,9 @@ import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
 import type { CallLimiter } from "./call-limiter.js";
-import type { Ids, RuntimeSettings, Timers } from "./deps.js";
+import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
+import { refusalFor } from "./control.js";
 import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
@@ -37,6 +38,8 @@ export interface RuntimeDeps {
   observer?: TurnObserver;
   /** Told of stack changes after they are committed, and of reply text as the model writes it. */
   onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
+  /** What task expiries are judged by. Default: the system clock. */
+  clock?: Clock;
 }
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
@@ -74,6 +77,8 @@ export class Orchestrator {
         await journal.flush({ request: { id: request.id, status: "done" } });
         return;
       }
+      const refusal = refusalFor(this.deps, this, request, task, journal);
+      if (refusal) return void (await refusal());
       journal.taskId = task.id;
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
@@ -106,6 +111,8 @@ export class Orchestrator {
     } else {
       const task = await store.activeTask(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
+      const refusal = refusalFor(this.deps, this, request, task, journal);
+      if (refusal) return void (await refusal());
       journal.taskId = task.id;
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);

@@ -104,7 +104,7 @@ export interface HarnessOptions {
   ids?: Ids;
   limiter?: CallLimiter;
   timers?: Timers;
-  /** What the gateway judges task expiries by (default: the system clock). */
+  /** What the runtime judges task expiries by (default: the system clock). */
   clock?: Clock;
 }
 
@@ -163,6 +163,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ids,
     log,
     ...(options.telemetry ? { observer: options.telemetry } : {}),
+    ...(options.clock ? { clock: options.clock } : {}),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -179,7 +180,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.clock ? { clock: options.clock } : {}) });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

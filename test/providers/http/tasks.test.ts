@@ -175,6 +175,21 @@ describe("a task's expiry and metadata", () => {
     expect(((await json(inSession)).error as { message: string }).message).toMatch(new RegExp(`^task ${String(first.task_id)} is still under way in this session`));
     expect(h.fake.calls).toHaveLength(2);
   });
+
+  it("a message with them that reaches a task begun meanwhile (a race past the 409) fails without touching that task", async () => {
+    const base = await boot();
+    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan" })), text("Where to?"));
+    const first = await json(await post(base, "/v1/messages", message("plan")));
+    const key = `http:${String(first.session_id)}`;
+    // As if it had passed the API's check just before the first message's task began.
+    const submitted = await h.gateway.submit({ sessionKey: key, messageId: "raced", userId: "http:alice", text: "Rome", taskOptions: { expiresAt: null, metadataJson: '{"a":1}' } });
+    expect(submitted.status).toBe("accepted");
+    await h.gateway.idle();
+    const request = await h.store.request((submitted as { requestId: string }).requestId);
+    expect(request).toMatchObject({ status: "failed", error: expect.stringMatching(`^Sorry, this message sets an expiry or metadata for a new task, but task ${String(first.task_id)} is still under way`) });
+    expect(await h.store.task(String(first.task_id))).toMatchObject({ status: "waiting_user", metadata: null });
+    expect(h.fake.calls).toHaveLength(2);
+  });
 });
 
 describe("requests and the approvals they paused", () => {

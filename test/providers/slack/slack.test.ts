@@ -10,6 +10,15 @@ import { transferTool } from "../../helpers/tools.js";
 
 const world = useSlackWorld();
 
+/** A tool that says what its calls act on (the service and where it goes), as later tools (shell, MCP) will. */
+const approvedTarget: Tool = {
+  spec: { name: "deploy", description: "Deploys a service.", input_schema: { type: "object" } },
+  idempotent: false,
+  requiresApproval: true,
+  approvalTarget: (input) => ({ text: `${String(input.service)} → ${String(input.target)}`, fields: ["service", "target"] }),
+  run: async () => ({ content: "deployed" }),
+};
+
 /** The shared boot, recovering at start as main.ts does, with `send` for signed event callbacks. */
 async function boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
   const { h, bot, url } = await world.boot(options, tools);
@@ -190,6 +199,20 @@ describe("approvals", () => {
     expect(runs).toEqual(["sent"]);
     await world.slack.waitFor("chat.update");
     expect(world.slack.posted(CHANNEL)[0]!.text).toMatch(new RegExp(`— approved by <@${ALICE}>$`));
+  });
+});
+
+describe("approval prompts", () => {
+  it("lead with the tool and its target, whole in the section beside the buttons, however long a field the model put first", async () => {
+    const { send } = await boot({}, [approvedTarget]);
+    world.model.script(reply(toolUse("deploy", { notes: "n".repeat(20_000), service: "billing", target: "prod-eu-1" })));
+    await send(said({ channel: DM, user: ALICE, text: "deploy billing", im: true }).event);
+    const prompt = await nthPost(1, DM);
+    const [section] = prompt.blocks as Array<{ type: string; text: { text: string } }>;
+    expect(section!.text.text).toBe(prompt.text);
+    expect(prompt.text.split("\n")[0]).toBe("🔐 main wants to run deploy: billing → prod-eu-1");
+    expect(prompt.text).toMatch(/\n• notes: "n+…n+"\nApprove or deny it \(ap_\w+\)\.$/);
+    expect(prompt.text.length).toBeLessThan(3_000);
   });
 });
 

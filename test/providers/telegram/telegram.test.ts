@@ -218,6 +218,25 @@ describe("approvals", () => {
     });
   }
 
+  it("the prompt leads with the tool's target and fits one message with its buttons, however long the input", async () => {
+    const deploy: Tool = {
+      spec: { name: "deploy", description: "Deploys a service.", input_schema: { type: "object" } },
+      idempotent: false,
+      requiresApproval: true,
+      approvalTarget: (input) => ({ text: `${String(input.service)} → ${String(input.target)}`, fields: ["service", "target"] }),
+      run: async () => ({ content: "deployed" }),
+    };
+    await bootWithTools([deploy]);
+    const fields = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`note${i}`, "x".repeat(5_000)]));
+    world.model.script(reply(toolUse("deploy", { ...fields, service: "billing", target: "prod-eu-1" })));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "deploy billing" });
+    const prompt = await world.nth(ALICE, 1);
+    expect(prompt.text.split("\n")[0]).toBe("🔐 main wants to run deploy: billing → prod-eu-1");
+    expect(prompt.text).toContain("• … and 32 more fields");
+    expect((prompt.reply_markup as { inline_keyboard: unknown[][] }).inline_keyboard[0]).toHaveLength(2);
+    expect(world.tg.sent(ALICE)).toHaveLength(1);
+  });
+
   it("asks with Approve/Deny buttons; the owner's click runs the tool once, a second click is told", async () => {
     const runs: string[] = [];
     const { h } = await bootWithTools([transfer(runs)]);
