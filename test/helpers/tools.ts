@@ -1,5 +1,19 @@
 import type { Tool } from "../../src/runtime/tools/tool.js";
 
+/**
+ * A tool that says what its calls act on (the service and where it goes), as a shell or an MCP tool will: its
+ * approval prompt leads with that.
+ */
+export function deployTool(): Tool {
+  return {
+    spec: { name: "deploy", description: "Deploys a service.", input_schema: { type: "object" } },
+    idempotent: false,
+    requiresApproval: true,
+    approvalTarget: (input) => ({ text: `${String(input.service)} → ${String(input.target)}`, fields: ["service", "target"] }),
+    run: async () => ({ content: "deployed" }),
+  };
+}
+
 /** A side-effecting tool that needs its owner's approval; every run is recorded in `runs`. */
 export function transferTool(runs: string[]): Tool {
   return {

@@ -1,13 +1,12 @@
 // The approval prompt: the tool and what it acts on first (as the tool itself describes it), every other field
 // shortened on its own, nothing the model writes able to hide, reorder or push out what the owner must see.
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { createEgress } from "../../src/net/egress.js";
 import { approvalPrompt, MAX_FIELDS } from "../../src/runtime/approval-prompt.js";
 import { createHttpRequestTool } from "../../src/runtime/tools/http-request.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { reply, toolUse } from "../fakes/anthropic/server.js";
 import { startHarness, type Harness } from "../helpers/harness.js";
-import { afterEach } from "vitest";
 
 // The calls here only wait for approval: nothing reaches the network, and the resolver says so if it ever did.
 const httpRequest = createHttpRequestTool(

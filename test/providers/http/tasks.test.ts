@@ -96,42 +96,43 @@ describe("a task's expiry and metadata", () => {
     expect(fresh.task_id).not.toBe(first.task_id);
   });
 
-  it("a task that expires while waiting for approval withdraws it: a late decision gets 410 and the tool never runs", async () => {
+  /** A transfer that waits for approval in a task that expires at 00:05. */
+  async function transferWaiting() {
     const clock = handClock(START);
     const runs: string[] = [];
     const base = await boot({ clock, tools: [transferTool(runs)] });
     h.fake.script(reply(toolUse("transfer", { amount: 5 })));
     const asked = await json(await post(base, "/v1/messages", message("send 5", { expires_at: "2030-01-01T00:05:00Z" })));
     const [pending] = asked.pending_approvals as Array<{ approval_id: string; request_id: string; task_id: string }>;
+    return { clock, runs, base, asked, pending: pending! };
+  }
+
+  it("a task that expires while waiting for approval withdraws it: a late decision gets 410 and the tool never runs", async () => {
+    const { clock, runs, base, asked, pending } = await transferWaiting();
     expect(pending).toMatchObject({ request_id: asked.request_id, task_id: asked.task_id });
 
     clock.advance(6 * MINUTE);
-    const late = await post(base, `/v1/approvals/${pending!.approval_id}`, { decision: "approve" });
+    const late = await post(base, `/v1/approvals/${pending.approval_id}`, { decision: "approve" });
     expect(late.status).toBe(410);
     expect(await json(late)).toMatchObject({ error: { type: "task_expired_error" }, task_id: asked.task_id });
     await h.gateway.idle();
     expect(runs).toEqual([]);
-    expect(await h.store.approval(pending!.approval_id)).toMatchObject({ status: "withdrawn", decidedBy: "task-expired" });
+    expect(await h.store.approval(pending.approval_id)).toMatchObject({ status: "withdrawn", decidedBy: "task-expired" });
     expect(await json(await get(base, `/v1/tasks/${String(asked.task_id)}`))).toMatchObject({ status: "expired", pending_approvals: [] });
     // The conversation shows the approval as withdrawn, so a client offers no buttons for it any more.
     const history = await json(await get(base, `/v1/sessions/${String(asked.session_id)}/messages`));
     const prompt = (history.messages as Array<{ approval?: { status: string } }>).find((m) => m.approval);
     expect(prompt?.approval?.status).toBe("withdrawn");
     // Deciding again is as late.
-    expect((await post(base, `/v1/approvals/${pending!.approval_id}`, { decision: "deny" })).status).toBe(410);
+    expect((await post(base, `/v1/approvals/${pending.approval_id}`, { decision: "deny" })).status).toBe(410);
   });
 
   it("a message to a task that expired while waiting for approval ends it and withdraws the approval", async () => {
-    const clock = handClock(START);
-    const runs: string[] = [];
-    const base = await boot({ clock, tools: [transferTool(runs)] });
-    h.fake.script(reply(toolUse("transfer", { amount: 5 })));
-    const asked = await json(await post(base, "/v1/messages", message("send 5", { expires_at: "2030-01-01T00:05:00Z" })));
-    const [pending] = asked.pending_approvals as Array<{ approval_id: string }>;
+    const { clock, runs, base, asked, pending } = await transferWaiting();
     clock.advance(5 * MINUTE); // expires_at itself is already too late
     expect((await post(base, "/v1/messages", message("are you there?", { task_id: asked.task_id }))).status).toBe(410);
-    expect((await h.store.approval(pending!.approval_id))?.status).toBe("withdrawn");
-    expect((await post(base, `/v1/approvals/${pending!.approval_id}`, { decision: "approve" })).status).toBe(410);
+    expect((await h.store.approval(pending.approval_id))?.status).toBe("withdrawn");
+    expect((await post(base, `/v1/approvals/${pending.approval_id}`, { decision: "approve" })).status).toBe(410);
     await h.gateway.idle();
     expect(runs).toEqual([]);
   });

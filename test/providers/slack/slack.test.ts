@@ -6,18 +6,9 @@ import type { Tool } from "../../../src/runtime/tools/tool.js";
 import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { eventCallback, messageEvent, sendSigned, slashCommand, urlVerification } from "../../fakes/slack/events.js";
 import { ALICE, BOB, CHANNEL, DM, nthPost as nthPostIn, SECRET, said as saidIn, useSlackWorld } from "../../helpers/slack-world.js";
-import { transferTool } from "../../helpers/tools.js";
+import { deployTool, transferTool } from "../../helpers/tools.js";
 
 const world = useSlackWorld();
-
-/** A tool that says what its calls act on (the service and where it goes), as later tools (shell, MCP) will. */
-const approvedTarget: Tool = {
-  spec: { name: "deploy", description: "Deploys a service.", input_schema: { type: "object" } },
-  idempotent: false,
-  requiresApproval: true,
-  approvalTarget: (input) => ({ text: `${String(input.service)} → ${String(input.target)}`, fields: ["service", "target"] }),
-  run: async () => ({ content: "deployed" }),
-};
 
 /** The shared boot, recovering at start as main.ts does, with `send` for signed event callbacks. */
 async function boot(options: Partial<SlackOptions> = {}, tools: Tool[] = []) {
@@ -204,7 +195,7 @@ describe("approvals", () => {
 
 describe("approval prompts", () => {
   it("lead with the tool and its target, whole in the section beside the buttons, however long a field the model put first", async () => {
-    const { send } = await boot({}, [approvedTarget]);
+    const { send } = await boot({}, [deployTool()]);
     world.model.script(reply(toolUse("deploy", { notes: "n".repeat(20_000), service: "billing", target: "prod-eu-1" })));
     await send(said({ channel: DM, user: ALICE, text: "deploy billing", im: true }).event);
     const prompt = await nthPost(1, DM);

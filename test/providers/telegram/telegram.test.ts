@@ -8,7 +8,7 @@ import { TG_ERRORS, type SentMessage } from "../../fakes/telegram/server.js";
 import { deferred } from "../../helpers/deferred.js";
 import { agentFile, skillFile } from "../../helpers/harness.js";
 import { ALICE, BOB, useTelegramWorld } from "../../helpers/telegram-world.js";
-import { transferTool } from "../../helpers/tools.js";
+import { deployTool, transferTool } from "../../helpers/tools.js";
 
 const GROUP = -1001234;
 
@@ -219,14 +219,7 @@ describe("approvals", () => {
   }
 
   it("the prompt leads with the tool's target and fits one message with its buttons, however long the input", async () => {
-    const deploy: Tool = {
-      spec: { name: "deploy", description: "Deploys a service.", input_schema: { type: "object" } },
-      idempotent: false,
-      requiresApproval: true,
-      approvalTarget: (input) => ({ text: `${String(input.service)} → ${String(input.target)}`, fields: ["service", "target"] }),
-      run: async () => ({ content: "deployed" }),
-    };
-    await bootWithTools([deploy]);
+    await bootWithTools([deployTool()]);
     const fields = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`note${i}`, "x".repeat(5_000)]));
     world.model.script(reply(toolUse("deploy", { ...fields, service: "billing", target: "prod-eu-1" })));
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "deploy billing" });
