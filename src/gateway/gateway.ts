@@ -13,6 +13,7 @@ import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
+import { admission, BUSY, conversationOf, mayRun, refusal } from "./ownership.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
@@ -50,9 +51,6 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
-const BUSY =
-  "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
-
 const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget"]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
@@ -80,6 +78,8 @@ export class Gateway {
   private readonly storing = new Set<string>();
   /** Requests this process answered with an internal error (the rest read it from the store). */
   private readonly internal = new Set<string>();
+  /** Sessions whose running turn a /cancel or /reset just cut off (the command then says what it stopped). */
+  private readonly cut = new Set<string>();
   /** Requests this process stopped because another replica took their session over: that replica finishes them. */
   private readonly handedOver = new Set<string>();
   /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
@@ -244,7 +244,7 @@ export class Gateway {
       (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.unrecorded.has(r.id),
     );
     if (waiting.length === 0) return [];
-    const owner = (await store.activeTask(sessionKey))?.ownerId;
+    const owner = await store.conversationOwner(sessionKey);
     return waiting.filter((r) => r.userId === owner).map((r) => ({ id: r.id, text: r.text }));
   }
 
@@ -258,30 +258,27 @@ export class Gateway {
     return { id: this.deps.leases.replica, leaseMs: this.deps.leases.ttlMs };
   }
 
-  /** The owner of the running task of a chat, if any (providers use it to address replies). */
+  /**
+   * The owner of the chat's conversation, if someone owns it: their task runs, or their first message was accepted
+   * and its task is starting (providers use it to address replies and to tell who is talking to the bot).
+   */
   async activeTask(sessionKey: string): Promise<{ ownerId: string } | null> {
-    const task = await this.deps.store.activeTask(sessionKey);
-    return task ? { ownerId: task.ownerId } : null;
+    const owner = await this.deps.store.conversationOwner(sessionKey);
+    return owner === null ? null : { ownerId: owner };
   }
 
-  /** The session of `userId`'s running task in a place (a channel and its threads), if any. */
-  async sessionOfActiveTask(keyPrefix: string, userId: string): Promise<string | null> {
-    return (await this.deps.store.activeTaskOf(keyPrefix, userId))?.sessionKey ?? null;
+  /** The session of the conversation `userId` owns in a place (a channel and its threads), if any. */
+  sessionOfActiveTask(keyPrefix: string, userId: string): Promise<string | null> {
+    return conversationOf(this.deps.store, keyPrefix, userId);
   }
 
   async submit(message: InboundMessage): Promise<SubmitResult> {
     if (this.shutdown.signal.aborted) throw new Error("the gateway is shutting down");
     const { store, ids, log } = this.deps;
-    const task = await store.activeTask(message.sessionKey);
-    const command = parseCommand(message.text, task !== null);
-    const addressed = message.addressed ?? true;
-    // /memory and /forget touch only the sender's own memories, so nobody's running task stands in their way.
-    const anyone = command === "status" || command === "skills" || command === "context" || command === "approve" || command === "deny" || command === "memory" || command === "forget";
-    if (task && task.ownerId !== message.userId && !anyone) {
-      // Someone else's task holds this chat: only its owner may talk to the agents or stop them.
-      return addressed || command ? { status: "refused", text: BUSY } : { status: "ignored" };
-    }
-    if (!task && !addressed && !command) return { status: "ignored" };
+    // Someone else's conversation: only its owner may talk to the agents or stop them (ownership.ts).
+    const admitted = await admission(store, message);
+    if (!admitted.admitted) return admitted.result;
+    const { command, rule } = admitted;
 
     const id = ids.next("req");
     const newRequest = {
@@ -294,18 +291,21 @@ export class Gateway {
       ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
       ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),
+      ...(rule ? { owner: rule } : {}),
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
     this.storing.add(id);
     const inserted = await store.insertRequest(newRequest).finally(() => this.storing.delete(id));
     if (inserted.status === "forbidden") return { status: "forbidden" };
+    // Another member's message was stored first: the conversation became theirs.
+    if (inserted.status === "busy") return refusal(message.addressed ?? true, command);
     const { request } = inserted;
     if (inserted.status === "duplicate") {
       log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
       return { status: "duplicate", requestId: request.id };
     }
     // A /cancel or /reset stops the turn at once when it runs here; elsewhere, the replica running it hears of it.
-    if (command === "cancel" || command === "reset") this.workers.interrupt(message.sessionKey);
+    if (command === "cancel" || command === "reset") this.workers.interrupt(message.sessionKey, message.userId);
     this.workers.wake(message.sessionKey);
     this.observer.inbound(providerOf(message.sessionKey));
     return { status: "accepted", requestId: request.id };
@@ -403,7 +403,7 @@ export class Gateway {
       if (this.handedOver.has(request.id)) lease.lost = true;
       if (lease.lost) this.handedOver.add(request.id);
       // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      else if (signal.aborted && !this.shutdown.signal.aborted) await this.cutOff(request.id);
+      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id))) this.cut.add(key);
     } finally {
       stopWorking?.();
     }
@@ -414,13 +414,16 @@ export class Gateway {
     if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
     const command = parseCommand(request.text, true);
     const { runtime, orchestrator } = this.deps;
+    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, BUSY, "failed");
+    // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
+    const cut = command === "cancel" || command === "reset" ? this.cut.delete(request.sessionKey) : false;
     if (command === "approve" || command === "deny") {
       const id = commandArgument(request.text);
       await this.reply(request, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
       const budgets = { tokens: this.deps.sessionTokenBudget ?? 0, usd: this.deps.sessionCostBudgetUsd ?? 0 };
       await this.guard(request, () => describeContext(runtime, orchestrator, request, budgets));
-    } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request));
+    } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request, cut));
     else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
     else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
     else if (command === "memory" || command === "forget") {
@@ -451,11 +454,12 @@ export class Gateway {
     return null;
   }
 
-  private async cutOff(requestId: string): Promise<void> {
+  /** Ends a turn a /cancel or /reset stopped; true when it was still unfinished (so it was this that ended it). */
+  private async cutOff(requestId: string): Promise<boolean> {
     const request = await this.deps.store.request(requestId);
-    if (request && (request.status === "pending" || request.status === "running")) {
-      await this.deps.runtime.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
-    }
+    if (!request || (request.status !== "pending" && request.status !== "running")) return false;
+    await this.deps.runtime.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
+    return true;
   }
 
   /** `current` was read just now, by the worker that picked it. */
@@ -464,6 +468,7 @@ export class Gateway {
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, model.setupHint, "failed");
     if (current.kind === "message" && current.status === "pending") {
+      if (!(await mayRun(store, current))) return this.reply(current, BUSY, "failed");
       const pending = await store.pendingApprovals(current.sessionKey);
       // A task past its expiry waits for nothing any more: the orchestrator ends it.
       if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {

@@ -27,8 +27,8 @@ interface Worker {
   dirty: boolean;
   /** Replies were committed since the worker's last delivery pass. */
   undelivered: boolean;
-  /** The running turn, until its end is committed (its replies may still be going out). */
-  turn: { request: string; abort: AbortController } | null;
+  /** The running turn, until its end is committed (its replies may still be going out); `user` sent its request. */
+  turn: { request: string; user: string; abort: AbortController } | null;
   /** Read-only commands this worker started (kept, so a late look never starts one twice). */
   side: Set<string>;
   /** Messages whose senders were told they wait behind the running turn. */
@@ -100,9 +100,13 @@ export class SessionWorkers {
     if (worker?.turn?.request === requestId) worker.turn = null;
   }
 
-  /** Stops the running turn of `key` (if any), e.g. because a /cancel arrived. */
-  interrupt(key: string): void {
-    this.workers.get(key)?.turn?.abort.abort();
+  /**
+   * Stops the running turn of `key` (if any) because `userId` sent a /cancel or /reset: only a turn of theirs (the
+   * conversation's owner's); anyone else's interruption waits its turn, and is refused then.
+   */
+  interrupt(key: string, userId: string): void {
+    const turn = this.workers.get(key)?.turn;
+    if (turn?.user === userId) turn.abort.abort();
   }
 
   /** Wakes every session with work nobody is doing (a missed notification, a replica that died). */
@@ -133,7 +137,7 @@ export class SessionWorkers {
           if (!next) break;
           worker.dirty = true;
           const abort = new AbortController();
-          worker.turn = { request: next.id, abort };
+          worker.turn = { request: next.id, user: next.userId, abort };
           // Not AbortSignal.any: on Node 20 the long-lived shutdown signal keeps about 1.2 KB of every signal combined
           // with it for as long as the process runs (a leak of that much per message). A listener taken off again
           // keeps nothing.
@@ -180,9 +184,12 @@ export class SessionWorkers {
     }
     const queued = all.filter((r) => !this.deps.isSide(r) && r.id !== worker.turn?.request);
     const interrupting = queued.find((r) => this.deps.interrupts(r));
-    if (interrupting && worker.turn) worker.turn.abort.abort();
+    // Only the turn's own user (the conversation's owner) stops it; anyone else's /cancel waits its turn.
+    if (interrupting && worker.turn?.user === interrupting.userId) worker.turn.abort.abort();
     else if (worker.turn) {
-      for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && !worker.told.has(r.id))) {
+      // Only its own user's: anyone else's message is refused when it runs (the chat is another member's).
+      const mine = (r: RequestRecord) => r.userId === worker.turn?.user;
+      for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && mine(r) && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
         void this.deps.tellQueued(waiting).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
       }

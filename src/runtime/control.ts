@@ -94,11 +94,12 @@ async function loadStack(deps: RuntimeDeps, sessionKey: string) {
   }
 }
 
-export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): Promise<string> {
+/** `cutOff`: the /cancel already stopped a turn that had not committed anything yet (a task's very first one). */
+export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, cutOff = false): Promise<string> {
   const key = request.sessionKey;
   const journal = new Journal(deps.store, key, request.id, (await deps.store.activeTask(key))?.id ?? null);
   const loaded = await loadStack(deps, key);
-  const active = !loaded.ok || !loaded.stack.isEmpty;
+  const active = cutOff || !loaded.ok || !loaded.stack.isEmpty;
   const { stopped, commit } = await unwind(deps, orchestrator, journal, request);
   const text = !active
     ? "Nothing to cancel: no task is running."

@@ -360,13 +360,29 @@ export interface NewRequest {
   idempotency?: { key: string; fingerprint: string };
   /** The task this request starts takes these (HTTP API: expires_at, metadata). */
   taskOptions?: TaskOptions;
+  /**
+   * Who may add this request to a conversation with an owner (Store.conversationOwner), decided in the transaction
+   * that stores it, so of two members writing at once exactly one becomes the owner. `mine-or-free`: stored when
+   * `userId` owns the conversation or nobody does; `mine`: only when `userId` owns it. Otherwise nothing is stored
+   * and the result is `busy`. Absent: no check (commands anyone may send, resumes).
+   */
+  owner?: OwnerRule;
+}
+
+export type OwnerRule = "mine-or-free" | "mine";
+
+/** Whether `userId` may add a request under `rule` to a conversation owned by `owner` (null: nobody). */
+export function ownerAdmits(rule: OwnerRule, owner: string | null, userId: string): boolean {
+  return owner === null ? rule === "mine-or-free" : owner === userId;
 }
 
 export type InsertResult =
   | { status: "inserted"; request: RequestRecord }
   /** Seen before (same session and external id, or same user and idempotency key): the first request. */
   | { status: "duplicate"; request: RequestRecord }
-  | { status: "forbidden"; ownerId: string };
+  | { status: "forbidden"; ownerId: string }
+  /** Refused by NewRequest.owner: the conversation is another user's (`ownerId`), or nobody's under `mine`. */
+  | { status: "busy"; ownerId: string | null };
 
 export interface IdempotencyRecord {
   userId: string;
@@ -397,6 +413,12 @@ export interface Store extends OperationsQueries {
   unfinishedRequestsOf(sessionKey: string): Promise<RequestRecord[]>;
   task(id: string): Promise<TaskRecord | null>;
   activeTask(sessionKey: string): Promise<TaskRecord | null>;
+  /**
+   * Who owns the conversation now: the owner of its active task; with none, the sender of its oldest unfinished
+   * message (accepted, its task not started or not yet committed: the task it starts will be theirs). Null when
+   * neither exists. A member's message, /cancel or /reset is taken only from this user (NewRequest.owner).
+   */
+  conversationOwner(sessionKey: string): Promise<string | null>;
   /** Every task of a session, oldest first. */
   tasks(sessionKey: string): Promise<TaskRecord[]>;
   /** The newest active task of `ownerId` in the session `keyPrefix` or any session below it (`<prefix>:…`). */

@@ -1,7 +1,7 @@
 // Owner rules and commands that must not wait behind a running turn.
 import { afterEach, describe, expect, it } from "vitest";
-import { reply, text, toolUse } from "../fakes/anthropic/server.js";
-import { deferred } from "../helpers/deferred.js";
+import { lastUserText, reply, text, toolUse, type FakeReply } from "../fakes/anthropic/server.js";
+import { deferred, heldStep } from "../helpers/deferred.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
 
 let h: Harness;
@@ -87,5 +87,34 @@ describe("owner rules", () => {
     h.fake.script(text("Hi Bob."));
     expect(await h.say("hi bot", { session: "g", user: "bob" })).toEqual(["main: Hi Bob."]);
     expect(h.fake.calls).toHaveLength(1);
+  });
+});
+
+describe("owner rules when a stored request runs", () => {
+  it("a member's message and /cancel stored before someone else owned the chat are refused when they run, and leave the owner's task alone", async () => {
+    h = await startHarness({ files: skillFile("interview", "Ask.") });
+    const first = heldStep<FakeReply>();
+    h.fake.script(first.step, text("Where to, Alice?"));
+    await h.gateway.submit({ sessionKey: "console:g", messageId: "a1", userId: "alice", text: "plan a trip" });
+    await first.entered;
+    // Stored as a version without the owner rule stored them (or a race let them in): nothing checked them yet.
+    await h.store.insertRequest({ id: "req-b1", sessionKey: "console:g", externalId: "b1", kind: "message", userId: "bob", text: "book me a flight" });
+    await h.store.insertRequest({ id: "req-b2", sessionKey: "console:g", externalId: "b2", kind: "command", userId: "bob", text: "/cancel" });
+    await h.gateway.poll();
+    first.release(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })));
+    await h.gateway.idle();
+    const busy = expect.stringMatching(/^Sorry, I'm in the middle of a task for someone else/);
+    expect(h.seen.map((m) => [m.requestId, m.text])).toEqual([
+      ["req_1", "Where to, Alice?"],
+      ["req-b2", busy],
+      ["req-b1", busy],
+    ]);
+    expect(h.fake.accepted().map(lastUserText)).toEqual(["plan a trip", "plan a trip"]);
+    expect((await h.store.requests("console:g")).map((r) => [r.userId, r.status])).toEqual([
+      ["alice", "done"],
+      ["bob", "failed"],
+      ["bob", "failed"],
+    ]);
+    expect(await h.store.activeTask("console:g")).toMatchObject({ ownerId: "alice", status: "waiting_user" });
   });
 });

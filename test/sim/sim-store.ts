@@ -138,6 +138,7 @@ export class SimStore implements Store {
   unfinishedRequestsOf: Store["unfinishedRequestsOf"] = async (key) => this.alive().unfinishedRequestsOf(key);
   task: Store["task"] = async (id) => this.alive().task(id);
   activeTask: Store["activeTask"] = async (key) => this.alive().activeTask(key);
+  conversationOwner: Store["conversationOwner"] = async (key) => this.alive().conversationOwner(key);
   tasks: Store["tasks"] = async (key) => this.alive().tasks(key);
   activeTaskOf: Store["activeTaskOf"] = async (prefix, owner) => this.alive().activeTaskOf(prefix, owner);
   frames: Store["frames"] = async (key) => this.alive().frames(key);

@@ -10,6 +10,7 @@ import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, start
 import { leaseContract } from "./contract/leases.js";
 import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
+import { ownerContract } from "./contract/owners.js";
 import { requestContract } from "./contract/requests.js";
 import { stepContract } from "./contract/steps.js";
 import { taskOptionContract } from "./contract/task-options.js";
@@ -34,6 +35,7 @@ function contract(backend: StoreBackend): void {
 
   stepContract(ctx);
   requestContract(ctx);
+  ownerContract(ctx);
   approvalContract(ctx);
   taskOptionContract(ctx);
   outboxContract(ctx);

@@ -174,6 +174,11 @@ export class PostgresStore implements Store {
     return this.maybe(S.activeTask, [sessionKey], (row) => this.quarantine.task(row));
   }
 
+  async conversationOwner(sessionKey: string): Promise<string | null> {
+    const owner = (await this.one(S.conversationOwner, [sessionKey]))?.owner;
+    return owner === null || owner === undefined ? null : String(owner);
+  }
+
   async activeTaskOf(keyPrefix: string, ownerId: string): Promise<TaskRecord | null> {
     return this.maybe(S.activeTaskOf, [ownerId, keyPrefix], (row) => this.quarantine.task(row));
   }

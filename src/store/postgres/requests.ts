@@ -1,8 +1,9 @@
 // Storing an inbound request: dedupe by (session, external id) and by (user, idempotency key), claiming a
-// private session, and announcing the request, all or nothing. Safe against a concurrent twin on another
-// replica: the unique keys decide, and ON CONFLICT waits for the twin's transaction before it answers.
+// private session, checking the conversation's owner, and announcing the request, all or nothing. Safe against a
+// concurrent twin on another replica: the unique keys decide, and ON CONFLICT waits for the twin's transaction
+// before it answers; a conversation's owner is decided under its advisory lock.
 import type pg from "pg";
-import { CorruptStateError, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
+import { CorruptStateError, ownerAdmits, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
 import { encodeChange } from "./changes.js";
 import { toRequest, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
@@ -11,7 +12,7 @@ const run = (client: pg.ClientBase | pg.Pool, statement: Sql, values: unknown[])
 
 /** True when storing `input` takes more than one statement, so it needs a transaction of its own. */
 export function needsTransaction(input: NewRequest): boolean {
-  return input.idempotency !== undefined || input.claimSession !== undefined;
+  return input.idempotency !== undefined || input.claimSession !== undefined || input.owner !== undefined;
 }
 
 /**
@@ -36,6 +37,13 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
       return { status: "forbidden", ownerId: owner };
     }
   }
+  if (input.owner) {
+    const owner = await ownerFor(client, input);
+    if (owner !== undefined) {
+      await undoKey();
+      return { status: "busy", ownerId: owner };
+    }
+  }
   const [payload] = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
   const options = input.taskOptions;
   const { rows } = await run(client, S.insertRequest, [
@@ -46,6 +54,19 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
   const seen = await run(client, S.requestByExternal, [input.sessionKey, input.externalId]);
   if (!seen.rows[0]) throw new Error(`request ${input.externalId} of ${input.sessionKey} was neither stored nor found (was it deleted meanwhile?)`);
   return { status: "duplicate", request: toRequest(seen.rows[0]) };
+}
+
+/**
+ * The conversation's owner when it refuses `input` (NewRequest.owner), else undefined. Under the conversation's
+ * lock: of two members writing at once, the second waits here and then sees the first one's request. A message seen
+ * before is let through, to be found a duplicate.
+ */
+async function ownerFor(client: pg.ClientBase | pg.Pool, input: NewRequest): Promise<string | null | undefined> {
+  await run(client, S.lockConversation, [input.sessionKey]);
+  if ((await run(client, S.requestByExternal, [input.sessionKey, input.externalId])).rows[0]) return undefined;
+  const { rows } = await run(client, S.conversationOwner, [input.sessionKey]);
+  const owner = rows[0]?.owner === null || rows[0]?.owner === undefined ? null : String(rows[0].owner);
+  return ownerAdmits(input.owner!, owner, input.userId) ? undefined : owner;
 }
 
 async function requestByKey(client: pg.ClientBase | pg.Pool, userId: string, key: string): Promise<RequestRecord> {

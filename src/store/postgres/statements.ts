@@ -11,6 +11,8 @@ export interface Sql {
 export const sql = (name: string, text: string): Sql => ({ name: `sb_${name}`, text });
 
 const ACTIVE = `('running', 'waiting_user', 'waiting_approval')`;
+/** The first key of the advisory locks on conversations ("sb" in ASCII). */
+const CONVERSATION_LOCK = 0x7362;
 const PENDING_OUTBOX = `delivered_at IS NULL AND failed_at IS NULL`;
 
 export const S = {
@@ -146,6 +148,17 @@ export const S = {
     "active_task",
     `SELECT * FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1`,
   ),
+  // The active task's owner, else the sender of the oldest unfinished message (Store.conversationOwner).
+  conversationOwner: sql(
+    "conversation_owner",
+    `SELECT COALESCE(
+       (SELECT owner_id FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1),
+       (SELECT user_id FROM requests WHERE session_key = $1 AND kind = 'message' AND status IN ('pending', 'running')
+        ORDER BY seq LIMIT 1)) AS owner`,
+  ),
+  // Serialises the requests that decide a conversation's owner (NewRequest.owner); held until the transaction ends.
+  // The two-key form: its key space does not overlap the one-key locks (the migration lock).
+  lockConversation: sql("lock_conversation", `SELECT pg_advisory_xact_lock(${CONVERSATION_LOCK}, hashtext($1))`),
   activeTaskOf: sql(
     "active_task_of",
     `SELECT * FROM tasks WHERE owner_id = $1 AND status IN ${ACTIVE}

@@ -19,6 +19,7 @@ import {
   type InsertResult,
   type LogEntry,
   type NewRequest,
+  ownerAdmits,
   type OutboundRecord,
   type QuarantineRecord,
   type RequestRecord,
@@ -215,6 +216,10 @@ export class SqliteStore implements Store {
         const owner = String((s.getSession.get(input.sessionKey) as Row).owner_id);
         if (owner !== input.userId) return { status: "forbidden", ownerId: owner };
       }
+      if (input.owner && !s.requestByExternal.get(input.sessionKey, input.externalId)) {
+        const owner = this.ownerNow(input.sessionKey);
+        if (!ownerAdmits(input.owner, owner, input.userId)) return { status: "busy", ownerId: owner };
+      }
       const options = input.taskOptions;
       const info = s.insertRequest.run(input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, options?.expiresAt ?? null, options?.metadataJson ?? null, now, now);
       if (info.changes === 0) {
@@ -223,7 +228,7 @@ export class SqliteStore implements Store {
       if (input.idempotency) {
         s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
       }
-      const { claimSession: _claim, idempotency: _key, taskOptions: _options, ...fields } = input;
+      const { claimSession: _claim, idempotency: _key, taskOptions: _options, owner: _owner, ...fields } = input;
       const request: RequestRecord = {
         ...fields,
         taskOptions: options && (options.expiresAt !== null || options.metadataJson !== null) ? options : null,
@@ -280,6 +285,15 @@ export class SqliteStore implements Store {
   async activeTask(sessionKey: string): Promise<TaskRecord | null> {
     const row = this.stmts.activeTask.get(sessionKey) as Row | undefined;
     return row ? this.toTask(row) : null;
+  }
+
+  async conversationOwner(sessionKey: string): Promise<string | null> {
+    return this.ownerNow(sessionKey);
+  }
+
+  private ownerNow(sessionKey: string): string | null {
+    const owner = (this.stmts.conversationOwner.get(sessionKey, sessionKey) as Row).owner;
+    return owner === null || owner === undefined ? null : String(owner);
   }
 
   async activeTaskOf(keyPrefix: string, ownerId: string): Promise<TaskRecord | null> {

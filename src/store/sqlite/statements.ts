@@ -120,6 +120,14 @@ export function prepareStatements(db: Database.Database) {
       `SELECT * FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
        ORDER BY created_at DESC, rowid DESC LIMIT 1`,
     ),
+    // The active task's owner, else the sender of the oldest unfinished message (Store.conversationOwner).
+    conversationOwner: db.prepare(
+      `SELECT COALESCE(
+         (SELECT owner_id FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
+          ORDER BY created_at DESC, rowid DESC LIMIT 1),
+         (SELECT user_id FROM requests WHERE session_key = ? AND kind = 'message' AND status IN ('pending', 'running')
+          ORDER BY seq LIMIT 1)) AS owner`,
+    ),
     activeTaskOf: db.prepare(
       `SELECT * FROM tasks WHERE owner_id = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
        AND (session_key = ? OR substr(session_key, 1, length(?) + 1) = ? || ':')

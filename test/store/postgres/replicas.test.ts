@@ -65,6 +65,25 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
     }
   });
 
+  it("of two members writing into the same new conversations at once through two replicas, exactly one owns each", async () => {
+    const [a, b] = await Promise.all([open(), open()]);
+    const keys = Array.from({ length: 40 }, (_, i) => `telegram:-100${i}`);
+    const results = await Promise.all(
+      keys.map((key, i) =>
+        Promise.all([
+          a.insertRequest(newRequest(`ra${i}`, key, { userId: "telegram:alice", owner: "mine-or-free" })),
+          b.insertRequest(newRequest(`rb${i}`, key, { userId: "telegram:bob", owner: "mine-or-free" })),
+        ]),
+      ),
+    );
+    for (const [i, pair] of results.entries()) {
+      const stored = pair.flatMap((r) => (r.status === "inserted" ? [r.request.userId] : []));
+      expect(stored, keys[i]).toHaveLength(1);
+      expect(pair.find((r) => r.status === "busy"), keys[i]).toEqual({ status: "busy", ownerId: stored[0] });
+      expect(await b.conversationOwner(keys[i]!)).toBe(stored[0]);
+    }
+  });
+
   it("a step fenced by one replica fails once another replica took the lease over", async () => {
     let now = 1_000_000;
     const clock = () => now;
