@@ -7,6 +7,7 @@ import type { StackFrame } from "./frame.js";
 import { unresolvedToolUses } from "./history.js";
 import { CARRIED_PREFIX, carriedArtifacts, recentArtifacts } from "./artifacts.js";
 import { fitWithin } from "./result-bound.js";
+import { isMemoryTool, memoryToolUses } from "./memory/private-results.js";
 
 // Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
 // handoff summary plus the newest user messages. The log keeps everything; a `compaction` entry marks
@@ -207,19 +208,26 @@ function newestUserTexts(head: ChatMessage[], budget: number): string[] {
   return kept;
 }
 
-/** The head as transcript lines, big tool outputs and long messages trimmed. */
+/**
+ * The head as transcript lines, big tool outputs and long messages trimmed. What memory tools returned stays out: the
+ * summary outlives the task, and the next one may be someone else's (memory/private-results.ts).
+ */
 function transcript(head: ChatMessage[]): string[] {
   const cap = (text: string, max: number) => (text.length > max ? `${text.slice(0, max)} […${text.length - max} more characters]` : text);
+  const memory = memoryToolUses(head);
   const lines: string[] = [];
   for (const message of head) {
     for (const block of message.content) {
       if (block.type === "text") lines.push(`${message.role === "user" ? "User" : "Assistant"}: ${cap(block.text, MESSAGE_CAP)}`);
       else if (block.type === "tool_use") lines.push(`Assistant called ${block.name} with ${cap(JSON.stringify(block.input), MESSAGE_CAP)}`);
+      else if (memory.has(block.tool_use_id)) lines.push(PRIVATE_RESULT);
       else lines.push(`Result${block.is_error ? " (error)" : ""}: ${cap(block.content, TOOL_OUTPUT_CAP)}`);
     }
   }
   return lines;
 }
+
+const PRIVATE_RESULT = "Result: (a memory tool's result, private to the user it belongs to; left out of the summary)";
 
 /** Asks the model for the handoff summary; drops the oldest lines when the request is too long. Null if unusable. */
 async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps, limit: number): Promise<string | null> {
@@ -269,6 +277,8 @@ export function fallbackSummary(head: ChatMessage[]): string {
         const result = block.content.slice(0, 200);
         if (["use_skill", "use_agent", "call_agent"].includes(use.name)) {
           children.push(`- ${String(use.input.name ?? use.input.agent)}: ${block.is_error ? "failed: " : ""}${result}`);
+        } else if (isMemoryTool(use.name)) {
+          outcomes.push(`- ${use.name}: (private to the user it belongs to)`);
         } else {
           outcomes.push(`- ${use.name}: ${block.is_error ? "error: " : ""}${result}`);
         }

@@ -12,6 +12,7 @@ import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
 import { agentLabel } from "./labels.js";
+import { hidesResults, privateTo } from "./memory/private-results.js";
 import { recallFor } from "./memory/recall.js";
 import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { mainSystemPrompt } from "./prompts.js";
@@ -93,6 +94,8 @@ export class Orchestrator {
       const taskId = ids.next("task");
       journal.taskId = taskId;
       const main = await this.mainFrame(session.mainAgentSessionId);
+      // The history earlier tasks left: what memory tools gave someone else is not this owner's to read.
+      main.history = await privateTo(store, key, main.agentSessionId, main.history, request.userId);
       // A process that died while an abandoned call_agent callee was closing itself left that run open.
       if (stacks.firstTask(key)) await closeOpenSessions(store, journal, new Set([main.agentSessionId]), "interrupted by a restart");
       const traceparent = this.observer.traceparent(key);
@@ -216,7 +219,8 @@ export class Orchestrator {
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
-            this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
+            // One with others' results hidden is read again from the log by the next task, as that task's owner may see it.
+            if (!hidesResults(frame.history)) this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
             return;
           }
           if (result.action === "SEND_TEXT") {

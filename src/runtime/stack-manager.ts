@@ -2,6 +2,7 @@ import type { Store } from "../store/store.js";
 import { AgentStack } from "./frame.js";
 import type { ChatMessage } from "../llm/types.js";
 import { lastContextTokens, rebuildHistory } from "./history.js";
+import { memoryToolUses, privateTo } from "./memory/private-results.js";
 
 /** The main agent's history between tasks, with the API's count for its last call (see compaction.ts). */
 export interface MainHistory {
@@ -85,7 +86,12 @@ export class AgentStackManager {
     if (cached) return cached;
     const frames = [];
     for (const record of await this.store.frames(sessionKey)) {
-      frames.push({ ...record, history: rebuildHistory(await this.store.history(record.agentSessionId)) });
+      let history = rebuildHistory(await this.store.history(record.agentSessionId));
+      // Main's history holds earlier tasks too: as the running task's owner may see it (memory/private-results.ts).
+      if (record.agentType === "main" && memoryToolUses(history).size > 0) {
+        history = await privateTo(this.store, sessionKey, record.agentSessionId, history, (await this.store.activeTask(sessionKey))?.ownerId ?? null);
+      }
+      frames.push({ ...record, history });
     }
     // Another caller may have loaded it while this one waited: the first copy wins, so there is only one.
     const stack = this.stacks.get(sessionKey) ?? new AgentStack(frames);

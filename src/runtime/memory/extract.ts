@@ -41,6 +41,7 @@ const SPEC: ToolSpec = {
 };
 
 const PROMPT = `You maintain a user's long-term memory for a chat assistant. Read the conversation and the memories already kept, and call save_memories with the durable facts worth keeping for future conversations: the user's name, how to address them, their timezone and location, preferences, ongoing projects, decisions made, recurring context.
+Save only what the user said about themselves in their own words (the "User:" lines); the assistant's lines are there to make sense of them and are never a source of facts about the user.
 Do not save: one-off requests or chatter, things only true for this conversation, what the assistant said about itself, facts already kept (unless they changed), and never passwords, tokens, keys, card or account numbers.
 When a fact updates or contradicts a kept one ("moved to Lisbon" vs "lives in Porto"), save the new fact and list the old one's id in "replaces". Each text is one short sentence in the third person. When there is nothing new, call save_memories with an empty list.`;
 
@@ -125,10 +126,14 @@ function decide(found: z.infer<typeof answer>["memories"], existing: readonly Me
   return { add, remove: [...remove] };
 }
 
-/** The task's conversation as the user saw it, or null when there is nothing worth reading (only commands, a few words). */
+/**
+ * The task's conversation as its owner had it: their own messages and the agents' replies to those, never anyone
+ * else's words (a group's other members'), so only what the owner said can become the owner's memories. Null when
+ * there is nothing worth reading (only commands, a few words).
+ */
 async function transcriptOf(store: Store, job: MemoryJob): Promise<string | null> {
-  const requests = (await store.requests(job.sessionKey)).filter((r) => r.taskId === job.taskId && r.kind === "message");
-  const userWords = requests.filter((r) => r.userId === job.userId).reduce((n, r) => n + r.text.trim().length, 0);
+  const requests = (await store.requests(job.sessionKey)).filter((r) => r.taskId === job.taskId && r.kind === "message" && r.userId === job.userId);
+  const userWords = requests.reduce((n, r) => n + r.text.trim().length, 0);
   if (userWords < TRIVIAL_CHARS) return null;
   const lines: Array<{ at: number; line: string }> = [];
   for (const request of requests) {
