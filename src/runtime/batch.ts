@@ -24,6 +24,8 @@ const GAVE_UP_NOTE = "the caller had already given up waiting; nobody received t
  */
 export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
   const stack = new AgentStack();
+  // Every agent session this run starts (its own and its children's), for closeAbandoned.
+  const sessions = new Set<string>([child.agentSessionId]);
   pushChild(stack, asBatch(child, deps), deps.journal);
   deps.log.info({ frame: child.frameId, agent: child.agentName }, "batch run started");
   for (;;) {
@@ -32,7 +34,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     if (deps.signal.aborted) {
       // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
-      if (deps.signal.reason instanceof CallerGaveUp) return await closeAbandoned(stack, deps, reason);
+      if (deps.signal.reason instanceof CallerGaveUp) return await closeAbandoned(stack, deps, reason, sessions);
       do closeUnresolved(stack.top!, deps.journal, `not run: ${reason}`);
       while (returnToParent(stack, deps.journal, reason, true));
       return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
@@ -58,6 +60,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
         if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
+        sessions.add(result.child.agentSessionId);
         pushChild(stack, asBatch(result.child, deps), deps.journal);
         break;
       case "INTERRUPT":
@@ -84,10 +87,12 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
  * may be long done), so this commits them itself; and a /cancel in the meantime may already have closed
  * the run's session, which must not end twice.
  */
-async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string): Promise<ToolOutput> {
+async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string, sessions: ReadonlySet<string>): Promise<ToolOutput> {
   const bottom = stack.all()[0]!;
-  // Its own journal: the caller's may be in the middle of a step of its own, which this must not commit.
+  // Its own journal: the caller's may be in the middle of a step of its own, which this must not commit. What the
+  // run wrote there and the caller has not committed yet (its start, its calls) comes along, to be committed first.
   const journal = new Journal(deps.store, deps.journal.sessionKey, deps.journal.requestId, deps.journal.taskId);
+  deps.journal.handOver(sessions, journal);
   const stopped = { content: `${bottom.agentName} was stopped: ${reason}`, isError: true };
   const closed = (await deps.store.sessionLog(journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
   if (!closed) {

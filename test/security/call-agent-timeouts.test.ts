@@ -7,6 +7,7 @@ import type { Tool } from "../../src/runtime/tools/tool.js";
 import { lastUserText, reply, text, toolUse, type FakeReply } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { agentFiles, startHarness, type Harness } from "../helpers/harness.js";
+import { heldTool } from "../helpers/tools.js";
 import { resultTexts, speaker } from "../helpers/requests.js";
 import { VirtualTime } from "../sim/virtual-time.js";
 
@@ -83,6 +84,35 @@ describe("a callee that ignores its abort signal", () => {
       expect(time.now() - Date.UTC(2026, 0, 1)).toBe(1000);
     },
   );
+
+  it("a callee that closes itself before its caller's step commits keeps its log in order (started, then ended)", { timeout: 5_000 }, async () => {
+    const time = new VirtualTime();
+    const flights = heldTool();
+    h = await startHarness({ files: agentFiles("slow"), tools: [flights.tool], timers: time });
+    const calleeIn = deferred<void>();
+    h.fake.fallback((req) => {
+      if (speaker(req) === "slow") {
+        calleeIn.resolve();
+        return { hang: true };
+      }
+      if (resultTexts(req).length > 0) return text("main is done");
+      // The caller's step goes on after the call: it commits only once search_flights is back.
+      return reply(toolUse("call_agent", { agent: "slow", message: "look it up", timeout_ms: 1000 }), toolUse("search_flights", {}));
+    });
+    await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "think" });
+    await calleeIn.promise;
+    // The deadline: the caller moves on to search_flights; the callee's aborted call ends and it closes itself.
+    time.advance(1000);
+    await flights.started;
+    await h.runtime.limiter.idle();
+    flights.release();
+    expect((await h.delivered((m) => m.sessionKey === "console:s1")).text).toBe("main is done");
+    await h.gateway.idle();
+    const log = await h.store.sessionLog("console:s1");
+    const callee = log.filter((e) => e.agentSessionId !== null && log.some((s) => s.type === "agent_session" && s.agentSessionId === e.agentSessionId));
+    expect(callee.map((e) => e.type)).toEqual(["agent_session", "message", "agent_session_complete"]);
+    expect(await h.store.openAgentSessions("console:s1")).toEqual([]);
+  });
 
   it("a caller waiting in the queue gives up at its own deadline and says why", { timeout: 5_000 }, async () => {
     const time = new VirtualTime();
