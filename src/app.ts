@@ -11,6 +11,7 @@ import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
 import type { Model } from "./llm/model.js";
 import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
+import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
 import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
@@ -155,6 +156,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       approvalTimeoutMs: config.APPROVAL_TIMEOUT,
       handbackNotice: config.HANDBACK_NOTICE,
       memory: config.MEMORY,
+      sessionTokenBudget: config.SESSION_TOKEN_BUDGET,
+      sessionCostBudgetUsd: config.SESSION_COST_BUDGET_USD,
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,
@@ -169,14 +172,14 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       ? new MemoryWorker({
           store,
           holder: replica,
-          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log }, job),
+          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings) }, job),
           retryable,
           log: log.child({ part: "memory" }),
           timers: systemTimers,
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, sessionTokenBudget: config.SESSION_TOKEN_BUDGET, sessionCostBudgetUsd: config.SESSION_COST_BUDGET_USD, observer: telemetry, midTurn: config.MID_TURN, memory });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).

@@ -3,7 +3,7 @@ import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import { systemClock, type Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
-import { formatUsd } from "../llm/prices.js";
+import { budgetOf, overBudget } from "../runtime/budget.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
@@ -31,10 +31,6 @@ export interface GatewayDeps {
   log: Logger;
   /** First delay before a failed delivery is retried (doubling each time). Default 2000 ms. */
   retryBaseMs?: number;
-  /** Tokens a session may use between /resets before the model is no longer called (0: no limit). */
-  sessionTokenBudget?: number;
-  /** USD a session may spend between /resets before the model is no longer called (0: no limit). */
-  sessionCostBudgetUsd?: number;
   /** A message sent while a turn runs waits for it (queue, the default) or joins it (steer; see steerable()). */
   midTurn?: "queue" | "steer";
   /** Memory extraction in the background (MEMORY=on): woken after replies go out, stopped with the gateway. */
@@ -421,8 +417,7 @@ export class Gateway {
       const id = commandArgument(request.text);
       await this.reply(request, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
-      const budgets = { tokens: this.deps.sessionTokenBudget ?? 0, usd: this.deps.sessionCostBudgetUsd ?? 0 };
-      await this.guard(request, () => describeContext(runtime, orchestrator, request, budgets));
+      await this.guard(request, () => describeContext(runtime, orchestrator, request, budgetOf(runtime.settings)));
     } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request, cut));
     else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
     else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
@@ -438,20 +433,14 @@ export class Gateway {
     return expiresAt !== null && expiresAt <= this.now();
   }
 
-  /** Why the session may not call the model any more (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD); null when it may. */
+  /**
+   * Why the session may not call the model any more (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD); null when it may.
+   * Checked before a request starts, so a spent conversation starts no task; the runtime checks before every call.
+   */
   private async overBudget(sessionKey: string): Promise<string | null> {
-    const tokens = this.deps.sessionTokenBudget ?? 0;
-    const usd = this.deps.sessionCostBudgetUsd ?? 0;
-    if (tokens <= 0 && usd <= 0) return null;
-    const used = await this.deps.store.sessionUsage(sessionKey);
-    const n = (x: number) => x.toLocaleString("en-US");
-    if (tokens > 0 && used.sinceReset >= tokens) {
-      return `This conversation has used ${n(used.sinceReset)} tokens, over its budget of ${n(tokens)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_TOKEN_BUDGET.`;
-    }
-    if (usd > 0 && used.costSinceResetUsd >= usd) {
-      return `This conversation has cost ${formatUsd(used.costSinceResetUsd)}, over its budget of ${formatUsd(usd)}. Send /reset to start a fresh one, or ask the admin to raise SESSION_COST_BUDGET_USD.`;
-    }
-    return null;
+    const budget = budgetOf(this.deps.runtime.settings);
+    if (budget.tokens <= 0 && budget.usd <= 0) return null;
+    return overBudget(await this.deps.store.sessionUsage(sessionKey), budget);
   }
 
   /** Ends a turn a /cancel or /reset stopped; true when it was still unfinished (so it was this that ended it). */

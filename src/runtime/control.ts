@@ -4,7 +4,8 @@ import { contextLimit, contextUsage } from "./compaction.js";
 import { systemClock } from "./deps.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
-import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.js";
+import { closeStack, endPending } from "./stop-task.js";
+import { closeOpenSessions, closeUnresolved } from "./transitions.js";
 
 // The chat commands' effects on the stack. Each writes its reply and the request's end in the
 // same transaction as the change itself.
@@ -30,7 +31,7 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
     // the quarantine table for the admin) so /cancel and /reset always get the chat going again.
     deps.log.error({ session: sessionKey, task: task?.id, err: loaded.error }, "stack unreadable: quarantined its frames and ended the task");
     await closeWithoutStack(deps, orchestrator, journal, end.reason);
-    await endPending(deps, sessionKey, end);
+    await endPending(deps.store, sessionKey, end.approvals);
     deps.stacks.evict(sessionKey);
     return {
       stopped: [],
@@ -41,30 +42,16 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
       },
     };
   }
-  const stack = loaded.stack;
-  const frames = [...stack.all()];
-  const stopped: string[] = [];
-  for (let i = frames.length - 1; i >= 0; i--) {
-    const frame = frames[i]!;
-    // What this frame waits on will never answer; keep its history well-formed for next time.
-    closeUnresolved(frame, journal, end.reason);
-    if (frame.agentType !== "main") {
-      finishFrame(journal, frame, end.reason, true);
-      stopped.push(frame.agentName);
-    }
-  }
-  await endPending(deps, sessionKey, end);
-  // Batch runs cut off by the cancel were never on the stack: close them too.
-  await closeOpenSessions(deps.store, journal, new Set(frames.map((f) => f.agentSessionId)), end.reason);
+  const { popped, stopped } = await closeStack(deps.store, journal, loaded.stack, end.reason, end.approvals);
   deps.stacks.clear(sessionKey);
-  if (frames.length > 0) {
+  if (popped.length > 0) {
     deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, `task ${end.status}: stack cleared`);
   }
   return {
-    stopped: stopped.reverse(),
+    stopped,
     commit: {
       requestsClosed: await interrupted(deps, request, end),
-      framesPopped: frames.map((f) => f.frameId),
+      framesPopped: popped,
       ...(task ? { task: { id: task.id, status: end.status, error: end.reason } } : {}),
     },
   };
@@ -225,7 +212,3 @@ export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestra
   return text;
 }
 
-/** Approvals still waiting can no longer be used: a late click is told it was already decided. */
-async function endPending(deps: RuntimeDeps, sessionKey: string, end: Ending): Promise<void> {
-  for (const approval of await deps.store.pendingApprovals(sessionKey)) await deps.store.decideApproval(approval.id, end.approvals.status, end.approvals.by);
-}

@@ -41,6 +41,10 @@ export interface RuntimeSettings {
   handbackNotice?: boolean;
   /** Long-term memory (MEMORY): recall at task start, extraction after it. Default off here; on in the product. */
   memory?: boolean;
+  /** Tokens a session may use between /resets (SESSION_TOKEN_BUDGET), checked before every model call; 0: no limit. */
+  sessionTokenBudget?: number;
+  /** USD a session may spend between /resets (SESSION_COST_BUDGET_USD), likewise; 0: no limit. */
+  sessionCostBudgetUsd?: number;
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

@@ -4,6 +4,7 @@ import { approvalPrompt } from "./approval-prompt.js";
 import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
+import { budgetOf, BudgetExceeded, requestBudget } from "./budget.js";
 import type { CallLimiter } from "./call-limiter.js";
 import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
@@ -18,6 +19,7 @@ import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { mainSystemPrompt } from "./prompts.js";
 import { resultChars } from "./result-bound.js";
 import type { AgentStackManager } from "./stack-manager.js";
+import { endOverBudget } from "./stop-task.js";
 import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import { closeOpenSessions, pushChild, returnToParent } from "./transitions.js";
@@ -123,7 +125,17 @@ export class Orchestrator {
       input = { kind: "user", text: request.text };
     }
     log = log.child({ task: journal.taskId });
-    await this.loop(stack, journal, input, signal, log, owner);
+    // The request's run: stopped by the worker (a /cancel, a shutdown) or by a model call over the session's budget.
+    const run = new AbortController();
+    const follow = () => run.abort(signal.reason);
+    signal.addEventListener("abort", follow, { once: true });
+    if (signal.aborted) follow();
+    try {
+      const budget = await requestBudget(() => store.sessionUsage(key), budgetOf(this.deps.settings), (reason) => run.abort(reason));
+      await this.loop(stack, journal, input, run.signal, log, owner, budget ? budget.model(this.deps.model) : this.deps.model);
+    } finally {
+      signal.removeEventListener("abort", follow);
+    }
   }
 
   /**
@@ -179,7 +191,7 @@ export class Orchestrator {
     };
   }
 
-  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger, owner: string): Promise<void> {
+  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger, owner: string, model: Model): Promise<void> {
     const requestId = journal.requestId!;
     const taskId = journal.taskId!;
     let input = first;
@@ -188,6 +200,7 @@ export class Orchestrator {
       if (!frame) throw new Error("the stack emptied while a request was running");
       const deps: TurnDeps = {
         ...this.deps,
+        model,
         catalog: this.deps.catalog(),
         journal,
         signal,
@@ -199,6 +212,12 @@ export class Orchestrator {
       const result = await executeTurn(frame, input, deps);
       input = { kind: "resume" };
       if (signal.aborted) {
+        if (signal.reason instanceof BudgetExceeded) {
+          const stopped = await endOverBudget(this.deps, journal, stack, signal.reason.message);
+          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": "BUDGET", "error.message": signal.reason.message });
+          log.warn({ frame: frame.frameId, stopped }, "the session's budget ran out mid-request: task ended");
+          return;
+        }
         // Shutting down: keep what is committed; the request resumes from there on the next start.
         this.deps.stacks.evict(journal.sessionKey);
         log.info({ frame: frame.frameId }, "turn aborted; the request will resume after restart");

@@ -11,6 +11,7 @@ import type { OutboundMessage } from "../../src/gateway/types.js";
 import { AnthropicModel, UnconfiguredModel } from "../../src/llm/anthropic.js";
 import type { Model } from "../../src/llm/model.js";
 import { createLogger, silentLogger } from "../../src/log.js";
+import { budgetOf } from "../../src/runtime/budget.js";
 import { CallLimiter } from "../../src/runtime/call-limiter.js";
 import { systemTimers, type Clock, type Ids, type Timers } from "../../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../../src/runtime/orchestrator.js";
@@ -157,6 +158,8 @@ export async function startHarness(options: HarnessOptions = {}) {
       approvalTimeoutMs: options.approvalTimeoutMs ?? 24 * 3600 * 1000,
       handbackNotice: options.handbackNotice ?? false,
       memory: options.memory ?? false,
+      sessionTokenBudget: options.sessionTokenBudget ?? 0,
+      sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0,
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,
@@ -171,7 +174,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new MemoryWorker({
         store,
         holder: `test-${idPrefix}`,
-        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log }, job),
+        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings) }, job),
         retryable,
         log,
         timers: options.timers ?? systemTimers,
@@ -180,7 +183,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, sessionTokenBudget: options.sessionTokenBudget ?? 0, sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { ModelError, type Model } from "../../llm/model.js";
 import type { ToolSpec } from "../../llm/types.js";
 import type { MemoryChanges, MemoryJob, MemoryRecord, Store } from "../../store/store.js";
+import { overBudget, type SessionBudget } from "../budget.js";
 import type { Ids } from "../deps.js";
 import { agentLabel } from "../labels.js";
 import { holdsSecret } from "./secrets.js";
@@ -64,6 +65,8 @@ export interface ExtractDeps {
   modelName: string;
   ids: Ids;
   log: Logger;
+  /** The session's budget (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD): a spent session extracts nothing. */
+  budget?: SessionBudget;
 }
 
 /**
@@ -77,6 +80,12 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
   const { store, log } = deps;
   const transcript = await transcriptOf(store, job);
   if (transcript === null) return null;
+  // Extraction's calls count against the conversation's budget like its agents' do.
+  const over = deps.budget ? overBudget(await store.sessionUsage(job.sessionKey), deps.budget) : null;
+  if (over) {
+    log.info({ task: job.taskId }, "memory extraction skipped: the conversation's budget is spent");
+    return null;
+  }
   const existing = (await store.memories(job.userId)).slice(-100);
   const kept = existing.length ? existing.map((m) => `[${m.id}] ${m.text}`).join("\n") : "(none yet)";
   const response = await deps.model.complete({
