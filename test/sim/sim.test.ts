@@ -41,8 +41,10 @@ describe("simulation", () => {
       groupCrashes += result.stats.groupCrashes;
     }
     expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
-    // The workload really exercised crashes and the model.
-    expect(restarts).toBeGreaterThan(SEEDS / 4);
+    // The workload really exercised crashes and the model. About a quarter of the scenarios restart, but the figure
+    // moves by ±10% with any change to the timing of a turn (which crash points a scenario reaches): the bound sits
+    // below that noise, and still fails for a workload that no longer crashes.
+    expect(restarts).toBeGreaterThan(SEEDS / 5);
     expect(calls).toBeGreaterThan(SEEDS * 10);
     // Some crashes struck a group commit of several writes after it committed and before anyone was told.
     expect(groupCrashes).toBeGreaterThan(SEEDS / 100);
