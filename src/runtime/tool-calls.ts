@@ -176,12 +176,20 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   return output;
 }
 
-/** The result of the last successful run of `agentName` in this chat, for definitions with carryover. */
+/**
+ * The result of the last successful run of `agentName` in this chat, for definitions with carryover. One that reads
+ * the task owner's memories (`memory: true`) carries over only from runs in that owner's tasks: in a group, another
+ * member's run may have been built on theirs.
+ */
 async function previousRun(deps: TurnDeps, agentName: string): Promise<string | null> {
   const log = await deps.store.sessionLog(deps.journal.sessionKey);
+  const [kind, name] = [agentName.slice(0, agentName.indexOf(":")), agentName.slice(agentName.indexOf(":") + 1)];
+  const readsMemories = (kind === "skill" ? deps.catalog.skills : deps.catalog.agents).get(name)?.memory === true;
+  const ownerOf = readsMemories ? new Map((await deps.store.tasks(deps.journal.sessionKey)).map((t) => [t.id, t.ownerId])) : null;
   for (let i = log.length - 1; i >= 0; i--) {
     const entry = log[i]!;
     if (entry.type !== "agent_session_complete") continue;
+    if (ownerOf && (entry.taskId === null || ownerOf.get(entry.taskId) !== deps.owner)) continue;
     const p = entry.payload as { agent_name?: string; result?: string; is_error?: boolean };
     if (p.agent_name === agentName && !p.is_error && p.result) return p.result.length > 2000 ? `${p.result.slice(0, 2000)}…` : p.result;
   }

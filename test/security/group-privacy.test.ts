@@ -10,7 +10,7 @@ import { silentLogger } from "../../src/log.js";
 import { AnthropicModel } from "../../src/llm/anthropic.js";
 import { openMemoryStore } from "../../src/store/memory.js";
 import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
-import { counterIds, skillFile } from "../helpers/harness.js";
+import { agentFile, counterIds, skillFile } from "../helpers/harness.js";
 import { ALICE, BOB, useTelegramWorld } from "../helpers/telegram-world.js";
 
 const GROUP = -1007788;
@@ -18,7 +18,7 @@ const KEY = `telegram:${GROUP}`;
 const group = { chatId: GROUP, chatType: "supergroup" as const };
 const ALICES_SECRET = "Alice keeps her passport scan at https://vault.example/alice/passport.pdf";
 
-const world = useTelegramWorld(skillFile("interview", "Ask."));
+const world = useTelegramWorld({ ...skillFile("interview", "Ask."), ...agentFile("secretary", "You are the secretary.", "memory: true\ncarryover: true\nmode: batch\n") });
 
 const isExtraction = (req: MessagesRequest) => (req as { tool_choice?: { name?: string } }).tool_choice?.name === "save_memories";
 const agentCalls = () => world.model.accepted().filter((r) => !isExtraction(r));
@@ -77,6 +77,35 @@ describe("a member's memories in a shared conversation", () => {
     // What each member's task gave the memory extraction: their own words only.
     const extractions = world.model.accepted().filter(isExtraction).map((r) => JSON.stringify(r.messages));
     expect(extractions.filter((e) => e.includes("a cover letter")).every((e) => !/vault|passport/.test(e))).toBe(true);
+  });
+});
+
+describe("a child that reads its owner's memories", () => {
+  it("carries over only its own owner's previous run, never another member's", async () => {
+    const { h } = await world.boot({}, [], { memory: true });
+    await h.gateway.recover();
+    world.model.fallback((req) => (isExtraction(req) ? reply(toolUse("save_memories", { memories: [] })) : text("(unscripted)")));
+    await h.store.saveMemories(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
+    const mention = (words: string) => `@${world.tg.botUsername} ${words}`;
+    const secretaryCall = () => agentCalls().filter((r) => systemText(r).includes("You are the secretary")).at(-1)!;
+
+    world.model.script(reply(toolUse("use_agent", { name: "secretary", message: "file the passport" })), text("Filed: passport scan at https://vault.example/alice/passport.pdf"), text("Filed, Alice."));
+    world.tg.userMessage({ ...group, fromId: ALICE, text: mention("file my passport") });
+    expect((await world.nth(GROUP, 1)).text).toBe("Filed, Alice.");
+    await h.gateway.idle();
+    expect(systemText(secretaryCall())).toContain("vault.example");
+
+    world.model.script(reply(toolUse("use_agent", { name: "secretary", message: "file the invoice" })), text("Filed: invoice."), text("Filed, Bob."));
+    world.tg.userMessage({ ...group, fromId: BOB, text: mention("file my invoice") });
+    expect((await world.nth(GROUP, 2)).text).toBe("Filed, Bob.");
+    await h.gateway.idle();
+    expect(lastUserText(secretaryCall())).toBe("file the invoice");
+    expect(seen(secretaryCall())).not.toMatch(/vault\.example|passport/);
+
+    world.model.script(reply(toolUse("use_agent", { name: "secretary", message: "file the visa" })), text("Filed: visa."), text("Filed again, Alice."));
+    world.tg.userMessage({ ...group, fromId: ALICE, text: mention("file my visa") });
+    expect((await world.nth(GROUP, 3)).text).toBe("Filed again, Alice.");
+    expect(lastUserText(secretaryCall())).toContain("A summary of your previous run in this conversation:\nFiled: passport scan at https://vault.example/alice/passport.pdf");
   });
 });
 
