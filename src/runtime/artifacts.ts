@@ -1,4 +1,5 @@
 import type { ChatMessage, TextBlock } from "../llm/types.js";
+import { memoryToolUses } from "./memory/private-results.js";
 
 const PATTERNS = [
   /https?:\/\/[^\s)"'<>\]]+/g, // URLs
@@ -16,10 +17,13 @@ const RECENT = 5;
 
 /**
  * The last few ids, files and URLs that tools produced in this history (or that an earlier compaction carried),
- * most recent last, so a follow-up like "send it again" can be resolved without re-running anything.
+ * most recent last, so a follow-up like "send it again" can be resolved without re-running anything. `shared`: the
+ * list goes where the conversation's later tasks read it whoever owns them (compaction's carried block and summary),
+ * so what memory tools returned — their caller's private data — is left out.
  */
-export function recentArtifacts(history: readonly ChatMessage[], limit = RECENT): string[] {
+export function recentArtifacts(history: readonly ChatMessage[], limit = RECENT, shared = false): string[] {
   const found: string[] = [];
+  const memory = shared ? memoryToolUses(history) : new Map<string, unknown>();
   const add = (value: string) => {
     const at = found.indexOf(value);
     if (at >= 0) found.splice(at, 1);
@@ -30,7 +34,7 @@ export function recentArtifacts(history: readonly ChatMessage[], limit = RECENT)
       if (block.type === "text" && message.role === "user" && block.text.startsWith(CARRIED_PREFIX)) {
         for (const line of block.text.split("\n").slice(1)) if (line.startsWith("- ")) add(line.slice(2));
       }
-      if (block.type !== "tool_result" || block.is_error) continue;
+      if (block.type !== "tool_result" || block.is_error || memory.has(block.tool_use_id)) continue;
       // In order of appearance; a URL is taken whole, and its parts are not matched again as paths.
       const hits: Array<{ at: number; value: string }> = [];
       let rest = block.content;
@@ -53,6 +57,6 @@ export function artifactsHint(history: readonly ChatMessage[]): string | undefin
 
 /** The block that carries the artifacts of a summarised history into the compacted one; none when there are none. */
 export function carriedArtifacts(summarised: readonly ChatMessage[]): TextBlock[] {
-  const items = recentArtifacts(summarised);
+  const items = recentArtifacts(summarised, RECENT, true);
   return items.length ? [{ type: "text", text: [CARRIED_PREFIX, ...items.map((item) => `- ${item}`)].join("\n") }] : [];
 }

@@ -291,7 +291,7 @@ export function fallbackSummary(head: ChatMessage[]): string {
     ...(users.length ? [`Last user request: ${users[users.length - 1]!.slice(0, 500)}`] : []),
     ...section("Tools run", outcomes),
     ...section("Skills and agents invoked", children),
-    ...section("Recent artifacts from tools (most recent last)", recentArtifacts(head).map((item) => `- ${item}`)),
+    ...section("Recent artifacts from tools (most recent last)", recentArtifacts(head, undefined, true).map((item) => `- ${item}`)),
     ...(assistants.length ? [`Last assistant reply: ${assistants[assistants.length - 1]!.slice(0, 500)}`] : []),
   ].join("\n");
 }
