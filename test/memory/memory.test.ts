@@ -99,6 +99,26 @@ describe("memory across conversations", () => {
     expect(await texts("console:ana")).toEqual(["Uses the bank's app daily."]);
   });
 
+  it("credentials written the way people write them (a door PIN, a login pair, backup codes, in German) are not kept", async () => {
+    h = await startHarness({ memory: true });
+    h.fake.script(
+      text("Noted."),
+      save(
+        { text: "Door PIN 4711." },
+        { text: "Router login admin / Sommer2024." },
+        { text: "Backup-Codes: 2231-9981, 1120-7764" },
+        { text: "Uses the VPN daily." },
+      ),
+    );
+    await h.say("The door PIN is 4711, router admin / Sommer2024, backup codes 2231-9981 1120-7764. I use the VPN every day.", { user: "console:ana" });
+    expect(await texts("console:ana")).toEqual(["Uses the VPN daily."]);
+
+    h.fake.script(reply(toolUse("remember", { text: "Mein WLAN-Passwort lautet Sommerwiese" }, "toolu_r")), text("Das speichere ich nicht."), save());
+    await h.say("Merk dir: mein WLAN-Passwort lautet Sommerwiese", { user: "console:ana" });
+    expect(JSON.stringify(mainCalls().at(-1)!.messages.at(-1))).toContain("never kept");
+    expect(await texts("console:ana")).toEqual(["Uses the VPN daily."]);
+  });
+
   it("trivial tasks (a few words, only commands) are not sent for extraction", async () => {
     h = await startHarness({ memory: true });
     h.fake.script(text("Hello!"));
