@@ -26,6 +26,7 @@ import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { QuarantineRecord, Store } from "./store/store.js";
 import { Metrics } from "./telemetry/metrics.js";
+import { sessionHasher } from "./telemetry/genai.js";
 import { startTracing } from "./telemetry/sdk.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 
@@ -121,7 +122,15 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
 
   const tracing = await startTracing(config, log);
   const metrics = new Metrics(() => store.operationalCounts());
-  const telemetry = new Telemetry({ metrics, tracer: tracing?.tracer ?? null, captureContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT });
+  if (tracing && !config.SESSION_HASH_SECRET) {
+    log.warn("SESSION_HASH_SECRET is not set: session hashes in traces are keyed by a random secret of this process, so they differ between replicas and restarts; set the same long random value on every replica");
+  }
+  const telemetry = new Telemetry({
+    metrics,
+    tracer: tracing?.tracer ?? null,
+    captureContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
+    ...(config.SESSION_HASH_SECRET ? { sessionHash: sessionHasher(config.SESSION_HASH_SECRET) } : {}),
+  });
   const api: Model = config.ANTHROPIC_API_KEY
     ? new AnthropicModel({
         apiKey: config.ANTHROPIC_API_KEY,

@@ -43,6 +43,31 @@ const duration = (fallback: number) =>
     return ms;
   });
 
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry SDK reads it: comma-separated name=value pairs, values
+ * percent-decoded. Parsed here so that a typo is an error at startup and every value is known as a credential.
+ * Problems name the entry by position only: any part of it may be the secret.
+ */
+const headerList = optionalText.transform((v, ctx) => {
+  const headers = new Map<string, string>();
+  for (const [index, entry] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
+    const at = entry.indexOf("=");
+    const name = entry.slice(0, at).trim();
+    let value: string | null = null;
+    try {
+      value = decodeURIComponent(entry.slice(at + 1).split(";")[0]!.trim());
+    } catch {
+      value = null;
+    }
+    if (at <= 0 || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || !value) {
+      ctx.addIssue({ code: "custom", message: `entry ${index + 1} must be name=value with a header name and a percent-encoded value (comma-separated pairs)` });
+      return z.NEVER;
+    }
+    headers.set(name, value);
+  }
+  return headers;
+});
+
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
@@ -117,7 +142,12 @@ const schema = z.object({
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalText.pipe(z.url({ message: "must be a URL such as http://localhost:4318" }).optional()),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: optionalText.pipe(z.url({ message: "must be a URL such as http://localhost:4318/v1/traces" }).optional()),
+  // Read by the SDK itself (a vendor's API key, usually); checked here, and every value is scrubbed from the logs.
+  OTEL_EXPORTER_OTLP_HEADERS: headerList,
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: headerList,
   OTEL_SERVICE_NAME: optionalText.transform((v) => v ?? "switchboard"),
+  // Keys the session hashes in traces (HMAC-SHA256): the same value on every replica, so traces of one chat match.
+  SESSION_HASH_SECRET: optionalText.pipe(z.string().min(16, { message: "must be at least 16 characters (openssl rand -hex 32 makes one)" }).optional()),
   OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: optionalText
     .pipe(z.enum(["true", "false"], { message: 'must be "true" or "false"' }).optional())
     .transform((v) => v === "true"),
@@ -263,6 +293,35 @@ const checked = schema.superRefine((c, ctx) => {
 });
 
 export type Config = z.output<typeof schema>;
+
+/** Every setting the schema knows, in its order (tests walk them). */
+export const SETTINGS = Object.keys(schema.shape) as Array<keyof Config>;
+
+/**
+ * Where a credential is in a setting's value: the whole value, the tokens of a token list (ADMIN_TOKENS'
+ * `token:name` entries), or the values of a header list (`Authorization=Bearer …`).
+ */
+export type CredentialKind = "value" | "token list" | "header list";
+
+/**
+ * The settings that hold credentials: every one of them is scrubbed from every log line (src/secrets.ts) and never
+ * shown in a configuration error. URL settings need no entry: a password in any URL-valued setting is found
+ * anyway. test/security/credentials.test.ts walks the schema and fails for a credential-like setting missing here.
+ */
+export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
+  ANTHROPIC_API_KEY: "value",
+  METRICS_TOKEN: "value",
+  ADMIN_TOKENS: "token list",
+  OTEL_EXPORTER_OTLP_HEADERS: "header list",
+  OTEL_EXPORTER_OTLP_TRACES_HEADERS: "header list",
+  SESSION_HASH_SECRET: "value",
+  HTTP_API_TOKENS: "token list",
+  TELEGRAM_BOT_TOKEN: "value",
+  TELEGRAM_WEBHOOK_SECRET: "value",
+  SLACK_BOT_TOKEN: "value",
+  SLACK_APP_TOKEN: "value",
+  SLACK_SIGNING_SECRET: "value",
+};
 
 export class ConfigError extends Error {
   override name = "ConfigError";

@@ -26,7 +26,7 @@ const plan = logPlan({
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const { log, terminal } = terminalLogger(plan, secretsOf(config));
+const { log, terminal } = terminalLogger(plan, secretsOf(config, process.env));
 // Until the service has started, an error that escapes every handler fails the start (exit 1); after that the
 // guard logs it and the service keeps serving.
 let failStart = (): void => process.exit(1);

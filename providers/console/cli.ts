@@ -24,7 +24,7 @@ const plan = logPlan({
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const { log, terminal } = terminalLogger(plan, secretsOf(config));
+const { log, terminal } = terminalLogger(plan, secretsOf(config, process.env));
 // An error escaping every handler before the chat runs fails the start (exit 1) instead of leaving a chat that never opens.
 let failStart = (): void => process.exit(1);
 const guard = installProcessGuard(log, { onStartFailure: () => failStart() });

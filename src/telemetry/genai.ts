@@ -2,16 +2,21 @@
 // https://opentelemetry.io/docs/specs/semconv/gen-ai/): span names, attributes, and — only when
 // OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true — message contents in the conventions' JSON shapes.
 
-import { createHash } from "node:crypto";
+import { createHmac } from "node:crypto";
 import type { Attributes } from "@opentelemetry/api";
 import type { ChatMessage, ModelRequest, ModelResponse } from "../llm/types.js";
 import type { StackFrame } from "../runtime/frame.js";
 
 export const PROVIDER = "anthropic";
 
-/** A session key identifies a chat (and so a person): traces carry a digest of it, never the key. */
-export function keyHash(sessionKey: string): string {
-  return createHash("sha256").update(sessionKey).digest("hex").slice(0, 16);
+/**
+ * A session key identifies a chat, and so a person: traces carry a keyed hash of it (HMAC-SHA256 under the
+ * deployment's SESSION_HASH_SECRET), never the key. A plain digest would not do: chat ids are small numbers, and
+ * anyone who reads the traces could hash every `telegram:<id>` until one matches. Replicas with the same secret
+ * give a chat the same hash, so its traces can be followed across them.
+ */
+export function sessionHasher(secret: string | Buffer): (sessionKey: string) => string {
+  return (sessionKey) => createHmac("sha256", secret).update(sessionKey).digest("hex").slice(0, 16);
 }
 
 export function agentAttributes(frame: StackFrame, depth: number | undefined): Attributes {

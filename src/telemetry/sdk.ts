@@ -1,6 +1,7 @@
 import { diag, DiagLogLevel, trace, type Tracer } from "@opentelemetry/api";
 import type { Logger } from "pino";
 import type { Config } from "../config.js";
+import { withoutCredentials } from "../secrets.js";
 
 export interface Tracing {
   tracer: Tracer;
@@ -15,7 +16,8 @@ export interface Tracing {
  * sizes). Traces only: metrics are Prometheus (GET /metrics), logs are pino's.
  */
 export async function startTracing(config: Config, log: Logger): Promise<Tracing | null> {
-  if (!config.OTEL_EXPORTER_OTLP_ENDPOINT && !config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) return null;
+  const endpoint = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT;
+  if (!endpoint) return null;
   // The SDK's own problems (a collector that cannot be reached) reach the log, unless OTEL_LOG_LEVEL asks for its console logger.
   if (!process.env.OTEL_LOG_LEVEL) {
     const otel = log.child({ part: "opentelemetry" });
@@ -33,8 +35,8 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const { NodeSDK } = await import("@opentelemetry/sdk-node");
   const sdk = new NodeSDK({ serviceName: config.OTEL_SERVICE_NAME, metricReaders: [], logRecordProcessors: [], instrumentations: [] });
   sdk.start();
-  const endpoint = config.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? config.OTEL_EXPORTER_OTLP_ENDPOINT;
-  log.info({ endpoint, protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", service: config.OTEL_SERVICE_NAME }, "tracing on: exporting spans over OTLP");
+  // A collector's basic-auth credentials may sit in the URL: the log names the collector, never them.
+  log.info({ endpoint: withoutCredentials(endpoint), protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", service: config.OTEL_SERVICE_NAME }, "tracing on: exporting spans over OTLP");
   return {
     tracer: trace.getTracer("switchboard"),
     shutdown: () => sdk.shutdown(),

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
 import type { DeliveryOutcome, GatewayObserver } from "../gateway/observer.js";
@@ -7,7 +8,7 @@ import type { ModelRequest, ModelResponse, ToolUseBlock } from "../llm/types.js"
 import type { StackFrame } from "../runtime/frame.js";
 import type { Attributes, ToolOutcome } from "../runtime/observer.js";
 import type { OutboundRecord, RequestRecord } from "../store/store.js";
-import { agentAttributes, chatAttributes, inputContent, keyHash, outputContent, parseTraceparent, responseAttributes, traceparentOf } from "./genai.js";
+import { agentAttributes, chatAttributes, inputContent, outputContent, parseTraceparent, responseAttributes, sessionHasher, traceparentOf } from "./genai.js";
 import type { Metrics } from "./metrics.js";
 
 export interface TelemetryOptions {
@@ -17,6 +18,8 @@ export interface TelemetryOptions {
   tracer: Tracer | null;
   /** OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true: spans carry messages and tool arguments. */
   captureContent: boolean;
+  /** What a span says a request's session was (sessionHasher(SESSION_HASH_SECRET)); unset: keyed by a random secret. */
+  sessionHash?: (sessionKey: string) => string;
 }
 
 /** The request a session is running here: its span, its agents' and tools' spans, and what the metrics need. */
@@ -44,8 +47,11 @@ export class Telemetry implements GatewayObserver {
   /** Open request spans by request id, for deliveries. */
   private readonly open = new Map<string, Span>();
   private readonly recent = new Map<string, SpanContext>();
+  private readonly sessionHash: (sessionKey: string) => string;
 
-  constructor(private readonly options: TelemetryOptions) {}
+  constructor(private readonly options: TelemetryOptions) {
+    this.sessionHash = options.sessionHash ?? sessionHasher(randomBytes(32));
+  }
 
   inbound(provider: string): void {
     this.options.metrics?.inbound.inc({ provider });
@@ -63,7 +69,7 @@ export class Telemetry implements GatewayObserver {
           root: true,
           attributes: {
             "switchboard.provider": provider,
-            "switchboard.session.key_hash": keyHash(request.sessionKey),
+            "switchboard.session.key_hash": this.sessionHash(request.sessionKey),
             "switchboard.request.id": request.id,
             "switchboard.request.kind": request.kind,
             ...(request.taskId ? { "switchboard.task.id": request.taskId } : {}),

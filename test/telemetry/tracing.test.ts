@@ -6,11 +6,13 @@ import { OTLPTraceExporter as JsonExporter } from "@opentelemetry/exporter-trace
 import { OTLPTraceExporter as ProtoExporter } from "@opentelemetry/exporter-trace-otlp-proto";
 import { resourceFromAttributes } from "@opentelemetry/resources";
 import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from "@opentelemetry/sdk-trace-base";
+import { createHmac } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/llm/prices.js";
+import { sessionHasher } from "../../src/telemetry/genai.js";
 import { Telemetry } from "../../src/telemetry/telemetry.js";
 import { reply, startFakeAnthropic, text, toolUse } from "../fakes/anthropic/server.js";
 import { OtlpReceiver, type ReceivedSpan } from "../fakes/otlp.js";
@@ -28,6 +30,7 @@ afterEach(async () => {
 });
 
 const SECRET = "my cat is called Mistral";
+const HASH_SECRET = "per-deployment-hash-secret-1234";
 const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({
   input_tokens: input,
   output_tokens: output,
@@ -41,7 +44,7 @@ async function traced(exporter: (url: string) => SpanExporter, captureContent = 
     resource: resourceFromAttributes({ "service.name": "switchboard" }),
     spanProcessors: [new SimpleSpanProcessor(exporter(receiver.tracesUrl))],
   });
-  const telemetry = new Telemetry({ metrics: null, tracer: provider.getTracer("switchboard"), captureContent });
+  const telemetry = new Telemetry({ metrics: null, tracer: provider.getTracer("switchboard"), captureContent, sessionHash: sessionHasher(HASH_SECRET) });
   h = await startHarness({ files: skillFile("interview", "Ask one question."), telemetry, tools, prices: new PriceTable({ "claude-test": { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } }) });
   return { h, receiver, provider };
 }
@@ -94,7 +97,9 @@ describe("traces of a takeover conversation", () => {
     const task = (await h.store.tasks("console:t"))[0]!;
     expect(first!.kind).toBe(2); // SERVER
     expect(first!.attributes).toMatchObject({ "switchboard.provider": "console", "switchboard.task.id": task.id, "switchboard.request.kind": "message" });
-    expect(first!.attributes["switchboard.session.key_hash"]).toMatch(/^[0-9a-f]{16}$/);
+    // Keyed by the deployment's secret: whoever reads the traces cannot hash chat ids until one matches.
+    expect(first!.attributes["switchboard.session.key_hash"]).toBe(createHmac("sha256", HASH_SECRET).update("console:t").digest("hex").slice(0, 16));
+    expect(second!.attributes["switchboard.session.key_hash"]).toBe(first!.attributes["switchboard.session.key_hash"]);
     expect(JSON.stringify(first!.attributes)).not.toContain("console:t");
     expect(first!.events.map((e) => e.name)).toEqual(["switchboard.stack.push", "switchboard.delivery"]);
     expect(first!.events[0]!.attributes).toMatchObject({ "gen_ai.agent.name": "skill:interview", "switchboard.stack.depth": 2 });
