@@ -131,3 +131,17 @@ export async function serverAdminQuery<R extends pg.QueryResultRow = Record<stri
   if ("unavailable" in s) throw new Error(`no PostgreSQL server for this test: ${s.unavailable}`);
   return adminPool(s.adminUrl).query<R>(sql, values);
 }
+
+/**
+ * A login role that owns nothing, on the server of `database`, and its URL for that database: whoever else can
+ * connect (PostgreSQL lets any role connect to a database unless CONNECT is revoked from PUBLIC).
+ */
+export async function otherRole(database: FreshDatabase): Promise<{ url: string; drop(): Promise<void> }> {
+  const name = `sb_other_${randomBytes(4).toString("hex")}`;
+  const password = randomBytes(12).toString("hex");
+  await serverAdminQuery(`CREATE ROLE ${name} LOGIN PASSWORD '${password}'`);
+  const url = new URL(database.url);
+  url.username = name;
+  url.password = password;
+  return { url: url.toString(), drop: () => serverAdminQuery(`DROP ROLE IF EXISTS ${name}`).then(() => undefined) };
+}

@@ -4,8 +4,10 @@
 // state is checked: every message answered once, no reply doubled, the booking made at most once, every
 // replica telling the same story.
 import { createServer, type Server } from "node:http";
-import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { clientConfig } from "../../src/store/postgres/connection.js";
+import { ChangeListener } from "../../src/store/postgres/listener.js";
 import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, type FakeAnthropic, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
@@ -18,7 +20,7 @@ let ledgerUrl = "";
 const bookings = new Map<string, number>();
 let holdNextBooking: (() => void) | null = null;
 let db: FreshDatabase;
-let listener: pg.Client;
+let listener: ChangeListener;
 const doneWaiters = new Map<string, () => void>();
 const doneSeen = new Set<string>();
 const replicas: Replica[] = [];
@@ -78,12 +80,11 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
     await new Promise<void>((r) => ledger.listen(0, "127.0.0.1", r));
     ledgerUrl = `http://127.0.0.1:${(ledger.address() as { port: number }).port}/book`;
     db = await freshDatabase();
-    listener = new pg.Client({ connectionString: db.url });
-    await listener.connect();
-    await listener.query("LISTEN switchboard_changes");
-    listener.on("notification", (n) => {
-      const change = JSON.parse(n.payload ?? "{}") as { kind?: string; requestId?: string };
-      if (change.kind !== "done" || !change.requestId) return;
+    // The feed as a replica hears it: notifications name rows of change_feed, read by the application's role.
+    listener = new ChangeListener(clientConfig(db.url), silentLogger());
+    await listener.start();
+    listener.watch((change) => {
+      if (change.kind !== "done") return;
       doneSeen.add(change.requestId);
       doneWaiters.get(change.requestId)?.();
     });
@@ -95,7 +96,7 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
   afterAll(async () => {
     for (const r of replicas) r.proc.child.kill("SIGKILL");
     await Promise.all(replicas.map((r) => r.proc.exited));
-    await listener?.end();
+    await listener?.close();
     ledger?.closeAllConnections();
     ledger?.close();
     await fake?.close();

@@ -2,17 +2,21 @@
 // (Accept: text/event-stream) a message it posts to one replica, the door, while the other replica, the runner, runs
 // the session's turn: the runner holds the session's lease because it is still running an earlier message of the
 // same session, and a replica without the lease only stores a message (the lease holder runs it next). The runner
-// announces each text delta through the store's change feed (PostgreSQL NOTIFY); the door hears them and writes
-// them to its client. The model streams the answer and holds after a few words, so what the client has before the
+// announces each text delta through the store's change feed (a change_feed row, its id in a PostgreSQL NOTIFY);
+// the door hears them and writes them to its client. Another database role forging or replaying notifications
+// meanwhile adds nothing to the stream. The model streams the answer and holds after a few words, so what the client has before the
 // hold opens is checked, then the whole message and `done`. Nothing sleeps: the test waits on the fake model, the
 // change feed (its own LISTEN) and the stream itself.
 import { randomUUID } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
+import { silentLogger } from "../../src/log.js";
+import { clientConfig } from "../../src/store/postgres/connection.js";
+import { ChangeListener } from "../../src/store/postgres/listener.js";
 import { holdStream, lastUserText, startFakeAnthropic, text, type FakeAnthropic, type FakeError, type FakeReply, type MessagesRequest, type StreamHold } from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
+import { adminQuery, describeIfPostgres, freshDatabase, otherRole, type FreshDatabase } from "../helpers/postgres.js";
 import { api, leaseHolder, startReplica, type Replica } from "./replica.js";
 
 const ANSWER =
@@ -26,7 +30,7 @@ const HELD_AFTER = 8;
 let fake: FakeAnthropic;
 let db: FreshDatabase;
 let defs: ReturnType<typeof writeDefinitions>;
-let listener: pg.Client;
+let listener: ChangeListener;
 const replicas: Replica[] = [];
 /** The change feed as this test hears it (LISTEN on the same channel as the replicas). */
 const feed: Array<{ kind: string; sessionKey: string }> = [];
@@ -103,11 +107,11 @@ describeIfPostgres("streamed deltas across replicas", () => {
     fake = await startFakeAnthropic();
     fake.fallback(model);
     db = await freshDatabase();
-    listener = new pg.Client({ connectionString: db.url });
-    await listener.connect();
-    await listener.query("LISTEN switchboard_changes");
-    listener.on("notification", (n) => {
-      feed.push(JSON.parse(n.payload ?? "{}") as { kind: string; sessionKey: string });
+    // The feed as a replica hears it: notifications name rows of change_feed, read by the application's role.
+    listener = new ChangeListener(clientConfig(db.url), silentLogger());
+    await listener.start();
+    listener.watch((change) => {
+      feed.push(change);
       for (const check of [...heard]) check();
     });
     defs = writeDefinitions({});
@@ -118,7 +122,7 @@ describeIfPostgres("streamed deltas across replicas", () => {
     for (const r of replicas) r.proc.child.kill("SIGKILL");
     await Promise.all(replicas.map((r) => r.proc.exited));
     for (const hold of holds.values()) hold.release();
-    await listener?.end();
+    await listener?.close();
     await fake?.close();
     await db?.drop();
   });
@@ -158,6 +162,21 @@ describeIfPostgres("streamed deltas across replicas", () => {
     expect(deltas(stream.events).map((d) => d.text)).toEqual(PIECES.slice(0, HELD_AFTER));
     expect(deltas(stream.events).every((d) => d.agent === "main" && d.depth === 1)).toBe(true);
     expect(stream.events.filter((e) => e.event === "message")).toEqual([]);
+
+    // Someone else who can connect to the database forges a delta of this very request, and replays every
+    // change written so far (ids are a sequence): the client must see none of it.
+    const intruder = await otherRole(db);
+    const forger = new pg.Client({ connectionString: intruder.url });
+    await forger.connect();
+    try {
+      const requestId = (await adminQuery<{ id: string }>(db, "SELECT id FROM requests WHERE session_key = $1 AND text = 'question two'", [key])).rows[0]!.id;
+      const forged = JSON.stringify({ kind: "delta", sessionKey: key, requestId, event: { agent: "main", depth: 1, text: "INJECTED " } });
+      await forger.query("SELECT pg_notify('switchboard_changes', $1)", [forged]);
+      await forger.query("SELECT pg_notify('switchboard_changes', n::text) FROM generate_series(1, 200) AS n");
+    } finally {
+      await forger.end();
+      await intruder.drop();
+    }
 
     hold.release();
     await stream.until((events) => events.some((e) => e.event === "done"));

@@ -1,13 +1,14 @@
-// StoreChanges as NOTIFY payloads. PostgreSQL refuses a payload of 8000 bytes or more (and the NOTIFY, with the
-// transaction around it), so a change is cut to fit: an outbound change with many request ids is split into
-// several notifications; anything else too long has its strings shortened (a listener looking up a shortened id
-// finds nothing, which is harmless; the orphan poll catches up with what was missed).
+// The change feed's wire format. Any role that can connect to the database may LISTEN and NOTIFY on any channel,
+// and no privilege can stop it: so a notification carries only the id of a row in `change_feed`, a table only the
+// application's role can read or write, and the change itself (session key, request ids, a reply's streamed text)
+// is read from there. A forged notification names a row that does not exist, or one already delivered: nothing.
 import { z } from "zod";
 import type { StoreChange } from "../store.js";
 
 export const CHANNEL = "switchboard_changes";
-/** Below PostgreSQL's 8000-byte limit, with room to spare. */
-export const MAX_PAYLOAD_BYTES = 7900;
+
+/** How long a change can be read after it was written; it is deleted after twice that. */
+export const FEED_WINDOW_SECONDS = 60;
 
 const changeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("request"), sessionKey: z.string(), requestId: z.string() }),
@@ -21,52 +22,24 @@ const changeSchema = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("delta"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }) }),
 ]) satisfies z.ZodType<StoreChange>;
 
-const bytes = (text: string): number => Buffer.byteLength(text, "utf8");
-
-/** One or more payloads, each under MAX_PAYLOAD_BYTES, that together carry `change`. */
-export function encodeChange(change: StoreChange): string[] {
-  if (change.kind !== "outbound") return [fit(change)];
-  const payloads: string[] = [];
-  let ids: (string | null)[] = [];
-  for (const id of change.requestIds) {
-    if (ids.length > 0 && bytes(JSON.stringify({ ...change, requestIds: [...ids, id] })) > MAX_PAYLOAD_BYTES) {
-      payloads.push(fit({ ...change, requestIds: ids }));
-      ids = [];
-    }
-    ids.push(id);
-  }
-  payloads.push(fit({ ...change, requestIds: ids }));
-  return payloads;
+/** A change as its `change_feed` row stores it. */
+export function encodeChange(change: StoreChange): string {
+  return JSON.stringify(change);
 }
 
-/** `change` as JSON, its strings shortened (halving their cap) until it fits. */
-function fit(change: StoreChange): string {
-  let json = JSON.stringify(change);
-  for (let cap = 4096; bytes(json) > MAX_PAYLOAD_BYTES && cap >= 1; cap = Math.floor(cap / 2)) {
-    json = JSON.stringify(capStrings(change, cap));
-  }
-  return json;
-}
-
-function capStrings<T>(value: T, cap: number): T {
-  if (typeof value === "string") return value.slice(0, cap) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => capStrings(v, cap)) as T;
-  if (value !== null && typeof value === "object") {
-    // `kind` and the stack event's `type` are what a listener switches on: never cut.
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, k === "kind" || k === "type" ? v : capStrings(v, cap)])) as T;
-  }
-  return value;
-}
-
-/** A payload read from the channel; null when it is not a StoreChange (another program on the channel). */
-export function decodeChange(payload: string | undefined): StoreChange | null {
-  if (payload === undefined) return null;
+/** A stored change read back; null when the row does not hold one (it is never trusted blindly). */
+export function decodeChange(stored: string): StoreChange | null {
   let data: unknown;
   try {
-    data = JSON.parse(payload);
+    data = JSON.parse(stored);
   } catch {
     return null;
   }
   const parsed = changeSchema.safeParse(data);
   return parsed.success ? parsed.data : null;
+}
+
+/** The row id a notification names; null for anything else on the channel. */
+export function changeId(payload: string | undefined): string | null {
+  return payload !== undefined && /^[1-9][0-9]{0,17}$/.test(payload) ? payload : null;
 }

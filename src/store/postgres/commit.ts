@@ -1,6 +1,6 @@
 // One orchestration step, written inside the caller's transaction: the fence first, then one statement per kind
-// of change the step carries (lists are unnested, never a statement per row), then its notifications, which
-// PostgreSQL delivers only if the transaction commits.
+// of change the step carries (lists are unnested, never a statement per row), then its changes for the feed,
+// whose notifications PostgreSQL delivers only if the transaction commits.
 import type pg from "pg";
 import { inputHash } from "../input-hash.js";
 import { FencedError, type StepCommit, type StoreChange } from "../store.js";
@@ -89,8 +89,8 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
   }
   if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
   if (step.memoryJob) await queueMemoryJob(client, key, step.memoryJob, now);
-  const payloads = stepChanges(step).flatMap(encodeChange);
-  if (payloads.length > 0) await run(client, S.notify, [payloads]);
+  const changes = stepChanges(step).map(encodeChange);
+  if (changes.length > 0) await run(client, S.feed, [changes]);
 }
 
 /** `request` then `requestsClosed`, in one statement unless an id repeats (then in order, as written). */

@@ -1,14 +1,28 @@
-// The change feed's receiving end: one dedicated connection that LISTENs on the channel and hands every change to
-// the store's watchers. When the connection drops (server restart, network, an admin's pg_terminate_backend) it
-// reconnects with backoff and logs; it never throws into the process. Changes sent while it was away are lost:
-// the replicas' orphan poll (Store.orphanedSessions) is what catches up with them.
+// The change feed's receiving end: one dedicated connection that LISTENs on the channel, reads each change a
+// notification names from `change_feed` (changes.ts says why notifications carry ids only) and hands it to the
+// store's watchers, in the order the notifications came. When the connection drops (server restart, network, an
+// admin's pg_terminate_backend) it reconnects with backoff and logs; it never throws into the process. Changes sent
+// while it was away are lost: the replicas' orphan poll (Store.orphanedSessions) is what catches up with them.
 import pg from "pg";
 import type { Logger } from "pino";
 import type { StoreChange } from "../store.js";
-import { CHANNEL, decodeChange } from "./changes.js";
+import { CHANNEL, changeId, decodeChange, FEED_WINDOW_SECONDS } from "./changes.js";
+import { sql } from "./statements.js";
 
 const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 10_000;
+/** Ids read in one query. */
+const BATCH = 500;
+/** Ids waiting to be read beyond this are dropped (a flood of notifications); the orphan poll catches up. */
+const MAX_WAITING = 50_000;
+
+// Only rows of the last window: an older id is a replay (or too late to matter). The database's clock decides.
+const READ = sql(
+  "read_changes",
+  `SELECT id::text AS id, change, (extract(epoch FROM created_at) * 1000)::float8 AS at, (extract(epoch FROM now()) * 1000)::float8 AS now
+   FROM change_feed WHERE id = ANY($1::bigint[]) AND created_at > now() - make_interval(secs => $2)`,
+);
+const PRUNE = sql("prune_changes", `DELETE FROM change_feed WHERE created_at < now() - make_interval(secs => $1)`);
 
 export class ChangeListener {
   private readonly listeners = new Set<(change: StoreChange) => void>();
@@ -16,6 +30,13 @@ export class ChangeListener {
   private retry: NodeJS.Timeout | null = null;
   private failures = 0;
   private closed = false;
+  /** Ids heard and not read yet, in the order they were heard. */
+  private waiting: string[] = [];
+  private reading = false;
+  /** Ids delivered within the window, with when they were written (database clock, ms): a repeat is dropped. */
+  private readonly delivered = new Map<string, number>();
+  /** When this replica last deleted old rows (database clock, ms). */
+  private prunedAt = 0;
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -48,7 +69,7 @@ export class ChangeListener {
     client.on("error", (error) => this.lost(client, error));
     client.on("end", () => this.lost(client, new Error("the connection ended")));
     client.on("notification", (message) => {
-      if (message.channel === CHANNEL) this.deliver(message.payload);
+      if (message.channel === CHANNEL) this.heard(message.payload);
     });
     try {
       await client.connect();
@@ -64,12 +85,52 @@ export class ChangeListener {
     this.client = client;
   }
 
-  private deliver(payload: string | undefined): void {
-    const change = decodeChange(payload);
-    if (!change) {
-      this.log.warn({ channel: CHANNEL, payload: payload?.slice(0, 200) }, "ignored a notification that is not a store change");
+  private heard(payload: string | undefined): void {
+    const id = changeId(payload);
+    if (id === null) {
+      // Whoever sent it, its text is not logged: only that something else uses the channel.
+      this.log.warn({ channel: CHANNEL, bytes: payload?.length ?? 0 }, "ignored a notification that is not a change id");
       return;
     }
+    if (this.waiting.length >= MAX_WAITING) this.waiting.shift();
+    this.waiting.push(id);
+    if (!this.reading) void this.read();
+  }
+
+  /** Reads what was heard, batch after batch, and delivers it in the order it was heard. */
+  private async read(): Promise<void> {
+    this.reading = true;
+    try {
+      // One turn first: notifications that arrived in the same packet are read with one query.
+      await null;
+      while (this.waiting.length > 0 && this.client && !this.closed) {
+        const ids = this.waiting.splice(0, BATCH);
+        const rows = await this.client
+          .query<{ id: string; change: string; at: number; now: number }>({ ...READ, values: [ids, FEED_WINDOW_SECONDS] })
+          .then((r) => r.rows)
+          .catch((error: Error) => {
+            // The connection is going away (lost() reconnects): these changes are lost, like any sent meanwhile.
+            this.log.warn({ err: error.message, changes: ids.length }, "could not read changes from the feed");
+            return [];
+          });
+        const byId = new Map(rows.map((row) => [row.id, row]));
+        for (const id of ids) {
+          const row = byId.get(id);
+          // Unknown (forged, or deleted), or delivered before (a replayed notification): nothing to do.
+          if (!row || this.delivered.has(id)) continue;
+          this.delivered.set(id, row.at);
+          const change = decodeChange(row.change);
+          if (change) this.deliver(change);
+          else this.log.error({ change: id }, "a change_feed row does not hold a change; it was skipped");
+        }
+        if (rows.length > 0) this.forget(rows[0]!.now);
+      }
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  private deliver(change: StoreChange): void {
     for (const listener of [...this.listeners]) {
       try {
         listener(change);
@@ -77,6 +138,17 @@ export class ChangeListener {
         this.log.error({ err: error, change: change.kind }, "a store change listener threw");
       }
     }
+  }
+
+  /** Drops delivered ids past the window (they can no longer be read) and, once a window, old rows. */
+  private forget(now: number): void {
+    const horizon = now - FEED_WINDOW_SECONDS * 1000;
+    for (const [id, at] of this.delivered) if (at < horizon) this.delivered.delete(id);
+    if (now - this.prunedAt < FEED_WINDOW_SECONDS * 1000) return;
+    this.prunedAt = now;
+    this.client?.query({ ...PRUNE, values: [2 * FEED_WINDOW_SECONDS] }).catch((error: Error) => {
+      this.log.warn({ err: error.message }, "could not delete old rows of the change feed");
+    });
   }
 
   /** The listening connection went away: forget it and reconnect (only once per connection, however it ended). */

@@ -223,6 +223,17 @@ const MIGRATIONS: string[] = [
   ALTER TABLE approvals DROP CONSTRAINT approvals_tool_use_id_tool_name_input_hash_key;
   CREATE UNIQUE INDEX approvals_by_call ON approvals (session_key, COALESCE(task_id, ''), tool_use_id, tool_name, input_hash);
   `,
+  // 5: the change feed's contents. Any role that can connect may LISTEN and NOTIFY, so a notification names only
+  // a row here, which only the owner (the application's role) can read or write; rows are read for a minute and
+  // deleted after two. created_at is the database's clock, the one every replica reads it by.
+  `
+  CREATE TABLE change_feed (
+    id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    change TEXT NOT NULL,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+  );
+  REVOKE ALL ON change_feed FROM PUBLIC;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -400,7 +400,7 @@ export class PostgresStore implements Store {
    * NOTIFYs would reach the other replicas shuffled (a reply's pieces out of order).
    */
   async announce(change: StoreChange): Promise<void> {
-    const sent = this.announcing.then(() => this.pool.query({ ...S.notify, values: [encodeChange(change)] }));
+    const sent = this.announcing.then(() => this.pool.query({ ...S.feed, values: [[encodeChange(change)]] }));
     this.announcing = sent.catch(() => {});
     await sent;
   }

@@ -44,10 +44,10 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
       return { status: "busy", ownerId: owner };
     }
   }
-  const [payload] = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
+  const change = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
   const options = input.taskOptions;
   const { rows } = await run(client, S.insertRequest, [
-    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, payload, options?.expiresAt ?? null, options?.metadataJson ?? null,
+    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, change, options?.expiresAt ?? null, options?.metadataJson ?? null,
   ]);
   if (rows[0]) return { status: "inserted", request: toRequest(rows[0]) };
   await undoKey();

@@ -95,7 +95,14 @@ export const S = {
      SELECT 'frame', frame_id, $1, $2::text || ': ' || left(data, 2000), $3::bigint FROM gone
      ON CONFLICT (kind, row_id) DO NOTHING`,
   ),
-  notify: sql("notify", `SELECT pg_notify('${CHANNEL}', p) FROM unnest($1::text[]) AS p`),
+  // Changes go into the feed table; the notification names only the row (changes.ts says why).
+  feed: sql(
+    "feed",
+    `WITH f AS (
+       INSERT INTO change_feed (change) SELECT c.c FROM unnest($1::text[]) WITH ORDINALITY AS c(c, n) ORDER BY c.n RETURNING id
+     )
+     SELECT pg_notify('${CHANNEL}', id::text) FROM f ORDER BY id`,
+  ),
 
   // ── sessions and requests ───────────────────────────────────────────────────────────────────────────────
   getSession: sql("get_session", `SELECT * FROM sessions WHERE key = $1`),
@@ -119,8 +126,10 @@ export const S = {
        VALUES ($1, $2, $3, $4, $5, $6, 'pending', $9, $10, $7, $7)
        ON CONFLICT (session_key, external_id) DO NOTHING
        RETURNING *
+     ), f AS (
+       INSERT INTO change_feed (change) SELECT $8 FROM ins RETURNING id
      )
-     SELECT ins.*, pg_notify('${CHANNEL}', $8) AS notified FROM ins`,
+     SELECT ins.*, (SELECT pg_notify('${CHANNEL}', f.id::text) FROM f) AS notified FROM ins`,
   ),
   requestById: sql("request_by_id", `SELECT * FROM requests WHERE id = $1`),
   requestByExternal: sql("request_by_external", `SELECT * FROM requests WHERE session_key = $1 AND external_id = $2`),

@@ -1,12 +1,36 @@
-// The PostgreSQL change feed beyond the contract: payloads over NOTIFY's size limit, connections that drop.
-import { afterEach, beforeEach, expect, it } from "vitest";
+// The PostgreSQL change feed beyond the contract: what a notification carries and who can read or forge it,
+// changes over NOTIFY's size limit, connections that drop.
+import pg from "pg";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
-import { adminQuery, describeIfPostgres, freshDatabase, serverAdminQuery, type FreshDatabase } from "../../helpers/postgres.js";
+import { adminQuery, describeIfPostgres, freshDatabase, otherRole, serverAdminQuery, type FreshDatabase } from "../../helpers/postgres.js";
 import { ChangeRecorder, isRequest } from "../contract/changes-recorder.js";
 import { newRequest, outbound } from "../contract/fixtures.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
 
 const K = "telegram:100";
+
+/** A plain connection LISTENing on the feed's channel, as anyone who can connect may. */
+async function listen(url: string) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const payloads: string[] = [];
+  const waiting: Array<{ count: number; resolve: () => void }> = [];
+  client.on("notification", (n) => {
+    payloads.push(n.payload ?? "");
+    for (const w of [...waiting]) if (payloads.length >= w.count) w.resolve();
+  });
+  await client.query("LISTEN switchboard_changes");
+  return {
+    client,
+    /** The first `count` payloads heard (waits for them). */
+    async received(count: number): Promise<string[]> {
+      if (payloads.length < count) await new Promise<void>((resolve) => waiting.push({ count, resolve }));
+      return payloads.slice(0, count);
+    },
+    end: () => client.end(),
+  };
+}
 
 describeIfPostgres("PostgreSQL store: change feed", () => {
   let database: FreshDatabase;
@@ -33,35 +57,94 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
       applicationName,
     ]);
 
-  it("a step queuing more replies than one notification can carry commits, and every request id is announced", async () => {
+  it("a step queuing more replies than one notification could carry commits, and every request id is announced", async () => {
     const requestIds = Array.from({ length: 400 }, (_, i) => `request-${String(i).padStart(4, "0")}-${"x".repeat(60)}`);
     await store.commit({ sessionKey: K, outbound: requestIds.map((requestId, i) => outbound(`o${i}`, { requestId })) });
     expect(await store.pendingOutbound(K)).toHaveLength(400);
-    const announced = new Set<string | null>();
-    while (announced.size < requestIds.length) {
-      const change = await changes.waitFor((c) => c.kind === "outbound" && c.requestIds.some((id) => !announced.has(id)));
-      if (change.kind === "outbound") change.requestIds.forEach((id) => announced.add(id));
-    }
-    expect([...announced].sort()).toEqual(requestIds);
+    const change = await changes.waitFor((c) => c.kind === "outbound");
+    expect(change.kind === "outbound" && change.requestIds).toEqual(requestIds);
   });
 
-  it("an announced change too long for a notification arrives shortened instead of failing", async () => {
+  it("an announced change longer than a notification may be arrives whole (the feed table has no such limit)", async () => {
     const agent = `agent:${"a".repeat(20_000)}`;
     await store.announce({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
-    const change = await changes.waitFor((c) => c.kind === "stack");
-    expect(change).toMatchObject({ kind: "stack", sessionKey: K, event: { type: "push", depth: 1 } });
-    expect(change.kind === "stack" && agent.startsWith(change.event.agent) && change.event.agent.length > 100).toBe(true);
+    expect(await changes.waitFor((c) => c.kind === "stack")).toEqual({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
   });
 
-  it("anything else on the channel (not JSON, the wrong shape, an unknown kind, a delta without text) is ignored; real changes still arrive", async () => {
-    // Whoever can reach the database can NOTIFY this channel: nothing they send may reach a watcher or crash the store.
-    for (const payload of ["not json", "null", "[]", '{"kind":"request"}', '{"kind":"drop-tables","sessionKey":"x"}', '{"kind":"delta","sessionKey":"x","event":{"agent":"a","depth":1}}', '{"kind":"outbound","sessionKey":"x","requestIds":"r1"}']) {
-      await adminQuery(database, "SELECT pg_notify('switchboard_changes', $1)", [payload]);
+  it("a notification carries a row id only: no session key, no request id, no streamed text", async () => {
+    const spy = await listen(database.url);
+    try {
+      await store.insertRequest(newRequest("r1", K));
+      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the reply as it is written" } });
+      await store.commit({ sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
+      await changes.waitFor((c) => c.kind === "outbound");
+      const payloads = await spy.received(3);
+      for (const payload of payloads) expect(payload).toMatch(/^[1-9][0-9]*$/);
+    } finally {
+      await spy.end();
     }
-    await store.announce({ kind: "delta", sessionKey: K, event: { agent: "main", depth: 1, text: "after the noise" } });
-    const change = await changes.waitFor((c) => c.kind === "delta");
-    expect(change).toEqual({ kind: "delta", sessionKey: K, event: { agent: "main", depth: 1, text: "after the noise" } });
-    expect(changes.seen).toEqual([change]);
+  });
+
+  describe("another role on the same database (any role may connect unless CONNECT is revoked)", () => {
+    let other: { url: string; drop(): Promise<void> };
+    beforeEach(async () => {
+      other = await otherRole(database);
+    });
+    afterEach(async () => {
+      await other.drop();
+    });
+
+    it("hears the ids but cannot read what they name", async () => {
+      const spy = await listen(other.url);
+      try {
+        await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "private words" } });
+        const [id] = await spy.received(1);
+        expect(id).toMatch(/^[1-9][0-9]*$/);
+        await expect(spy.client.query("SELECT change FROM change_feed WHERE id = $1", [id])).rejects.toThrow(/permission denied/);
+        await expect(spy.client.query("INSERT INTO change_feed (change) VALUES ('{}')")).rejects.toThrow(/permission denied/);
+      } finally {
+        await spy.end();
+      }
+    });
+
+    it("cannot forge a change: made-up changes, unknown ids and replayed real ids reach no watcher; real changes still arrive", async () => {
+      const spy = await listen(other.url);
+      try {
+        await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } });
+        const [real] = await spy.received(1);
+        await changes.waitFor((c) => c.kind === "delta");
+        const forged = [
+          "not json",
+          '{"kind":"delta","sessionKey":"telegram:100","requestId":"r1","event":{"agent":"main","depth":1,"text":"injected"}}',
+          '{"kind":"stack","sessionKey":"telegram:100","event":{"type":"push","agent":"skill:evil","depth":2}}',
+          String(Number(real) + 1000),
+          "0",
+          "-1",
+          real!,
+          real!,
+        ];
+        for (const payload of forged) await spy.client.query("SELECT pg_notify('switchboard_changes', $1)", [payload]);
+        await spy.received(1 + forged.length);
+        // Everything the other role sent was heard before this marker; only the one real change was delivered.
+        expect(await changes.settle()).toEqual([{ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } }]);
+        expect(logs.lines.some((l) => JSON.stringify(l).includes("injected"))).toBe(false);
+      } finally {
+        await spy.end();
+      }
+    });
+  });
+
+  it("a row is read for a minute only: an older id names nothing, and old rows are deleted", async () => {
+    // A change written ten minutes ago (the database's clock decides), then its id on the channel.
+    const change = JSON.stringify({ kind: "request", sessionKey: K, requestId: "stale" });
+    const { rows } = await adminQuery<{ id: string }>(database, "INSERT INTO change_feed (change, created_at) VALUES ($1, now() - interval '10 minutes') RETURNING id::text AS id", [change]);
+    await adminQuery(database, "SELECT pg_notify('switchboard_changes', $1)", [rows[0]!.id]);
+    expect(await changes.settle()).toEqual([]);
+    // The listener's first read also deleted rows older than two minutes; the next marker is read on the same
+    // connection after that deletion, so once it arrives the deletion is done.
+    await changes.settle();
+    expect((await adminQuery(database, "SELECT id FROM change_feed WHERE id = $1", [rows[0]!.id])).rows).toEqual([]);
+    expect(Number((await adminQuery<{ n: string }>(database, "SELECT count(*) AS n FROM change_feed")).rows[0]!.n)).toBe(2);
   });
 
   it("when the listening connection is killed, it reconnects and changes flow again", async () => {
