@@ -225,9 +225,11 @@ const MIGRATIONS: string[] = [
   `,
   // 5: the change feed's contents. Any role that can connect may LISTEN and NOTIFY, so a notification names only
   // a row here, which only the owner (the application's role) can read or write; rows are read for a minute and
-  // deleted after two. created_at is the database's clock, the one every replica reads it by.
+  // deleted after two. created_at is the database's clock, the one every replica reads it by. UNLOGGED: no WAL,
+  // so a streamed delta costs no disk flush; after a crash the table is empty, which loses only what a lost
+  // notification loses (the orphan poll catches up; deltas are previews).
   `
-  CREATE TABLE change_feed (
+  CREATE UNLOGGED TABLE change_feed (
     id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
     change TEXT NOT NULL,
     created_at TIMESTAMPTZ NOT NULL DEFAULT now()

@@ -62,8 +62,10 @@ type Row = rows.Row;
  */
 export class PostgresStore implements Store {
   private closing: Promise<void> | null = null;
-  /** The last announcement sent (see announce()). */
+  /** The last batch of announcements sent (see announce()). */
   private announcing: Promise<unknown> = Promise.resolve();
+  /** The batch that waits for the one being sent; changes announced meanwhile join it. */
+  private waiting: { changes: string[]; sent: Promise<void> } | null = null;
   private readonly quarantine: Quarantine;
   private readonly leases: Leases;
   private readonly memory: PostgresMemories;
@@ -396,13 +398,25 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * One at a time, in the order they were made: each query may take another pooled connection, so concurrent
-   * NOTIFYs would reach the other replicas shuffled (a reply's pieces out of order).
+   * One batch at a time, in the order they were made: each query may take another pooled connection, so
+   * concurrent writes would reach the other replicas shuffled (a reply's pieces out of order). Changes announced
+   * while a batch is being written wait together and go out as the next batch, in one statement (a streaming
+   * reply's deltas come faster than one round trip each).
    */
-  async announce(change: StoreChange): Promise<void> {
-    const sent = this.announcing.then(() => this.pool.query({ ...S.feed, values: [[encodeChange(change)]] }));
-    this.announcing = sent.catch(() => {});
-    await sent;
+  announce(change: StoreChange): Promise<void> {
+    const encoded = encodeChange(change);
+    if (this.waiting) {
+      this.waiting.changes.push(encoded);
+      return this.waiting.sent;
+    }
+    const batch: { changes: string[]; sent: Promise<void> } = { changes: [encoded], sent: Promise.resolve() };
+    batch.sent = this.announcing.then(async () => {
+      if (this.waiting === batch) this.waiting = null;
+      await this.pool.query({ ...S.feed, values: [batch.changes] });
+    });
+    this.waiting = batch;
+    this.announcing = batch.sent.catch(() => {});
+    return batch.sent;
   }
 
   async ping(): Promise<void> {

@@ -71,6 +71,16 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     expect(await changes.waitFor((c) => c.kind === "stack")).toEqual({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
   });
 
+  it("deltas announced faster than they can be written arrive in order, each once, and before a step committed after them", async () => {
+    const texts = Array.from({ length: 300 }, (_, i) => `word${i} `);
+    const sent = texts.map((text) => store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text } }));
+    await store.commit({ sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
+    await Promise.all(sent);
+    await changes.waitFor((c) => c.kind === "outbound");
+    const heard = changes.seen.flatMap((c) => (c.kind === "delta" ? [c.event.text] : c.kind === "outbound" ? ["<outbound>"] : []));
+    expect(heard).toEqual([...texts, "<outbound>"]);
+  });
+
   it("a notification carries a row id only: no session key, no request id, no streamed text", async () => {
     const spy = await listen(database.url);
     try {
