@@ -68,6 +68,20 @@ const headerList = optionalText.transform((v, ctx) => {
   return headers;
 });
 
+/** A size such as 100MB, 512KiB, 1GB or 1048576 (bytes); 0 means no cap; `fallback` (bytes) when unset. */
+const byteSize = (fallback: number) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return fallback;
+    const m = /^(\d+(?:\.\d+)?)\s*(B|KB|KiB|MB|MiB|GB|GiB)?$/i.exec(v);
+    const units: Record<string, number> = { b: 1, kb: 1e3, kib: 1024, mb: 1e6, mib: 1024 ** 2, gb: 1e9, gib: 1024 ** 3 };
+    const bytes = m ? Math.round(Number(m[1]) * units[(m[2] ?? "b").toLowerCase()]!) : NaN;
+    if (!Number.isSafeInteger(bytes)) {
+      ctx.addIssue({ code: "custom", message: `must be a size such as 100MB, 512KiB or 1GB (0 for no cap), got "${v}"` });
+      return z.NEVER;
+    }
+    return bytes;
+  });
+
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
@@ -167,6 +181,10 @@ const schema = z.object({
     }
     return tokens;
   }),
+  // What one HTTP API user may cost the server (0: no cap); over a cap, a request gets 429 naming it.
+  HTTP_SESSIONS_PER_USER_MAX: wholeNumber(500, 0),
+  HTTP_STREAMS_PER_USER_MAX: wholeNumber(8, 0),
+  HTTP_STORED_BYTES_PER_USER_MAX: byteSize(200 * 1000 * 1000),
   HTTP_JWT_JWKS_URL: optionalText.pipe(z.url({ message: "must be the URL of a JWKS (JSON Web Key Set)" }).optional()),
   HTTP_JWT_AUDIENCE: optionalText,
   HTTP_JWT_ISSUER: optionalText,

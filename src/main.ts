@@ -132,6 +132,7 @@ const http = new HttpProvider(app.gateway, {
   },
   log: log.child({ provider: "http" }),
   admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER },
+  caps: { sessions: config.HTTP_SESSIONS_PER_USER_MAX, streams: config.HTTP_STREAMS_PER_USER_MAX, storedBytes: config.HTTP_STORED_BYTES_PER_USER_MAX },
   ...(config.METRICS_PORT === undefined ? { metrics } : {}),
   readiness: () => Object.fromEntries(platforms.map((p) => [p.name.toLowerCase(), p.readiness()])),
 });

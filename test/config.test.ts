@@ -84,3 +84,15 @@ describe("TOOL_RESULT_MAX_TOKENS", () => {
     expect(() => loadConfig({ TOOL_RESULT_MAX_TOKENS: "100" })).toThrow('TOOL_RESULT_MAX_TOKENS: must be a whole number from 250 to 1000000, got "100"');
   });
 });
+
+describe("per-user caps of the HTTP API", () => {
+  it("have defaults, take sizes with units, 0 for no cap, and a bad value names the variable", () => {
+    const defaults = loadConfig({});
+    expect([defaults.HTTP_SESSIONS_PER_USER_MAX, defaults.HTTP_STREAMS_PER_USER_MAX, defaults.HTTP_STORED_BYTES_PER_USER_MAX]).toEqual([500, 8, 200_000_000]);
+    expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "512KiB" }).HTTP_STORED_BYTES_PER_USER_MAX).toBe(524_288);
+    expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "1.5 GB" }).HTTP_STORED_BYTES_PER_USER_MAX).toBe(1_500_000_000);
+    expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "0", HTTP_SESSIONS_PER_USER_MAX: "0" })).toMatchObject({ HTTP_STORED_BYTES_PER_USER_MAX: 0, HTTP_SESSIONS_PER_USER_MAX: 0 });
+    expect(() => loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "lots" })).toThrow(/HTTP_STORED_BYTES_PER_USER_MAX: must be a size such as 100MB/);
+    expect(() => loadConfig({ HTTP_STREAMS_PER_USER_MAX: "-1" })).toThrow(/HTTP_STREAMS_PER_USER_MAX: must be a whole number ≥ 0/);
+  });
+});

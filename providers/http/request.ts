@@ -11,6 +11,8 @@ export class HttpError extends Error {
     readonly status: number,
     readonly type: string,
     message: string,
+    /** More fields of the body's `error` object (a refused cap names itself: `limit`). */
+    readonly detail: Record<string, unknown> = {},
   ) {
     super(message);
   }

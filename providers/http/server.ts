@@ -5,6 +5,7 @@ import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
 import type { Timers } from "../../src/runtime/deps.js";
 import { AdminRoutes, type AdminSettings } from "./admin.js";
+import { UserCaps, type UserCapLimits } from "./caps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
 import { readiness } from "./health.js";
@@ -33,6 +34,10 @@ export interface HttpOptions {
   metrics?: (req: IncomingMessage, res: ServerResponse) => Promise<void>;
   /** The read-only admin view under /admin (off, saying how to turn it on, without tokens); unset: no /admin at all. */
   admin?: AdminSettings;
+  /** What one user may cost the server (HTTP_*_PER_USER_MAX); unset: no caps. */
+  caps?: UserCapLimits;
+  /** For the caps' cached footprints; tests drive it. */
+  now?: () => number;
 }
 
 const uuid = z.uuid({ error: "must be a UUID" });
@@ -61,12 +66,14 @@ export class HttpProvider {
   private readonly auth: Authenticator;
   private readonly web: WebChat;
   private readonly admin: AdminRoutes | null;
+  private readonly caps: UserCaps;
 
   constructor(
     private readonly gateway: Gateway,
     private readonly options: HttpOptions,
   ) {
     this.auth = new Authenticator(options.auth);
+    this.caps = new UserCaps(gateway.store, options.caps ?? { sessions: 0, streams: 0, storedBytes: 0 }, options.now);
     this.web = loadWebChat({ apiOff: !this.auth.configured });
     const { admin, timers, keepaliveMs, log } = options;
     this.admin = admin ? new AdminRoutes(admin, { store: gateway.store, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
@@ -168,7 +175,7 @@ export class HttpProvider {
       if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
       await handler(req, res, auth.userId);
     } catch (error) {
-      if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message }, request_id: requestId });
+      if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message, ...error.detail }, request_id: requestId });
       this.options.log.error({ err: error, request: requestId, path }, "http request failed");
       this.json(res, 500, internalError(requestId));
     }
@@ -189,7 +196,14 @@ export class HttpProvider {
       keyed = { key: key.data, fingerprint: createHash("sha256").update(JSON.stringify(body.data)).digest("hex") };
       const seen = await store.idempotency(user, keyed.key);
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
-      if (seen) return await this.replay(res, user, keyed, seen.requestId, seen.fingerprint, stream);
+      if (seen) {
+        const release = this.caps.openStream(user);
+        try {
+          return await this.replay(res, user, keyed, seen.requestId, seen.fingerprint, stream);
+        } finally {
+          release();
+        }
+      }
     }
     checkExpiry(taskOptions, this.gateway.now());
     let sessionId = body.data.session_id;
@@ -204,16 +218,19 @@ export class HttpProvider {
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
-    const owner = (await store.findSession(key))?.ownerId;
-    if (owner && owner !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
+    const session = await store.findSession(key);
+    if (session?.ownerId && session.ownerId !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     if (taskOptions) await refuseTaskUnderWay(store, key, this.gateway.now());
     const text = body.data.items.map((i) => i.content).join("\n\n");
+    // Held until the answer is written, whether streamed or waited for: both keep a connection and a waiter open.
+    const release = this.caps.openStream(user);
     // Subscribe before submitting, so no event of this request is missed.
     const events = new RequestEvents(store, key);
     try {
       // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
       const extra = { ...(keyed ? { idempotency: keyed } : {}), ...(taskOptions ? { taskOptions } : {}) };
-      const result = await this.gateway.submit({ sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra });
+      const message = { sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra };
+      const result = await this.caps.admit(user, { newSession: !session, bytes: Buffer.byteLength(text) }, () => this.gateway.submit(message));
       switch (result.status) {
         case "forbidden":
           throw new HttpError(403, "permission_error", "this session belongs to another user");
@@ -237,6 +254,7 @@ export class HttpProvider {
       await this.remember(user, keyed, await this.stream(res, sessionId, requestId, events));
     } finally {
       events.close();
+      release();
     }
   }
 
@@ -317,14 +335,17 @@ export class HttpProvider {
     const body = decisionBody.safeParse(await readJson(req));
     if (!body.success) throw invalid(body.error);
     const approval = await this.gateway.store.approval(approvalId);
+    // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages: over the
+    // cap of open streams, nothing is decided.
+    const streaming = (req.headers.accept ?? "").includes("text/event-stream");
+    const release = streaming ? this.caps.openStream(user) : () => {};
     const events = approval ? new RequestEvents(this.gateway.store, approval.sessionKey) : null;
     try {
       const result = await this.gateway.decide(approvalId, user, body.data.decision);
       switch (result.status) {
         case "approved":
         case "denied":
-          // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages.
-          if ((req.headers.accept ?? "").includes("text/event-stream")) {
+          if (streaming) {
             events!.bind(result.requestId);
             return void (await this.stream(res, sessionIdOf(approval!.sessionKey), result.requestId, events!));
           }
@@ -342,6 +363,7 @@ export class HttpProvider {
       }
     } finally {
       events?.close();
+      release();
     }
   }
 

@@ -328,6 +328,16 @@ export interface MemoryJob {
   attempts: number;
 }
 
+/**
+ * What one user keeps on the server, for the HTTP API's per-user caps: the sessions they own, and the bytes of their
+ * owned sessions' context logs (every message, reply, tool call and result: the bulk of what a session stores)
+ * plus their memories.
+ */
+export interface UserFootprint {
+  sessions: number;
+  bytes: number;
+}
+
 export interface UserExport {
   userId: string;
   exportedAt: string;
@@ -505,6 +515,8 @@ export interface Store extends OperationsQueries {
    * orphaned sessions covers what is missed).
    */
   watch(listener: (change: StoreChange) => void): () => void;
+  /** The sessions `userId` owns and the bytes stored for them (see UserFootprint); indexed by owner. */
+  userFootprint(userId: string): Promise<UserFootprint>;
   announce(change: StoreChange): Promise<void>;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;

@@ -3,6 +3,7 @@
 import { createLocalJWKSet } from "jose";
 import { silentLogger } from "../../src/log.js";
 import { randomIds, type Timers } from "../../src/runtime/deps.js";
+import type { UserCapLimits } from "../../providers/http/caps.js";
 import { HttpProvider } from "../../providers/http/server.js";
 import { skillFile, startHarness, type Harness, type HarnessOptions } from "./harness.js";
 
@@ -15,6 +16,8 @@ export interface ApiExtra {
   keySet?: Parameters<typeof createLocalJWKSet>[0];
   timers?: Timers;
   tokens?: Map<string, string>;
+  caps?: UserCapLimits;
+  now?: () => number;
 }
 
 export async function startApi(options: HarnessOptions = {}, extra: ApiExtra = {}): Promise<{ h: Harness; api: HttpProvider; base: string }> {
@@ -30,6 +33,8 @@ export async function startApi(options: HarnessOptions = {}, extra: ApiExtra = {
     },
     log: silentLogger(),
     ...(extra.timers ? { timers: extra.timers, keepaliveMs: 15_000 } : {}),
+    ...(extra.caps ? { caps: extra.caps } : {}),
+    ...(extra.now ? { now: extra.now } : {}),
   });
   await api.start();
   return { h, api, base: `http://127.0.0.1:${api.port()}` };

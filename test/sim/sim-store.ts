@@ -205,6 +205,7 @@ export class SimStore implements Store {
   pendingMemoryJobs: Store["pendingMemoryJobs"] = async () => this.alive().pendingMemoryJobs();
   exportUser: Store["exportUser"] = async (user) => this.alive().exportUser(user);
   deleteUser: Store["deleteUser"] = async (user) => this.alive().deleteUser(user);
+  userFootprint: Store["userFootprint"] = async (user) => this.alive().userFootprint(user);
   recentSessions: Store["recentSessions"] = async (limit) => this.alive().recentSessions(limit);
   sessionSummary: Store["sessionSummary"] = async (key) => this.alive().sessionSummary(key);
   allPendingApprovals: Store["allPendingApprovals"] = async () => this.alive().allPendingApprovals();

@@ -1,8 +1,10 @@
 // The Store contract for long-term memory and a user's data, on every backend (the same pattern as
-// contract.test.ts): memories and their search, the extraction job queue, exporting and erasing a user.
+// contract.test.ts): memories and their search, the extraction job queue, exporting and erasing a user, and what
+// a user keeps on the server.
 import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { BACKENDS, type StoreBackend } from "./contract/backends.js";
 import { Clock, type ContractContext } from "./contract/fixtures.js";
+import { footprintContract } from "./contract/footprint.js";
 import { memoryJobContract } from "./contract/memory-jobs.js";
 import { memoryContract } from "./contract/memories.js";
 import { userDataContract } from "./contract/user-data.js";
@@ -28,4 +30,5 @@ function contract(backend: StoreBackend): void {
   memoryContract(ctx);
   memoryJobContract(ctx);
   userDataContract(ctx);
+  footprintContract(ctx);
 }

@@ -27,11 +27,13 @@ import type {
   UndeliverableRecord,
   Usage,
   UserExport,
+  UserFootprint,
 } from "../store.js";
 import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { encodeChange } from "./changes.js";
 import { writeStep } from "./commit.js";
 import { connect } from "./connect.js";
+import { userFootprint } from "./footprint.js";
 import { transaction } from "./connection.js";
 import type { ChangeListener } from "./listener.js";
 import { Leases } from "./leases.js";
@@ -389,6 +391,10 @@ export class PostgresStore implements Store {
 
   deleteUser(userId: string): Promise<Record<string, number>> {
     return transaction(this.pool, (client) => deleteUser(client, userId));
+  }
+
+  userFootprint(userId: string): Promise<UserFootprint> {
+    return userFootprint(this.pool, userId);
   }
 
   // ── the change feed, health, shutdown ─────────────────────────────────────────────────────────────────

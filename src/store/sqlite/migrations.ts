@@ -324,6 +324,11 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   CREATE INDEX approvals_pending ON approvals(expires_at) WHERE status = 'pending';
   CREATE INDEX approvals_pending_by_session ON approvals(session_key, requested_at) WHERE status = 'pending';
   `,
+  // 13: the sessions a user owns, counted before the HTTP API opens another (HTTP_SESSIONS_PER_USER_MAX) and summed
+  // for their stored bytes, without reading every session.
+  `
+  CREATE INDEX sessions_by_owner ON sessions(owner_id) WHERE owner_id IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -31,6 +31,7 @@ import {
   type UndeliverableRecord,
   type Usage,
   type UserExport,
+  type UserFootprint,
 } from "../store.js";
 import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { migrate } from "./migrations.js";
@@ -40,6 +41,7 @@ import { prepareStatements, type Statements } from "./statements.js";
 import { ProcessLock } from "./process-lock.js";
 import { SqliteMemories } from "./memories.js";
 import { SqliteOperations } from "./operations.js";
+import { userFootprint } from "./footprint.js";
 import { deleteUser, exportUser } from "./user-data.js";
 import { nullable, toApproval, toFrame, toTask, toIdempotency, toLease, toLogEntry, toOutbound, toQuarantine, toRequest, toSession, toSessionUsage, toTaskUsage, toUndeliverable, type Row } from "../rows.js";
 
@@ -600,6 +602,10 @@ export class SqliteStore implements Store {
 
   async deleteUser(userId: string): Promise<Record<string, number>> {
     return deleteUser(this.db, userId);
+  }
+
+  async userFootprint(userId: string): Promise<UserFootprint> {
+    return userFootprint(this.db, userId);
   }
 
   watch(listener: (change: StoreChange) => void): () => void {
