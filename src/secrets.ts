@@ -70,7 +70,7 @@ export function withoutCredentials(url: string): string {
 }
 
 /** Every string a setting's value holds (lists and maps included), for the URL search. */
-function stringsIn(value: unknown): string[] {
+export function stringsIn(value: unknown): string[] {
   if (typeof value === "string") return [value];
   if (value instanceof Map) return [...value.entries()].flat().flatMap(stringsIn);
   if (Array.isArray(value)) return value.flatMap(stringsIn);

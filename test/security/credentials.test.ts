@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { ConfigError, CREDENTIALS, loadConfig, SETTINGS, type Config } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
-import { secretsOf, withoutCredentials } from "../../src/secrets.js";
+import { secretsOf, stringsIn, withoutCredentials } from "../../src/secrets.js";
 
 /** Names that say "credential"; the settings listed below them only count tokens or budgets. */
 const CREDENTIAL_LIKE = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|HEADERS|CREDENTIAL|AUTH|COOKIE|PRIVATE/;
@@ -35,15 +35,6 @@ function logged(secrets: string[], write: (log: ReturnType<typeof createLogger>)
   const lines: string[] = [];
   write(createLogger("debug", { write: (line: string) => void lines.push(line) }, secrets));
   return lines.join("");
-}
-
-/** Every string a loaded setting keeps (lists and maps included). */
-function kept(value: unknown): string[] {
-  if (typeof value === "string") return [value];
-  if (value instanceof Map) return [...value.entries()].flat().flatMap(kept);
-  if (Array.isArray(value)) return value.flatMap(kept);
-  if (typeof value === "object" && value !== null) return Object.entries(value).flat().flatMap(kept);
-  return [];
 }
 
 describe("credential settings", () => {
@@ -80,7 +71,7 @@ describe("credential settings", () => {
           if (error instanceof ConfigError) continue;
           throw error;
         }
-        if (!kept(config[name]).includes(url)) continue;
+        if (!stringsIn(config[name]).includes(url)) continue;
         accepted.push(name);
         expect(secretsOf(config), name).toContain(password);
       }

@@ -97,50 +97,44 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
 
   describe("another role on the same database (any role may connect unless CONNECT is revoked)", () => {
     let other: { url: string; drop(): Promise<void> };
+    /** That role, LISTENing on the feed's channel. */
+    let spy: Awaited<ReturnType<typeof listen>>;
     beforeEach(async () => {
       other = await otherRole(database);
+      spy = await listen(other.url);
     });
     afterEach(async () => {
+      await spy.end();
       await other.drop();
     });
 
     it("hears the ids but cannot read what they name", async () => {
-      const spy = await listen(other.url);
-      try {
-        await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "private words" } });
-        const [id] = await spy.received(1);
-        expect(id).toMatch(/^[1-9][0-9]*$/);
-        await expect(spy.client.query("SELECT change FROM change_feed WHERE id = $1", [id])).rejects.toThrow(/permission denied/);
-        await expect(spy.client.query("INSERT INTO change_feed (change) VALUES ('{}')")).rejects.toThrow(/permission denied/);
-      } finally {
-        await spy.end();
-      }
+      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "private words" } });
+      const [id] = await spy.received(1);
+      expect(id).toMatch(/^[1-9][0-9]*$/);
+      await expect(spy.client.query("SELECT change FROM change_feed WHERE id = $1", [id])).rejects.toThrow(/permission denied/);
+      await expect(spy.client.query("INSERT INTO change_feed (change) VALUES ('{}')")).rejects.toThrow(/permission denied/);
     });
 
     it("cannot forge a change: made-up changes, unknown ids and replayed real ids reach no watcher; real changes still arrive", async () => {
-      const spy = await listen(other.url);
-      try {
-        await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } });
-        const [real] = await spy.received(1);
-        await changes.waitFor((c) => c.kind === "delta");
-        const forged = [
-          "not json",
-          '{"kind":"delta","sessionKey":"telegram:100","requestId":"r1","event":{"agent":"main","depth":1,"text":"injected"}}',
-          '{"kind":"stack","sessionKey":"telegram:100","event":{"type":"push","agent":"skill:evil","depth":2}}',
-          String(Number(real) + 1000),
-          "0",
-          "-1",
-          real!,
-          real!,
-        ];
-        for (const payload of forged) await spy.client.query("SELECT pg_notify('switchboard_changes', $1)", [payload]);
-        await spy.received(1 + forged.length);
-        // Everything the other role sent was heard before this marker; only the one real change was delivered.
-        expect(await changes.settle()).toEqual([{ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } }]);
-        expect(logs.lines.some((l) => JSON.stringify(l).includes("injected"))).toBe(false);
-      } finally {
-        await spy.end();
-      }
+      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } });
+      const [real] = await spy.received(1);
+      await changes.waitFor((c) => c.kind === "delta");
+      const forged = [
+        "not json",
+        '{"kind":"delta","sessionKey":"telegram:100","requestId":"r1","event":{"agent":"main","depth":1,"text":"injected"}}',
+        '{"kind":"stack","sessionKey":"telegram:100","event":{"type":"push","agent":"skill:evil","depth":2}}',
+        String(Number(real) + 1000),
+        "0",
+        "-1",
+        real!,
+        real!,
+      ];
+      for (const payload of forged) await spy.client.query("SELECT pg_notify('switchboard_changes', $1)", [payload]);
+      await spy.received(1 + forged.length);
+      // Everything the other role sent was heard before this marker; only the one real change was delivered.
+      expect(await changes.settle()).toEqual([{ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } }]);
+      expect(logs.lines.some((l) => JSON.stringify(l).includes("injected"))).toBe(false);
     });
   });
 
