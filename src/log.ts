@@ -14,10 +14,15 @@ const REDACT = [
   "*.token",
   "*.secret",
   "*.password",
-  "headers.authorization",
-  "headers.cookie",
-  "headers['x-api-key']",
-  "headers['x-telegram-bot-api-secret-token']",
+  // A request's credentials (a user's JWT, a session cookie) are secrets nobody configured: by key, one level deep too.
+  ...["", "*."].flatMap((at) => [
+    `${at}headers.authorization`,
+    `${at}headers.cookie`,
+    `${at}headers['proxy-authorization']`,
+    `${at}headers['x-api-key']`,
+    `${at}headers['x-telegram-bot-api-secret-token']`,
+    `${at}headers['x-slack-signature']`,
+  ]),
   "config.ANTHROPIC_API_KEY",
 ];
 

@@ -107,6 +107,16 @@ describe("credential settings", () => {
     expect(secrets.sort()).toEqual(["ghp_skilltoken0123456789", "proxy-pass-9"]);
   });
 
+  it("a request's own credentials (a user's JWT, a cookie, a proxy's authorization) are redacted by key, also one level down", () => {
+    const jwt = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl";
+    const text = logged([], (log) => {
+      log.warn({ req: { method: "POST", headers: { authorization: `Bearer ${jwt}`, cookie: "sid=s3ss10n", "proxy-authorization": "Basic cHJveHk6cHc=" } } }, "refused");
+      log.warn({ headers: { authorization: `Bearer ${jwt}` } }, "refused at the top level");
+    });
+    expect(text).not.toMatch(/eyJhbGci|s3ss10n|cHJveHk6cHc=/);
+    expect(text).toContain('"method":"POST"');
+  });
+
   it("a malformed OTEL_EXPORTER_OTLP_HEADERS entry is named by position, its value never echoed", () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME" })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS: entry 2 must be name=value/);
     try {
