@@ -39,6 +39,15 @@ export function decodeChange(stored: string): StoreChange | null {
   return parsed.success ? parsed.data : null;
 }
 
+/** A change this replica wrote, as the feed statement returned it: delivered here at once (listener.ownChanges). */
+export interface FeedEntry {
+  /** The change_feed row id, as its notification carries it. */
+  id: string;
+  /** When the row was written (database clock, ms). */
+  at: number;
+  change: StoreChange;
+}
+
 /** The row id a notification names; null for anything else on the channel. */
 export function changeId(payload: string | undefined): string | null {
   return payload !== undefined && /^[1-9][0-9]{0,17}$/.test(payload) ? payload : null;

@@ -4,14 +4,17 @@
 import type pg from "pg";
 import { inputHash } from "../input-hash.js";
 import { FencedError, type StepCommit, type StoreChange } from "../store.js";
-import { encodeChange } from "./changes.js";
+import { encodeChange, type FeedEntry } from "./changes.js";
 import { queueMemoryJob } from "./memories.js";
 import { S, type Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase, statement: Sql, values: unknown[]) => client.query({ ...statement, values });
 
-/** Writes `step` at time `now`; throws FencedError (after which the caller rolls back) when its lease moved on. */
-export async function writeStep(client: pg.ClientBase, step: StepCommit, now: number): Promise<void> {
+/**
+ * Writes `step` at time `now`; throws FencedError (after which the caller rolls back) when its lease moved on.
+ * Returns the changes it wrote to the feed, for this replica to hear once the transaction commits.
+ */
+export async function writeStep(client: pg.ClientBase, step: StepCommit, now: number): Promise<FeedEntry[]> {
   const key = step.sessionKey;
   if (step.fence) {
     // Locks the lease row until the commit: a takeover waits for this step instead of racing it.
@@ -89,8 +92,14 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
   }
   if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
   if (step.memoryJob) await queueMemoryJob(client, key, step.memoryJob, now);
-  const changes = stepChanges(step).map(encodeChange);
-  if (changes.length > 0) await run(client, S.feed, [changes]);
+  return writeChanges(client, stepChanges(step));
+}
+
+/** Writes `changes` to the feed (their notifications go out when the transaction commits), in order. */
+export async function writeChanges(client: pg.ClientBase | pg.Pool, changes: StoreChange[]): Promise<FeedEntry[]> {
+  if (changes.length === 0) return [];
+  const { rows } = await client.query<{ id: string; at: number }>({ ...S.feed, values: [changes.map(encodeChange)] });
+  return rows.map((row, i) => ({ id: row.id, at: row.at, change: changes[i]! }));
 }
 
 /** `request` then `requestsClosed`, in one statement unless an id repeats (then in order, as written). */

@@ -6,7 +6,7 @@
 import pg from "pg";
 import type { Logger } from "pino";
 import type { StoreChange } from "../store.js";
-import { CHANNEL, changeId, decodeChange, FEED_WINDOW_SECONDS } from "./changes.js";
+import { CHANNEL, changeId, decodeChange, FEED_WINDOW_SECONDS, type FeedEntry } from "./changes.js";
 import { sql } from "./statements.js";
 
 const FIRST_RETRY_MS = 100;
@@ -37,6 +37,8 @@ export class ChangeListener {
   private readonly delivered = new Map<string, number>();
   /** When this replica last deleted old rows (database clock, ms). */
   private prunedAt = 0;
+  /** Notifications heard that were not change ids. */
+  private ignored = 0;
 
   constructor(
     private readonly config: pg.ClientConfig,
@@ -85,11 +87,29 @@ export class ChangeListener {
     this.client = client;
   }
 
+  /**
+   * Changes this replica wrote, delivered here at once instead of read back from the table; their notifications,
+   * when they arrive (before or after), are then repeats and dropped.
+   */
+  ownChanges(entries: readonly FeedEntry[]): void {
+    if (this.closed || entries.length === 0) return;
+    for (const { id, at, change } of entries) {
+      if (this.delivered.has(id)) continue;
+      this.delivered.set(id, at);
+      this.deliver(change);
+    }
+    // A replica that only hears itself reads nothing back: its writes' time keeps the bookkeeping going.
+    this.forget(Math.max(...entries.map((e) => e.at)));
+  }
+
   private heard(payload: string | undefined): void {
     const id = changeId(payload);
     if (id === null) {
-      // Whoever sent it, its text is not logged: only that something else uses the channel.
-      this.log.warn({ channel: CHANNEL, bytes: payload?.length ?? 0 }, "ignored a notification that is not a change id");
+      // Whoever sent it, its text is not logged, and a flood of them is not a flood of log lines: the first and
+      // every thousandth after it.
+      if (this.ignored++ % 1000 === 0) {
+        this.log.warn({ channel: CHANNEL, bytes: payload?.length ?? 0, ignored: this.ignored }, "ignored a notification that is not a change id (another program, or another role, uses the channel)");
+      }
       return;
     }
     if (this.waiting.length >= MAX_WAITING) this.waiting.shift();
@@ -104,7 +124,9 @@ export class ChangeListener {
       // One turn first: notifications that arrived in the same packet are read with one query.
       await null;
       while (this.waiting.length > 0 && this.client && !this.closed) {
-        const ids = this.waiting.splice(0, BATCH);
+        // Ids delivered already (this replica's own changes, a replay) are not read again.
+        const ids = this.waiting.splice(0, BATCH).filter((id) => !this.delivered.has(id));
+        if (ids.length === 0) continue;
         const rows = await this.client
           .query<{ id: string; change: string; at: number; now: number }>({ ...READ, values: [ids, FEED_WINDOW_SECONDS] })
           .then((r) => r.rows)
@@ -146,9 +168,10 @@ export class ChangeListener {
     for (const [id, at] of this.delivered) if (at < horizon) this.delivered.delete(id);
     if (now - this.prunedAt < FEED_WINDOW_SECONDS * 1000) return;
     this.prunedAt = now;
-    this.client?.query({ ...PRUNE, values: [2 * FEED_WINDOW_SECONDS] }).catch((error: Error) => {
-      this.log.warn({ err: error.message }, "could not delete old rows of the change feed");
-    });
+    this.client?.query({ ...PRUNE, values: [2 * FEED_WINDOW_SECONDS] }).then(
+      (result) => this.log.debug({ rows: result.rowCount ?? 0 }, "deleted old rows of the change feed"),
+      (error: Error) => this.log.warn({ err: error.message }, "could not delete old rows of the change feed"),
+    );
   }
 
   /** The listening connection went away: forget it and reconnect (only once per connection, however it ended). */

@@ -236,7 +236,7 @@ const MIGRATIONS: string[] = [
   );
   REVOKE ALL ON change_feed FROM PUBLIC;
   `,
-  // 5: the sessions a user owns (SQLite version 12), counted before the HTTP API opens another and summed for their
+  // 6: the sessions a user owns (SQLite version 13), counted before the HTTP API opens another and summed for their
   // stored bytes, without reading every session.
   `
   CREATE INDEX sessions_by_owner ON sessions (owner_id) WHERE owner_id IS NOT NULL;

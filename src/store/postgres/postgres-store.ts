@@ -30,8 +30,8 @@ import type {
   UserFootprint,
 } from "../store.js";
 import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
-import { encodeChange } from "./changes.js";
-import { writeStep } from "./commit.js";
+import type { FeedEntry } from "./changes.js";
+import { writeChanges, writeStep } from "./commit.js";
 import { connect } from "./connect.js";
 import { userFootprint } from "./footprint.js";
 import { transaction } from "./connection.js";
@@ -67,7 +67,7 @@ export class PostgresStore implements Store {
   /** The last batch of announcements sent (see announce()). */
   private announcing: Promise<unknown> = Promise.resolve();
   /** The batch that waits for the one being sent; changes announced meanwhile join it. */
-  private waiting: { changes: string[]; sent: Promise<void> } | null = null;
+  private waiting: { changes: StoreChange[]; sent: Promise<void> } | null = null;
   private readonly quarantine: Quarantine;
   private readonly leases: Leases;
   private readonly memory: PostgresMemories;
@@ -114,7 +114,7 @@ export class PostgresStore implements Store {
     // What was announced before this step (the reply's streamed pieces) reaches the others before the step does.
     await this.announcing;
     const now = this.now();
-    await transaction(this.pool, (client) => writeStep(client, step, now));
+    this.listener.ownChanges(await transaction(this.pool, (client) => writeStep(client, step, now)));
   }
 
   // ── sessions and requests ─────────────────────────────────────────────────────────────────────────────
@@ -132,8 +132,12 @@ export class PostgresStore implements Store {
 
   async insertRequest(input: NewRequest): Promise<InsertResult> {
     const now = this.now();
-    if (!needsTransaction(input)) return insertRequestWith(this.pool, input, now);
-    return transaction(this.pool, (client) => insertRequestWith(client, input, now));
+    const announced: FeedEntry[] = [];
+    const result = needsTransaction(input)
+      ? await transaction(this.pool, (client) => insertRequestWith(client, input, now, announced))
+      : await insertRequestWith(this.pool, input, now, announced);
+    this.listener.ownChanges(announced);
+    return result;
   }
 
   async idempotency(userId: string, key: string): Promise<IdempotencyRecord | null> {
@@ -288,14 +292,17 @@ export class PostgresStore implements Store {
     return (await this.changed(S.decideApproval, [status, decidedBy, this.now(), id])) === 1;
   }
 
-  decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): Promise<boolean> {
+  async decideApprovalAndResume(id: string, status: Exclude<ApprovalStatus, "pending" | "quarantined">, decidedBy: string, resume: NewRequest): Promise<boolean> {
     const now = this.now();
-    return transaction(this.pool, async (client) => {
+    const announced: FeedEntry[] = [];
+    const decided = await transaction(this.pool, async (client) => {
       const decided = await client.query({ ...S.decideApproval, values: [status, decidedBy, now, id] });
       if (decided.rowCount !== 1) return false;
-      await insertRequestWith(client, resume, now);
+      await insertRequestWith(client, resume, now, announced);
       return true;
     });
+    this.listener.ownChanges(announced);
+    return decided;
   }
 
   quarantined(): Promise<QuarantineRecord[]> {
@@ -410,15 +417,14 @@ export class PostgresStore implements Store {
    * reply's deltas come faster than one round trip each).
    */
   announce(change: StoreChange): Promise<void> {
-    const encoded = encodeChange(change);
     if (this.waiting) {
-      this.waiting.changes.push(encoded);
+      this.waiting.changes.push(change);
       return this.waiting.sent;
     }
-    const batch: { changes: string[]; sent: Promise<void> } = { changes: [encoded], sent: Promise.resolve() };
+    const batch: { changes: StoreChange[]; sent: Promise<void> } = { changes: [change], sent: Promise.resolve() };
     batch.sent = this.announcing.then(async () => {
       if (this.waiting === batch) this.waiting = null;
-      await this.pool.query({ ...S.feed, values: [batch.changes] });
+      this.listener.ownChanges(await writeChanges(this.pool, batch.changes));
     });
     this.waiting = batch;
     this.announcing = batch.sent.catch(() => {});

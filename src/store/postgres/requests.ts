@@ -4,7 +4,7 @@
 // before it answers; a conversation's owner is decided under its advisory lock.
 import type pg from "pg";
 import { CorruptStateError, ownerAdmits, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
-import { encodeChange } from "./changes.js";
+import { encodeChange, type FeedEntry } from "./changes.js";
 import { toRequest, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
@@ -17,9 +17,10 @@ export function needsTransaction(input: NewRequest): boolean {
 
 /**
  * Stores `input` through `client`: inside an open transaction when needsTransaction(input), or on its own
- * (the one INSERT is atomic) otherwise. Writes nothing for a duplicate or a forbidden request.
+ * (the one INSERT is atomic) otherwise. Writes nothing for a duplicate or a forbidden request. The change it
+ * announces is added to `announced`, for this replica to hear once the request is committed.
  */
-export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: NewRequest, now: number): Promise<InsertResult> {
+export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: NewRequest, now: number, announced: FeedEntry[]): Promise<InsertResult> {
   const idempotency = input.idempotency;
   // The key first: of two twins racing with one key, the second waits here for the first and is its duplicate.
   if (idempotency) {
@@ -44,12 +45,15 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
       return { status: "busy", ownerId: owner };
     }
   }
-  const change = encodeChange({ kind: "request", sessionKey: input.sessionKey, requestId: input.id });
+  const change = { kind: "request", sessionKey: input.sessionKey, requestId: input.id } as const;
   const options = input.taskOptions;
   const { rows } = await run(client, S.insertRequest, [
-    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, change, options?.expiresAt ?? null, options?.metadataJson ?? null,
+    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, encodeChange(change), options?.expiresAt ?? null, options?.metadataJson ?? null,
   ]);
-  if (rows[0]) return { status: "inserted", request: toRequest(rows[0]) };
+  if (rows[0]) {
+    announced.push({ id: String(rows[0].change_id), at: Number(rows[0].change_at), change });
+    return { status: "inserted", request: toRequest(rows[0]) };
+  }
   await undoKey();
   const seen = await run(client, S.requestByExternal, [input.sessionKey, input.externalId]);
   if (!seen.rows[0]) throw new Error(`request ${input.externalId} of ${input.sessionKey} was neither stored nor found (was it deleted meanwhile?)`);

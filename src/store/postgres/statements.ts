@@ -99,9 +99,9 @@ export const S = {
   feed: sql(
     "feed",
     `WITH f AS (
-       INSERT INTO change_feed (change) SELECT c.c FROM unnest($1::text[]) WITH ORDINALITY AS c(c, n) ORDER BY c.n RETURNING id
+       INSERT INTO change_feed (change) SELECT c.c FROM unnest($1::text[]) WITH ORDINALITY AS c(c, n) ORDER BY c.n RETURNING id, created_at
      )
-     SELECT pg_notify('${CHANNEL}', id::text) FROM f ORDER BY id`,
+     SELECT id::text AS id, (extract(epoch FROM created_at) * 1000)::float8 AS at, pg_notify('${CHANNEL}', id::text) AS notified FROM f ORDER BY f.id`,
   ),
 
   // ── sessions and requests ───────────────────────────────────────────────────────────────────────────────
@@ -127,9 +127,10 @@ export const S = {
        ON CONFLICT (session_key, external_id) DO NOTHING
        RETURNING *
      ), f AS (
-       INSERT INTO change_feed (change) SELECT $8 FROM ins RETURNING id
+       INSERT INTO change_feed (change) SELECT $8 FROM ins RETURNING id, created_at
      )
-     SELECT ins.*, (SELECT pg_notify('${CHANNEL}', f.id::text) FROM f) AS notified FROM ins`,
+     SELECT ins.*, f.id::text AS change_id, (extract(epoch FROM f.created_at) * 1000)::float8 AS change_at, pg_notify('${CHANNEL}', f.id::text) AS notified
+     FROM ins, f`,
   ),
   requestById: sql("request_by_id", `SELECT * FROM requests WHERE id = $1`),
   requestByExternal: sql("request_by_external", `SELECT * FROM requests WHERE session_key = $1 AND external_id = $2`),
