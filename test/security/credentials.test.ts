@@ -7,7 +7,7 @@ import { secretsOf, stringsIn, withoutCredentials } from "../../src/secrets.js";
 
 /** Names that say "credential"; the settings listed below them only count tokens or budgets. */
 const CREDENTIAL_LIKE = /TOKEN|SECRET|KEY|PASSWORD|PASSWD|HEADERS|CREDENTIAL|AUTH|COOKIE|PRIVATE/;
-const NOT_CREDENTIALS = new Set(["ANTHROPIC_MAX_TOKENS", "MODEL_CONTEXT_TOKENS", "COMPACTION_KEEP_TOKENS", "SESSION_TOKEN_BUDGET"]);
+const NOT_CREDENTIALS = new Set(["ANTHROPIC_MAX_TOKENS", "MODEL_CONTEXT_TOKENS", "COMPACTION_KEEP_TOKENS", "SESSION_TOKEN_BUDGET", "TOOL_RESULT_MAX_TOKENS"]);
 
 /** A valid value for every marked setting, and the secrets a log line must never show once it is loaded. */
 const SAMPLES: Record<string, { env: string; secrets: string[] }> = {
