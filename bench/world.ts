@@ -19,6 +19,7 @@ import { Metrics } from "../src/telemetry/metrics.js";
 import { Telemetry } from "../src/telemetry/telemetry.js";
 import type { Tracer } from "@opentelemetry/api";
 import { writeFileSync, mkdirSync } from "node:fs";
+import { InlineSchemaChecker } from "../src/catalog/schema-checker.js";
 
 /** A zero-latency model (or a fixed latency with timers) that answers by a script function. */
 export class ScriptModel implements Model {
@@ -86,6 +87,8 @@ export function benchWorld(model: Model, dir?: string, database?: Store, tracer:
     log,
     limiter: new CallLimiter(10, 20),
     timers: systemTimers,
+    // In-thread: the benchmarks measure the engine, and none of them uses an output_schema.
+    schemas: new InlineSchemaChecker(),
     observer: telemetry,
   };
   const orchestrator = new Orchestrator(runtime);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import type { Logger } from "pino";
 import { LiveCatalog } from "./catalog/live.js";
 import { LOCK_FILE } from "./catalog/lock.js";
+import { WorkerSchemaChecker } from "./catalog/schema-checker.js";
 import type { Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { Leases } from "./gateway/leases.js";
@@ -112,12 +113,16 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
   const fenced = leases.fenced();
   const { registry: tools, off: disabledTools } = createTools(config, fenced, ids);
+  // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
+  const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
     log,
     knownTools: tools.names(),
     disabledTools,
     lock: { mode: config.SKILLS_LOCK, file: LOCK_FILE },
+    schemas,
   });
+  await catalog.settled();
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
   const tracing = await startTracing(config, log);
@@ -170,6 +175,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,
+    schemas,
     ids,
     log,
     observer: telemetry,
@@ -215,6 +221,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       clearInterval(poll);
       await catalog.close();
       await gateway.stop();
+      await schemas.close();
       await store.releaseLease("@approval-sweeper", replica, (await store.lease("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
       await store.close();
       await tracing?.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans"));

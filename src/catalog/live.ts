@@ -1,9 +1,10 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Logger } from "pino";
-import type { Catalog } from "./definition.js";
+import { EMPTY_CATALOG, type Catalog, type Definition } from "./definition.js";
 import { loadCatalog, type LoadOptions } from "./loader.js";
 import { CatalogLock, type LockMode } from "./lock.js";
+import type { SchemaChecker } from "./schema-checker.js";
 
 /**
  * The catalog as it is on disk now. Changes to skills/ or agents/ are picked up after a short quiet
@@ -18,15 +19,27 @@ export class LiveCatalog {
   /** Problems already logged, so a reload logs only what changed. */
   private logged = new Set<string>();
   private readonly lock: CatalogLock | null;
+  /** Counts loads, so that the schema check of an older load never replaces a newer catalog. */
+  private generation = 0;
+  private verifying: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly skillsDir: string,
     private readonly agentsDir: string,
-    /** `lock`: SKILLS_LOCK and the lock file; what loaded is checked against it after every load. */
-    private readonly options: LoadOptions & { log: Logger; debounceMs?: number; lock?: { mode: LockMode; file: string } },
+    /**
+     * `lock`: SKILLS_LOCK and the lock file; what loaded is checked against it after every load. `schemas`: where
+     * output_schemas are compiled after every load (a definition whose schema cannot be compiled is dropped).
+     */
+    private readonly options: LoadOptions & { log: Logger; debounceMs?: number; lock?: { mode: LockMode; file: string }; schemas?: SchemaChecker },
   ) {
     this.lock = CatalogLock.from(options.lock, options.log);
+    this.catalog = EMPTY_CATALOG;
     this.catalog = this.load();
+  }
+
+  /** Resolves once the output_schemas of the latest load have been compiled (off the event loop) and applied. */
+  settled(): Promise<void> {
+    return this.verifying;
   }
 
   get current(): Catalog {
@@ -86,9 +99,44 @@ export class LiveCatalog {
   }
 
   private load(): Catalog {
-    const catalog = loadCatalog(this.skillsDir, this.agentsDir, this.options);
-    this.logChanges(catalog);
-    return this.lock ? this.lock.apply(catalog) : catalog;
+    let loaded: Catalog;
+    try {
+      loaded = loadCatalog(this.skillsDir, this.agentsDir, this.options);
+    } catch (error) {
+      // Every file's problems are its own (loader.ts); this is the net under that, so a reload never stops reloads.
+      this.options.log.error({ err: error }, "reading skills/ and agents/ failed; keeping the skills and agents loaded before");
+      return this.catalog;
+    }
+    this.logChanges(loaded);
+    const catalog = this.lock ? this.lock.apply(loaded) : loaded;
+    const generation = ++this.generation;
+    this.verifying = this.verifySchemas(catalog, generation);
+    return catalog;
+  }
+
+  /**
+   * Compiles every output_schema on the schema checker; a definition whose schema fails is dropped and reported like
+   * any other broken definition. The loader already refused what is cheap to see (limits, the meta-schema).
+   */
+  private async verifySchemas(catalog: Catalog, generation: number): Promise<void> {
+    const schemas = this.options.schemas;
+    if (!schemas) return;
+    const broken: Array<{ def: Definition; error: string }> = [];
+    for (const def of [...catalog.skills.values(), ...catalog.agents.values()]) {
+      if (!def.outputSchema) continue;
+      const compiled = await schemas.compile(def.outputSchema);
+      if (!compiled.ok) broken.push({ def, error: compiled.error.replace(/^output_schema:? /, "output_schema: ") });
+    }
+    if (generation !== this.generation || broken.length === 0) return;
+    const keep = (defs: ReadonlyMap<string, Definition>) => new Map([...defs].filter(([, def]) => !broken.some((b) => b.def === def)));
+    this.catalog = {
+      ...catalog,
+      skills: keep(catalog.skills),
+      agents: keep(catalog.agents),
+      problems: [...catalog.problems, ...broken.map(({ def, error }) => `${def.source}: ${error}`)],
+    };
+    this.logChanges(this.catalog);
+    for (const listener of this.listeners) listener(this.catalog);
   }
 
   /** Logs new problems, and which earlier ones are gone; an unchanged problem is logged once, not on every reload. */

@@ -3,7 +3,7 @@ import { basename, dirname, resolve } from "node:path";
 import type { Definition, DefinitionKind, MetadataValue, Problem } from "./definition.js";
 import { parseFrontmatter, splitFrontmatter } from "./frontmatter.js";
 import { metadataEnv, portabilityWarnings } from "./host-fields.js";
-import { compileOutputSchema } from "./json-schema.js";
+import { outputSchemaProblem, type SchemaCompiler } from "./json-schema.js";
 import { isKnownModel, MODEL_CHOICES } from "./models.js";
 import { display, FileProblems } from "./problems.js";
 import { isBinary, riskyInstructions } from "./safety.js";
@@ -19,6 +19,11 @@ export interface LoadOptions {
   knownTools?: readonly string[];
   /** Tools this gateway has but that are switched off here, each with how to switch it on (for messages). */
   disabledTools?: Readonly<Record<string, string>>;
+  /**
+   * Compiles output_schemas here, in this thread (`npm run skills -- validate`, which has no event loop to keep free).
+   * Without it only the cheap checks run (limits, meta-schema); the gateway compiles on its schema worker.
+   */
+  compiler?: SchemaCompiler;
 }
 
 /**
@@ -65,8 +70,9 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
   checkLength("description", input.description, 1024, strict, p, line("description"));
   checkLength("compatibility", input.compatibility, 500, strict, p, line("compatibility"));
   if (isRecord(input.output_schema)) {
-    const compiled = compileOutputSchema(input.output_schema);
-    if (!compiled.ok) p.error(compiled.error.replace(/^output_schema /, "output_schema: "), line("output_schema"));
+    const compiled = options.compiler?.compile(input.output_schema);
+    const problem = compiled ? (compiled.ok ? null : compiled.error) : outputSchemaProblem(input.output_schema);
+    if (problem) p.error(problem.replace(/^output_schema:? /, "output_schema: "), line("output_schema"));
   }
   if (strict) portabilityWarnings(kind, input, line, p);
   if (!parsed.success) {

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { DefinitionKind, Problem } from "./definition.js";
 import { findSkillFile, missingSkillFile, scanCatalog } from "./loader.js";
+import { SchemaCompiler } from "./json-schema.js";
 import { display } from "./problems.js";
 import { readDefinition, type LoadOptions } from "./read-definition.js";
 
@@ -10,8 +11,9 @@ import { readDefinition, type LoadOptions } from "./read-definition.js";
  * about some of them), and fields another host would not understand are warned about. The path is one skill folder,
  * one agent or SKILL.md file, or a tree (skills/, agents/, or a folder holding them).
  */
-export function validatePath(path: string, options: LoadOptions = {}): Problem[] {
+export function validatePath(path: string, loadOptions: LoadOptions = {}): Problem[] {
   const problems: Problem[] = [];
+  const options = { compiler: new SchemaCompiler(), ...loadOptions };
   if (!existsSync(path)) return [{ severity: "error", message: `no such file or folder: ${display(path)}` }];
   if (statSync(path).isFile()) {
     const name = basename(path);

@@ -3,6 +3,7 @@ import type { Catalog } from "../catalog/definition.js";
 import type { Store } from "../store/store.js";
 import { ModelError, type Model } from "../llm/model.js";
 import { textOf, toolUsesOf, type AssistantBlock } from "../llm/types.js";
+import type { SchemaChecker } from "../catalog/schema-checker.js";
 import type { CallLimiter } from "./call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "./deps.js";
 import { TurnAction, type StackFrame, type TurnResult } from "./frame.js";
@@ -29,6 +30,8 @@ export interface TurnDeps {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** Output schemas: compiled and checked on a worker thread with a time limit (catalog/schema-checker.ts). */
+  schemas: SchemaChecker;
   /** Runs a batch child to the end (runtime/batch.ts); injected to keep the import graph acyclic. */
   runBatch(child: StackFrame, deps: TurnDeps): Promise<ToolOutput>;
   /** The task's owner: whose memories the memory tools read and write. */

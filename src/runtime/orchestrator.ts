@@ -5,6 +5,7 @@ import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
 import { budgetOf, BudgetExceeded, requestBudget } from "./budget.js";
+import type { SchemaChecker } from "../catalog/schema-checker.js";
 import type { CallLimiter } from "./call-limiter.js";
 import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
@@ -35,6 +36,8 @@ export interface RuntimeDeps {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** Output schemas: compiled and checked on a worker thread with a time limit (catalog/schema-checker.ts). */
+  schemas: SchemaChecker;
   /** MID_TURN=steer: the owner's messages waiting behind a running request, to join its frame (executor.ts). */
   steering?: TurnDeps["steering"];
   /** Traces and metrics (src/telemetry): turns, tool calls, stack changes. */

@@ -63,7 +63,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
       }, () => "ok");
     }
     if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
-      const reported = await observer.toolCall(deps.journal.sessionKey, frame, use, async () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
+      const reported = await observer.toolCall(deps.journal.sessionKey, frame, use, () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
       if (reported) return reported;
       continue;
     }
@@ -92,9 +92,9 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
 }
 
 /** A report_back call: the frame's result when it matches the schema, else an error result and another try (null). */
-function report(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, waiting: ToolUseBlock[]): TurnResult | null {
+async function report(frame: StackFrame, uses: ToolUseBlock[], index: number, deps: TurnDeps, waiting: ToolUseBlock[]): Promise<TurnResult | null> {
   const use = uses[index]!;
-  const check = checkReport(frame, use.input);
+  const check = await checkReport(frame, use.input, deps.schemas);
   if (check.ok) {
     finishWith(frame, uses, index, deps, "reported", false, waiting);
     return { action: TurnAction.COMPLETE, text: JSON.stringify(check.value), structured: check.value };
@@ -152,6 +152,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     log: deps.log,
     limiter: deps.limiter,
     timers: deps.timers,
+    schemas: deps.schemas,
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),

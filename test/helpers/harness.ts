@@ -3,6 +3,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { LiveCatalog } from "../../src/catalog/live.js";
+import { WorkerSchemaChecker, type SchemaChecker } from "../../src/catalog/schema-checker.js";
 import Database from "better-sqlite3";
 import { existsSync } from "node:fs";
 import { Gateway } from "../../src/gateway/gateway.js";
@@ -107,6 +108,15 @@ export interface HarnessOptions {
   timers?: Timers;
   /** What the runtime judges task expiries by (default: the system clock). */
   clock?: Clock;
+  /** Where output schemas are compiled and checked (default: one schema worker shared by the file's tests, as in app.ts). */
+  schemas?: SchemaChecker;
+}
+
+let sharedSchemas: WorkerSchemaChecker | null = null;
+
+/** The test file's schema worker: started once (its start-up costs a few hundred ms), never holding the process open. */
+export function schemaWorker(): WorkerSchemaChecker {
+  return (sharedSchemas ??= new WorkerSchemaChecker({ timers: systemTimers }));
 }
 
 /**
@@ -129,7 +139,9 @@ export async function startHarness(options: HarnessOptions = {}) {
     env: options.env ?? {},
     knownTools: tools.names(),
     debounceMs: 50,
+    schemas: options.schemas ?? schemaWorker(),
   });
+  await catalog.settled();
   const api: Model = options.noApiKey
     ? new UnconfiguredModel()
     : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
@@ -163,6 +175,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,
+    schemas: options.schemas ?? schemaWorker(),
     ids,
     log,
     ...(options.telemetry ? { observer: options.telemetry } : {}),

@@ -18,6 +18,7 @@ import type { Prng } from "./prng.js";
 import { currentRequest, type SimModel } from "./sim-model.js";
 import { SimStore, type CrashPoint, type StorePlants } from "./sim-store.js";
 import type { VirtualTime } from "./virtual-time.js";
+import { InlineSchemaChecker } from "../../src/catalog/schema-checker.js";
 
 /** Writes the definitions every simulated world uses. */
 export function writeSimCatalog(root: string): Catalog {
@@ -99,6 +100,8 @@ export class World {
       log: silentLogger(),
       limiter: new CallLimiter(2, 2),
       timers: opts.time,
+      // In-thread, so a report_back is checked within the step the simulation schedules (a worker would not be).
+      schemas: new InlineSchemaChecker(),
     };
     const orchestrator = new Orchestrator(runtime);
     // Tag every model call with its request, so the no-hang bound is per request.

@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { available } from "../../catalog/definition.js";
-import { compileOutputSchema } from "../../catalog/json-schema.js";
 import { CallerGaveUp } from "../batch.js";
 import { TargetBusyError, type Lease } from "../call-limiter.js";
 import type { StackFrame } from "../frame.js";
@@ -66,7 +65,7 @@ export function callAgentTool(toolNames: () => string[]): Tool {
       if (optedOut) return fail(`call_agent refused: ${optedOut}. Nothing was called.`);
       const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
       if (schema !== null) {
-        const compiled = compileOutputSchema(schema);
+        const compiled = await ctx.schemas.compile(schema);
         if (!compiled.ok) return fail(`call_agent refused: ${compiled.error}. Nothing was called.`);
       }
       const timeoutMs = clampTimeout(parsed.data.timeout_ms ?? ctx.settings.callTimeoutMs);

@@ -1,4 +1,4 @@
-import { compileOutputSchema, describeViolations } from "../../catalog/json-schema.js";
+import type { SchemaChecker } from "../../catalog/schema-checker.js";
 import type { ToolSpec } from "../../llm/types.js";
 import type { StackFrame } from "../frame.js";
 import type { Tool } from "./tool.js";
@@ -34,9 +34,8 @@ export function reportBackSpec(frame: StackFrame): ToolSpec {
 
 export type ReportCheck = { ok: true; value: Record<string, unknown> } | { ok: false; violations: string[] };
 
-export function checkReport(frame: StackFrame, input: Record<string, unknown>): ReportCheck {
-  const compiled = compileOutputSchema(frame.outputSchema);
-  if (!compiled.ok) return { ok: false, violations: [compiled.error] };
-  if (compiled.validate(input)) return { ok: true, value: input };
-  return { ok: false, violations: describeViolations(compiled.validate.errors) };
+/** Checks report_back's arguments against the frame's schema, on the schema worker (never on the event loop). */
+export async function checkReport(frame: StackFrame, input: Record<string, unknown>, schemas: SchemaChecker): Promise<ReportCheck> {
+  const check = await schemas.check(frame.outputSchema, input);
+  return check.ok ? { ok: true, value: input } : check;
 }

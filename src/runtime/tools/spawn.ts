@@ -1,6 +1,5 @@
 import { z } from "zod";
 import { available, type Definition, type DefinitionKind } from "../../catalog/definition.js";
-import { compileOutputSchema } from "../../catalog/json-schema.js";
 import { MODEL_ALIASES } from "../../catalog/models.js";
 import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
@@ -63,7 +62,7 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
       // A schema is checked before anything is spawned: a bad one is the caller's mistake to fix.
       const schema = parsed.data.output_schema ?? def.outputSchema ?? null;
       if (schema !== null) {
-        const compiled = compileOutputSchema(schema);
+        const compiled = await ctx.schemas.compile(schema);
         if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
       }
       const previous = def.carryover ? await ctx.previousRun(`${kind}:${def.name}`) : null;

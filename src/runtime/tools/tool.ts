@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../../catalog/definition.js";
+import type { SchemaChecker } from "../../catalog/schema-checker.js";
 import type { ToolSpec } from "../../llm/types.js";
 import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
@@ -22,6 +23,8 @@ export interface ToolContext {
   log: Logger;
   limiter: CallLimiter;
   timers: Timers;
+  /** Compiles output_schemas and checks results against them, off the event loop. */
+  schemas: SchemaChecker;
   /** The task's owner (whose memories the memory tools use); absent outside a task. */
   owner?: string;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */

@@ -13,6 +13,7 @@ import type { ReplicaChecker } from "./checker.js";
 import type { SimClock } from "./clock.js";
 import { PauseGate, type PausePoint } from "./pause-gate.js";
 import { currentTurn, ledgerTool, ScriptedModel, type ModelShared, type Outside } from "./script-model.js";
+import { InlineSchemaChecker } from "../../../src/catalog/schema-checker.js";
 
 /** Bugs a replica can be built with, each to show that a checker fires. */
 export interface ReplicaPlants {
@@ -107,6 +108,7 @@ export class Replica {
       log: silentLogger(),
       limiter: new CallLimiter(2, 2),
       timers,
+      schemas: new InlineSchemaChecker(),
     };
     const orchestrator = new Orchestrator(runtime);
     const handle = orchestrator.handleMessage.bind(orchestrator);
