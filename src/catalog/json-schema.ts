@@ -23,7 +23,15 @@ export function outputSchemaProblem(schema: unknown): string | null {
   return examine(schema).problem;
 }
 
-function examine(schema: unknown): SchemaInspection {
+/**
+ * The same without the meta-schema (whose validator is itself compiled with Ajv on first use): what the gateway
+ * checks on the main thread before a schema goes to the worker, which checks the rest.
+ */
+export function schemaShapeProblem(schema: unknown): string | null {
+  return examine(schema, false).problem;
+}
+
+function examine(schema: unknown, meta = true): SchemaInspection {
   const refuse = (problem: string): SchemaInspection => ({ problem, patterns: [] });
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return refuse("output_schema must be a JSON Schema object");
   const record = schema as Record<string, unknown>;
@@ -33,7 +41,7 @@ function examine(schema: unknown): SchemaInspection {
     );
   }
   const inspected = inspectSchema(schema);
-  if (inspected.problem) return inspected;
+  if (inspected.problem || !meta) return inspected;
   const ajv = metaSchemas.get(is2020(record));
   try {
     if (!ajv.validateSchema(record)) return refuse(`output_schema is not a valid JSON Schema: schema is invalid: ${ajv.errorsText(ajv.errors)}`);

@@ -4,7 +4,7 @@ import { dirname, extname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
-import { outputSchemaProblem, SchemaCompiler, type ValueCheck } from "./json-schema.js";
+import { SchemaCompiler, schemaShapeProblem, type ValueCheck } from "./json-schema.js";
 import { valueLimitProblem } from "./schema-limits.js";
 
 // Compiling a JSON Schema and checking a value against it can cost far more than the text's size suggests (nested
@@ -78,13 +78,13 @@ export class WorkerSchemaChecker implements SchemaChecker {
 
   compile(schema: unknown): Promise<CompileResult> {
     // What is cheap to see is refused here, before anything is copied to the worker.
-    const problem = outputSchemaProblem(schema);
+    const problem = schemaShapeProblem(schema);
     if (problem) return Promise.resolve({ ok: false, error: problem });
     return this.submit({ id: this.nextId++, op: "compile", schema }) as Promise<CompileResult>;
   }
 
   check(schema: unknown, value: unknown): Promise<CheckResult> {
-    const problem = outputSchemaProblem(schema) ?? valueLimitProblem(value);
+    const problem = schemaShapeProblem(schema) ?? valueLimitProblem(value);
     if (problem) return Promise.resolve({ ok: false, violations: [problem] });
     return this.submit({ id: this.nextId++, op: "check", schema, value }) as Promise<CheckResult>;
   }

@@ -57,18 +57,24 @@ function jsonShapeProblem(value: unknown, maxBytes: number, what: string): strin
   const stack: Array<{ value: unknown; depth: number; path: string }> = [{ value, depth: 0, path: "" }];
   while (stack.length > 0) {
     const { value: v, depth, path } = stack.pop()!;
-    if (v === null || typeof v === "boolean") bytes += 5;
+    // About the length of the value's JSON text: each value, plus a comma; each key, quoted, plus a colon.
+    if (v === null || typeof v === "boolean") bytes += 6;
     else if (typeof v === "number") {
       if (!Number.isFinite(v)) return `${what} has a number that JSON cannot hold at ${path || "/"}`;
-      bytes += 8;
-    } else if (typeof v === "string") bytes += v.length + 2;
+      bytes += String(v).length + 1;
+    } else if (typeof v === "string") bytes += v.length + 3;
     else if (typeof v === "object") {
       if (depth >= MAX_JSON_DEPTH) return `${what} is nested more than ${MAX_JSON_DEPTH} levels deep at ${path || "/"}; flatten it`;
-      const entries = Array.isArray(v) ? v.map((item, i) => [String(i), item] as const) : Object.entries(v as object);
-      bytes += 2;
-      for (const [key, item] of entries) {
-        bytes += key.length + 4;
-        stack.push({ value: item, depth: depth + 1, path: `${path}/${escapePointer(key)}` });
+      bytes += 3;
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length && bytes <= maxBytes; i++) stack.push({ value: v[i], depth: depth + 1, path: `${path}/${i}` });
+      } else {
+        for (const key in v) {
+          if (!Object.hasOwn(v, key)) continue;
+          bytes += key.length + 3;
+          if (bytes > maxBytes) break;
+          stack.push({ value: (v as Record<string, unknown>)[key], depth: depth + 1, path: `${path}/${escapePointer(key)}` });
+        }
       }
     } else return `${what} has a ${typeof v} at ${path || "/"}, which is not JSON`;
     if (bytes > maxBytes) return `${what} is larger than ${maxBytes / 1024} KiB as JSON; the limit keeps checking it cheap, so make it smaller`;

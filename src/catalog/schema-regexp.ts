@@ -17,7 +17,7 @@ export class PatternError extends Error {
  * Ajv's `code.regExp` engine. The pattern must be valid ECMAScript (JSON Schema's dialect), and within what RE2 runs.
  * Throws PatternError otherwise; Ajv then fails the compile and the caller reports the message.
  */
-export function re2RegExp(pattern: string): { test(text: string): boolean } {
+export function re2RegExp(pattern: string): { test(text: string): boolean; toString(): string } {
   try {
     new RegExp(pattern, "u");
   } catch (error) {
@@ -37,7 +37,8 @@ export function re2RegExp(pattern: string): { test(text: string): boolean } {
   if (size > MAX_PATTERN_PROGRAM) {
     throw new PatternError(`pattern ${JSON.stringify(pattern)} is too large once compiled (${size} RE2 instructions, the limit is ${MAX_PATTERN_PROGRAM}); use smaller repeat counts such as {1,100}`);
   }
-  return { test: (text: string) => re.test(text) };
+  // Ajv shares compiled patterns by toString(): it must name the pattern, or every pattern would be the first one.
+  return { test: (text: string) => re.test(text), toString: () => `re2:${pattern}` };
 }
 re2RegExp.code = "re2RegExp";
 
