@@ -37,6 +37,11 @@ export interface Definition {
   source: string;
   /** The skill's folder (absolute): read_skill_file is confined to it. Null for single-file agents. */
   folder: string | null;
+  /**
+   * `folder` with every symlink resolved, as it was when the definition loaded: read_skill_file refuses to read when
+   * the folder resolves elsewhere later (it was swapped for a symlink). Absent for definitions built by hand.
+   */
+  folderRealPath?: string;
   /** Why it cannot be used right now (e.g. a missing variable); null when it can. */
   unavailable: string | null;
 }

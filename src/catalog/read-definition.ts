@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from "node:fs";
+import { realpathSync } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import type { Definition, DefinitionKind, MetadataValue, Problem } from "./definition.js";
 import { parseFrontmatter, splitFrontmatter } from "./frontmatter.js";
@@ -6,6 +6,7 @@ import { metadataEnv, portabilityWarnings } from "./host-fields.js";
 import { outputSchemaProblem, type SchemaCompiler } from "./json-schema.js";
 import { isKnownModel, MODEL_CHOICES } from "./models.js";
 import { display, FileProblems } from "./problems.js";
+import { readRegularFile } from "./read-file.js";
 import { isBinary, riskyInstructions } from "./safety.js";
 import { frontmatterSchema, isOwnField, NAME_RULE, schemaInput, type Frontmatter } from "./schema.js";
 import { resolveTools } from "./tool-names.js";
@@ -113,22 +114,27 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     extra: Object.fromEntries(Object.entries(input).filter(([key]) => !isOwnField(key))) as Record<string, MetadataValue>,
     source: display(file),
     folder: folder && kind === "skill" ? resolve(folder) : null,
+    ...(folder && kind === "skill" ? realPathOf(folder) : {}),
     unavailable,
   };
 }
 
+function realPathOf(folder: string): { folderRealPath?: string } {
+  try {
+    return { folderRealPath: realpathSync(folder) };
+  } catch {
+    return {};
+  }
+}
+
 function readText(file: string, p: FileProblems): string | null {
   // Followed through links: a SKILL.md that is a FIFO, a device or a link to one would block or never end.
-  const stat = statSync(file);
-  if (!stat.isFile()) {
-    p.error("is not a regular file (a FIFO, device or socket); a definition must be a plain Markdown file");
+  const read = readRegularFile(file, MAX_DEFINITION_BYTES, "256 KB (move long material into references/)");
+  if (!read.ok) {
+    p.error(read.problem);
     return null;
   }
-  if (stat.size > MAX_DEFINITION_BYTES) {
-    p.error(`the file is ${Math.ceil(stat.size / 1024)} KB; the limit is 256 KB (move long material into references/)`);
-    return null;
-  }
-  const bytes = readFileSync(file);
+  const { bytes } = read;
   if (isBinary(bytes)) {
     p.error("is not a text file; it must be UTF-8 Markdown with YAML frontmatter");
     return null;

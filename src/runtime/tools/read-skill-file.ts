@@ -53,16 +53,45 @@ export function createReadSkillFileTool(options: ReadSkillFileOptions = {}): Too
       } catch {
         return fail(`no file "${requested}" in the skill folder; list it with path "."`);
       }
+      if (def.folderRealPath !== undefined && root !== def.folderRealPath) {
+        return fail(`the skill folder now leads somewhere else than when it was loaded (${def.source}); nothing was read`);
+      }
       if (target !== root && !target.startsWith(root + sep)) {
         return fail(`"${requested}" leads outside the skill folder (a symlink); it cannot be read`);
       }
-      // `target` has no symlinks left in it, so lstat sees the file itself.
+      // `target` had no symlinks left in it when it was resolved; a folder on the way may have been swapped for one
+      // since. Whatever was looked at or opened is checked again afterwards (stillInside), so a swap is refused.
       const info = await lstat(target);
-      if (info.isDirectory()) return { content: await listFolder(target) };
+      const stillThere = () => stillInside(def.folder!, root, requested, info);
+      if (info.isDirectory()) {
+        const listing = await listFolder(target);
+        return (await stillThere()) ? { content: listing } : fail(swapped(requested));
+      }
       if (!info.isFile()) return fail(notRegular(requested, info));
-      return readCapped(target, info, requested, relative(root, target), maxBytes);
+      return readCapped(target, info, requested, relative(root, target), maxBytes, stillThere);
     },
   };
+}
+
+/**
+ * After a file was opened (or a folder listed): the skill folder still resolves to `root`, and `requested` still
+ * resolves, inside it, to the very file or folder (device and inode) that was used. A folder swapped for a symlink
+ * between the checks and the open fails this, whichever way it was swapped and back.
+ */
+async function stillInside(folder: string, root: string, requested: string, used: Stats): Promise<boolean> {
+  try {
+    if ((await realpath(folder)) !== root) return false;
+    const now = await realpath(join(root, requested));
+    if (now !== root && !now.startsWith(root + sep)) return false;
+    const info = await lstat(now);
+    return info.ino === used.ino && info.dev === used.dev;
+  } catch {
+    return false;
+  }
+}
+
+function swapped(requested: string): string {
+  return `"${requested}" changed while being read (a folder on its path was replaced); it was not read. Try again.`;
 }
 
 export const readSkillFileTool: Tool = createReadSkillFileTool();
@@ -75,7 +104,14 @@ async function listFolder(folder: string): Promise<string> {
   return entries.length ? entries.join("\n") : "(empty folder)";
 }
 
-async function readCapped(target: string, checked: Stats, requested: string, shown: string, maxBytes: number): Promise<ToolOutput> {
+async function readCapped(
+  target: string,
+  checked: Stats,
+  requested: string,
+  shown: string,
+  maxBytes: number,
+  stillThere: () => Promise<boolean>,
+): Promise<ToolOutput> {
   let handle: FileHandle;
   try {
     handle = await open(target, OPEN_FLAGS);
@@ -91,6 +127,7 @@ async function readCapped(target: string, checked: Stats, requested: string, sho
     if (opened.ino !== checked.ino || opened.dev !== checked.dev) {
       return fail(`"${requested}" was replaced while being read; try again`);
     }
+    if (!(await stillThere())) return fail(swapped(requested));
     // One byte past the cap tells a file of exactly maxBytes from a longer one, whatever stat said.
     const buffer = Buffer.alloc(maxBytes + 1);
     let filled = 0;
