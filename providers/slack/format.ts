@@ -1,5 +1,6 @@
 import { marked, type Token, type Tokens } from "marked";
 import { cutPosition } from "../../src/gateway/chunking.js";
+import { formattable } from "../../src/gateway/markdown-limits.js";
 
 /** Slack shows up to 40,000 characters but long messages collapse; keep each part readable. */
 export const SLACK_CHUNK = 3500;
@@ -15,6 +16,8 @@ export function escapeMrkdwn(text: string): string {
 
 /** Renders the Markdown a model writes as Slack mrkdwn. */
 export function markdownToMrkdwn(markdown: string): string {
+  // Too long or too deeply nested to format at a bounded cost: sent as it was written, every word intact.
+  if (!formattable(markdown)) return escapeMrkdwn(markdown).trim();
   return blocks(marked.lexer(markdown), "").join("\n\n").trim();
 }
 

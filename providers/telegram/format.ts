@@ -1,6 +1,7 @@
 import { marked, type Token, type Tokens } from "marked";
 import type { MessageEntity } from "grammy/types";
 import { cutPosition } from "../../src/gateway/chunking.js";
+import { formattable } from "../../src/gateway/markdown-limits.js";
 
 /** Text plus Telegram entities: offsets and lengths in UTF-16 code units, as the Bot API counts. */
 export interface Formatted {
@@ -38,6 +39,8 @@ class Builder {
 
 /** Renders the Markdown a model writes as Telegram text + entities (no parse_mode, so nothing to mis-escape). */
 export function markdownToTelegram(markdown: string): Formatted {
+  // Too long or too deeply nested to format at a bounded cost: sent as it was written, every word intact.
+  if (!formattable(markdown)) return { text: markdown.trim(), entities: [] };
   const b = new Builder();
   blocks(b, marked.lexer(markdown), "");
   return trim({ text: b.text, entities: b.entities });
