@@ -176,13 +176,21 @@ export function hashFolder(folder: string): string {
       const abs = join(dir, name);
       if (attempt(abs, () => lstatSync(abs)).isDirectory()) walk(abs);
       else entries.push({ rel: relative(top, abs).split(sep).join("/").normalize("NFC"), abs });
+      if (entries.length > MAX_LOCKED_FILES) throw new LockError(`${display(top)}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`);
     }
   };
   walk(top);
   const hash = createHash("sha256");
-  for (const { rel, abs } of entries.sort((a, b) => compare(a.rel, b.rel))) addEntry(hash, root, rel, abs);
+  const budget = { left: MAX_LOCKED_BYTES };
+  for (const { rel, abs } of entries.sort((a, b) => compare(a.rel, b.rel))) addEntry(hash, root, rel, abs, budget);
   return `sha256:${hash.digest("hex")}`;
 }
+
+// The lock is checked on the event loop at start and after every change: these bound what one skill folder costs.
+/** Files in one skill folder. */
+export const MAX_LOCKED_FILES = 5000;
+/** Bytes in one skill folder, all files together (hashing runs at several hundred MB/s: tens of ms). */
+export const MAX_LOCKED_BYTES = 64 * 1024 * 1024;
 
 function hashFile(file: string): string {
   const hash = createHash("sha256");
@@ -193,7 +201,7 @@ function hashFile(file: string): string {
   return `sha256:${hash.digest("hex")}`;
 }
 
-function addEntry(hash: Hash, root: string, rel: string, abs: string): void {
+function addEntry(hash: Hash, root: string, rel: string, abs: string, budget: { left: number }): void {
   const info = attempt(abs, () => lstatSync(abs));
   if (info.isSymbolicLink()) {
     let target: string;
@@ -208,7 +216,10 @@ function addEntry(hash: Hash, root: string, rel: string, abs: string): void {
     // Where it leads, not what it leads to: that file is hashed under its own path.
     hash.update(`link\0${rel}\0${relative(root, target).split(sep).join("/")}\0`);
   } else if (info.isFile()) {
+    budget.left -= info.size;
+    if (budget.left < 0) throw new LockError(`${display(abs)}: the skill folder holds more than ${MAX_LOCKED_BYTES / 1024 / 1024} MB with this file; move large data out of it`);
     const bytes = attempt(abs, () => readFileSync(abs));
+    if (bytes.length !== info.size) throw new LockError(`${display(abs)}: changed while it was being checked; it is checked again on the next reload`);
     hash.update(`file\0${rel}\0${bytes.length}\0`).update(bytes);
   } else {
     throw new LockError(`${display(abs)}: is not a regular file (a FIFO, socket or device); remove it from the skill folder`);

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Catalog } from "../../src/catalog/definition.js";
 import { LiveCatalog } from "../../src/catalog/live.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
-import { computeLock, hashFolder, LOCK_FILE, LockError, writeLock, type LockMode } from "../../src/catalog/lock.js";
+import { computeLock, hashFolder, LOCK_FILE, LockError, MAX_LOCKED_FILES, writeLock, type LockMode } from "../../src/catalog/lock.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { deferred } from "../helpers/deferred.js";
@@ -286,6 +286,27 @@ describe("SKILLS_LOCK in the live catalog", () => {
     const { catalog, lockLines } = live(root, "off");
     expect(names(catalog.current)).toEqual(["nested", "notes", "planner", "researcher"]);
     expect(lockLines()).toEqual([]);
+  });
+
+  it("hot reload: a change to a file in a dot folder inside a skill folder is noticed, and under enforce unloads the skill", async () => {
+    const { root } = deployment();
+    mkdirSync(join(root, "skills/planner/.private"), { recursive: true });
+    writeFileSync(join(root, "skills/planner/.private/notes.md"), "first version\n");
+    lockNow(root);
+    const { catalog } = live(root, "enforce");
+    await catalog.watch();
+    expect(names(catalog.current)).toContain("planner");
+    const unloaded = deferred<Catalog>();
+    catalog.onReload((c) => !c.skills.has("planner") && unloaded.resolve(c));
+    // read_skill_file serves dot files, and the lock hashes them: a change must not wait for some other change.
+    writeFileSync(join(root, "skills/planner/.private/notes.md"), "a version nobody reviewed\n");
+    expect(names(await unloaded.promise)).not.toContain("planner");
+  });
+
+  it("refuses to lock a skill folder holding more than the file or byte limits, naming it", () => {
+    const { root } = deployment();
+    for (let i = 0; i <= MAX_LOCKED_FILES; i++) writeFileSync(join(root, `skills/notes/f${i}.txt`), "");
+    expect(() => hashFolder(join(root, "skills/notes"))).toThrow(new LockError(`${join(root, "skills/notes")}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`));
   });
 
   it("hot reload: a skill edited while the gateway runs under enforce is unloaded with a log line; re-locking brings it back", async () => {
