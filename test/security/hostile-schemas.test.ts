@@ -8,7 +8,7 @@ import { WorkerSchemaChecker } from "../../src/catalog/schema-checker.js";
 import { systemTimers } from "../../src/runtime/deps.js";
 import { lastUserText, reply, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { longestStall } from "../helpers/event-loop.js";
-import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { agentFile, schemaWorker, skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { resultTexts } from "../helpers/requests.js";
 
 /**
@@ -16,7 +16,7 @@ import { resultTexts } from "../helpers/requests.js";
  * (and, a few characters or levels more, for minutes); what remains is ordinary work (SQLite commits, the SDK, GC),
  * with headroom for a machine shared with other test runs.
  */
-const STALL_BOUND_MS = 300;
+const STALL_BOUND_MS = 400;
 
 let h: Harness;
 afterEach(async () => {
@@ -80,10 +80,10 @@ const CASES: Case[] = [
     mainSees: /^use_skill refused: output_schema has \d+ subschemas once every \$ref is followed; the limit is 1000\. Share less through \$ref, or describe fewer alternatives\. No skill was started\.$/,
   },
   {
-    name: "uniqueItems over 5000 objects",
+    name: "uniqueItems over 3000 objects",
     tool: "call_agent",
     schema: { type: "object", properties: { rows: { type: "array", uniqueItems: true } }, required: ["rows"] },
-    reports: [{ rows: Array.from({ length: 5000 }, (_, n) => ({ n })) }],
+    reports: [{ rows: Array.from({ length: 3000 }, (_, n) => ({ n })) }],
     childSees: null,
     mainSees: /^\{"rows":\[\{"n":0\},/,
   },
@@ -96,7 +96,7 @@ describe("a hostile output_schema never stalls the event loop", () => {
     const childSaw: string[] = [];
     let mainSaw: string | null = null;
     h.fake.fallback((req: MessagesRequest) => {
-      if (lastUserText(req) === "are you there?") return text("yes");
+      if (lastUserText(req) === "are you there?" || lastUserText(req) === "good morning") return text("yes");
       if (req.tools?.some((t) => t.name === "report_back")) {
         const seen = resultTexts(req);
         if (seen.length > 0) childSaw.push(seen[0]!.content);
@@ -110,6 +110,10 @@ describe("a hostile output_schema never stalls the event loop", () => {
       mainSaw = results[0]!.content;
       return text("done");
     });
+    // What a running gateway has done before any attack: its schema worker is up (app.ts starts it for the shipped
+    // contact-extractor's schema) and a chat has been answered. Only the attack is measured.
+    await schemaWorker().compile({ type: "object" });
+    await h.send("good morning", { session: "warm" });
     const { result, stallMs } = await longestStall(() => Promise.all([h.send("make a code"), h.send("are you there?", { session: "b" })]));
     const shown = (session: string) => [...new Set(result.flat())].filter((m) => m.sessionKey === session).map((m) => `${m.agent}: ${m.text}`);
     expect(shown("console:t")).toEqual(["main: done"]);

@@ -50,6 +50,12 @@ async function swapAfterLookingAt(suffix: string, swap: () => void): Promise<voi
   }) as typeof fs.realpath);
 }
 
+/** docs/ becomes a symlink to the folder outside the skill. */
+function swapDocsOut(): void {
+  renameSync(join(skill, "docs"), join(skill, "docs-before"));
+  symlinkSync(outside, join(skill, "docs"));
+}
+
 /** What the skill gets for read_skill_file(path), with the catalog loaded from disk as the gateway loads it. */
 async function read(path: string): Promise<{ content: string; isError?: boolean }> {
   const catalog: Catalog = loadCatalog(join(root, "skills"), join(root, "agents"));
@@ -59,10 +65,7 @@ async function read(path: string): Promise<{ content: string; isError?: boolean 
 
 describe("read_skill_file cannot be raced out of its folder", () => {
   it("refuses a file whose sub-folder became a symlink out of the skill folder after the path was checked", async () => {
-    await swapAfterLookingAt("docs/guide.md", () => {
-      renameSync(join(skill, "docs"), join(skill, "docs-before"));
-      symlinkSync(outside, join(skill, "docs"));
-    });
+    await swapAfterLookingAt("docs/guide.md", swapDocsOut);
     const out = await read("docs/guide.md");
     expect(out.content).not.toContain("SECRET");
     expect(out).toEqual({ content: '"docs/guide.md" changed while being read (a folder on its path was replaced); it was not read. Try again.', isError: true });
@@ -72,10 +75,7 @@ describe("read_skill_file cannot be raced out of its folder", () => {
     mkdirSync(join(skill, "docs/inner"));
     mkdirSync(join(outside, "inner"));
     writeFileSync(join(outside, "inner/secret-name.txt"), "");
-    await swapAfterLookingAt("docs/inner", () => {
-      renameSync(join(skill, "docs"), join(skill, "docs-before"));
-      symlinkSync(outside, join(skill, "docs"));
-    });
+    await swapAfterLookingAt("docs/inner", swapDocsOut);
     const out = await read("docs/inner");
     expect(out.content).not.toContain("secret-name");
     expect(out).toEqual({ content: '"docs/inner" changed while being read (a folder on its path was replaced); it was not read. Try again.', isError: true });
