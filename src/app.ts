@@ -122,7 +122,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     lock: { mode: config.SKILLS_LOCK, file: LOCK_FILE },
     schemas,
   });
-  await catalog.settled();
+  // Not awaited: the schema worker's start-up (a second or more on a busy machine) need not delay serving. A
+  // definition whose schema fails is dropped and logged when the check ends; use_skill checks the schema anyway.
+  void catalog.settled();
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
   const tracing = await startTracing(config, log);

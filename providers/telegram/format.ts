@@ -37,6 +37,16 @@ class Builder {
   }
 }
 
+/**
+ * Not `/\n+$/`: a regular expression retries that from every newline of a long run in the middle of the text
+ * (50 000 newlines between two words took 21 s); trimEnd() for `\s+$` likewise.
+ */
+function withoutTrailingNewlines(text: string): string {
+  let end = text.length;
+  while (end > 0 && text[end - 1] === "\n") end--;
+  return text.slice(0, end);
+}
+
 /** Renders the Markdown a model writes as Telegram text + entities (no parse_mode, so nothing to mis-escape). */
 export function markdownToTelegram(markdown: string): Formatted {
   // Too long or too deeply nested to format at a bounded cost: sent as it was written, every word intact.
@@ -66,7 +76,7 @@ function blocks(b: Builder, tokens: Token[], indent: string): void {
       case "blockquote":
         b.wrap("blockquote", () => {
           blocks(b, (token as Tokens.Blockquote).tokens, indent);
-          b.text = b.text.replace(/\s+$/, "");
+          b.text = b.text.trimEnd();
         });
         b.breakBlock();
         break;
@@ -106,11 +116,11 @@ function listItem(b: Builder, tokens: Token[], indent: string): void {
     else if (token.type === "list") {
       if (!b.text.endsWith("\n")) b.add("\n");
       blocks(b, [token], indent);
-      b.text = b.text.replace(/\n+$/, "");
+      b.text = withoutTrailingNewlines(b.text);
     } else if (token.type === "space") continue;
     else {
       blocks(b, [token], indent);
-      b.text = b.text.replace(/\n+$/, "");
+      b.text = withoutTrailingNewlines(b.text);
     }
   }
 }

@@ -115,9 +115,17 @@ class AliasError extends Error {}
 
 function parse(text: string): { doc: Document; counter: LineCounter } {
   const counter = new LineCounter();
-  // The package's own duplicate-key check compares every pair of keys; duplicateKeys does it in one pass.
-  const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, lineCounter: counter });
-  return { doc, counter };
+  // Each YAML error is an Error whose stack trace nobody reads, and a hostile file can have thousands: capturing
+  // them was most of the cost. The limit is restored before anything else runs (this is synchronous).
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    // The package's own duplicate-key check compares every pair of keys; duplicateKeys does it in one pass.
+    const doc = parseDocument(text, { prettyErrors: false, uniqueKeys: false, lineCounter: counter });
+    return { doc, counter };
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
 }
 
 /** Duplicate keys are an error: which of two descriptions would the author mean? One error per repeated key. */

@@ -67,8 +67,8 @@ const metaSchemas = {
 
 /** One compiler per thread (the schema worker's): Ajv instances and what they compiled. */
 export class SchemaCompiler {
-  private readonly draft07 = createAjv(false);
-  private readonly draft2020 = createAjv(true);
+  /** Created on first use: `npm run skills -- validate` makes one whether or not any definition has a schema. */
+  private readonly instances = new Map<boolean, Ajv>();
   private readonly compiled = new Map<string, { validate: ValidateFunction; ajv: Ajv; schema: object }>();
 
   /** Compiles an output_schema; a problem comes back as one sentence naming what is wrong and where. */
@@ -90,7 +90,9 @@ export class SchemaCompiler {
         return { ok: false, error: `output_schema: ${at}: ${(error as Error).message}` };
       }
     }
-    const ajv = is2020(schema as Record<string, unknown>) ? this.draft2020 : this.draft07;
+    const draft2020 = is2020(schema as Record<string, unknown>);
+    let ajv = this.instances.get(draft2020);
+    if (!ajv) this.instances.set(draft2020, (ajv = createAjv(draft2020)));
     // A copy without $id: Ajv registers schemas by $id, and two calls may well use the same one.
     const { $id: _id, ...own } = JSON.parse(key) as Record<string, unknown>;
     try {

@@ -40,8 +40,18 @@ export function parseCommand(text: string, taskActive: boolean): ChatCommand | n
     const name = slash[1]!.toLowerCase();
     return Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : null;
   }
-  if (taskActive && STOP_WORDS.has(trimmed.toLowerCase().replace(/[.!]+$/, ""))) return "cancel";
+  if (taskActive && STOP_WORDS.has(withoutTrailing(trimmed.toLowerCase(), ".!"))) return "cancel";
   return null;
+}
+
+/**
+ * `text` without the run of `chars` at its end. Not `/[.!]+$/`: a regular expression retries that from every
+ * character of a long run that does not reach the end, and 50 000 dots and an "x" took 26 s.
+ */
+function withoutTrailing(text: string, chars: string): string {
+  let end = text.length;
+  while (end > 0 && chars.includes(text[end - 1]!)) end--;
+  return text.slice(0, end);
 }
 
 export function skillsText(catalog: Catalog): string {
