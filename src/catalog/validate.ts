@@ -1,10 +1,11 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { DefinitionKind, Problem } from "./definition.js";
 import { findSkillFile, missingSkillFile, scanCatalog } from "./loader.js";
 import { SchemaCompiler } from "./json-schema.js";
 import { display } from "./problems.js";
-import { readDefinition, type LoadOptions } from "./read-definition.js";
+import { MAX_DEFINITION_BYTES, readDefinition, type LoadOptions } from "./read-definition.js";
+import { readRegularFile } from "./read-file.js";
 
 /**
  * `npm run skills -- validate [path]`: strict, for an admin's CI. The spec's rules are errors (the gateway only warns
@@ -33,7 +34,8 @@ export function validatePath(path: string, loadOptions: LoadOptions = {}): Probl
   } else if (isTree(path)) {
     const agentFilesHere = basename(path) === "agents" || hasAgentFiles(path);
     scanCatalog(
-      existsSync(join(path, "skills")) ? join(path, "skills") : path,
+      // An agents/ folder is not also a folder of skills (its entries would be looked at, and reported, twice).
+      existsSync(join(path, "skills")) || basename(path) === "agents" ? join(path, "skills") : path,
       existsSync(join(path, "agents")) ? join(path, "agents") : agentFilesHere ? path : join(path, "agents"),
       options,
       problems,
@@ -55,9 +57,18 @@ function isTree(path: string): boolean {
   if (existsSync(join(path, "skills")) || existsSync(join(path, "agents")) || hasAgentFiles(path)) return true;
   return readdirSync(path).some((entry) => {
     const child = join(path, entry);
-    if (entry.startsWith(".") || !statSync(child).isDirectory()) return false;
-    return readdirSync(child).some((n) => n.toLowerCase() === "skill.md" || n === "AGENT.md");
+    if (entry.startsWith(".") || !quietly(() => statSync(child).isDirectory())) return false;
+    return quietly(() => readdirSync(child).some((n) => n.toLowerCase() === "skill.md" || n === "AGENT.md"));
   });
+}
+
+/** A look that fails (a link to nothing, no permission) counts as "no": the loader then reports that entry itself. */
+function quietly(look: () => boolean): boolean {
+  try {
+    return look();
+  } catch {
+    return false;
+  }
 }
 
 /** Markdown files that start with frontmatter: agent files (a skill's own notes, like reference.md, do not). */
@@ -65,6 +76,8 @@ function hasAgentFiles(path: string): boolean {
   return readdirSync(path).some((entry) => {
     if (!entry.endsWith(".md") || entry.toLowerCase() === "readme.md") return false;
     const file = join(path, entry);
-    return statSync(file).isFile() && readFileSync(file, "utf8").slice(0, 4).replace(/^\uFEFF/, "").startsWith("---");
+    // Read as the loader reads: a FIFO named like an agent file must not block the command.
+    const read = readRegularFile(file, MAX_DEFINITION_BYTES, "");
+    return read.ok && read.bytes.toString("utf8", 0, 8).replace(/^\uFEFF/, "").startsWith("---");
   });
 }

@@ -10,6 +10,7 @@ import type { Catalog } from "../../src/catalog/definition.js";
 import { LiveCatalog } from "../../src/catalog/live.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
 import { riskyInstructions } from "../../src/catalog/safety.js";
+import { validatePath } from "../../src/catalog/validate.js";
 import { silentLogger } from "../../src/log.js";
 import { deferred } from "../helpers/deferred.js";
 
@@ -101,6 +102,17 @@ describe("one bad skill file affects only itself", () => {
     } finally {
       await live.close();
     }
+  });
+
+  it("npm run skills -- validate reports the same problems instead of stopping at the first link to nothing", () => {
+    plantEverything();
+    const problems = validatePath(root).filter((p) => p.severity === "error").map((p) => p.message);
+    expect(sorted(problems)).toEqual(EXPECTED_PROBLEMS);
+    symlinkSync(join(root, "nowhere"), join(root, "agents/also-gone"));
+    expect(validatePath(join(root, "agents")).map((p) => p.message)).toEqual([
+      expect.stringMatching(/agents\/also-gone: is a symlink to something that does not exist/),
+      expect.stringMatching(/agents\/gone\.md: is a symlink to something that does not exist/),
+    ]);
   });
 
   it("an unreadable SKILL.md and an unreadable skill folder are their own problems (as a user without root)", { timeout: 60_000 }, () => {
