@@ -1,3 +1,4 @@
+import { allowsTool } from "../catalog/tool-patterns.js";
 import type { ToolUseBlock } from "../llm/types.js";
 import type { TurnDeps } from "./executor.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
@@ -29,7 +30,7 @@ function finishWith(frame: StackFrame, uses: ToolUseBlock[], index: number, deps
 export function needsApproval(frame: StackFrame, use: ToolUseBlock, deps: Pick<TurnDeps, "tools" | "catalog">): boolean {
   const tool = deps.tools.get(use.name);
   if (!tool) return false; // an unknown tool never runs at all
-  if (frame.approvalTools.includes("*") || frame.approvalTools.includes(use.name)) return true;
+  if (frame.approvalTools.includes("*") || allowsTool(frame.approvalTools, use.name)) return true;
   // A definition that can no longer be read: its approval rules are unknown, so ask.
   if (frame.definitionName && !(frame.agentType === "skill" ? deps.catalog.skills : deps.catalog.agents).has(frame.definitionName)) {
     return tool.requiresApproval !== undefined || !isStackTool(use.name);
@@ -67,7 +68,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
       if (reported) return reported;
       continue;
     }
-    if (frame.effectiveTools.includes(use.name) && needsApproval(frame, use, deps)) {
+    if (allowsTool(frame.effectiveTools, use.name) && needsApproval(frame, use, deps)) {
       const approval = await deps.store.approvalFor(use, scope);
       if (!approval || approval.status === "pending") {
         waiting.push(use); // the calls that need no approval still run now

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
 import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
+import { allowsTool } from "../catalog/tool-patterns.js";
 import type { DeliveryOutcome, GatewayObserver } from "../gateway/observer.js";
 import { providerOf } from "../gateway/session-key.js";
 import { ModelError, type Model } from "../llm/model.js";
@@ -20,6 +21,11 @@ export interface TelemetryOptions {
   captureContent: boolean;
   /** What a span says a request's session was (sessionHasher(SESSION_HASH_SECRET)); unset: keyed by a random secret. */
   sessionHash?: (sessionKey: string) => string;
+  /**
+   * Whether a tool of that name exists now (MCP tools come and go). A frame's `mcp__<server>__*` pattern covers any
+   * name the model makes up under it; only tools that exist become metric labels. Default: every allowed name.
+   */
+  knownTool?(name: string): boolean;
 }
 
 /** The request a session is running here: its span, its agents' and tools' spans, and what the metrics need. */
@@ -126,7 +132,7 @@ export class Telemetry implements GatewayObserver {
 
   async toolCall<T>(sessionKey: string, frame: StackFrame, use: ToolUseBlock, run: () => Promise<T>, outcome: (result: T) => ToolOutcome): Promise<T> {
     // A name the model made up is not a label: one metric series per invented name would be a memory leak.
-    const tool = frame.effectiveTools.includes(use.name) ? use.name : "unknown";
+    const tool = allowsTool(frame.effectiveTools, use.name) && (this.options.knownTool?.(use.name) ?? true) ? use.name : "unknown";
     const scope = this.options.tracer ? this.sessions.get(sessionKey) : undefined;
     const span = scope ? this.toolSpan(scope, frame, use, tool) : null;
     let how: ToolOutcome = "error";
