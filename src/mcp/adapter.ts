@@ -1,0 +1,59 @@
+import { fail, type Tool, type ToolOutput } from "../runtime/tools/tool.js";
+import type { Approval } from "./config.js";
+import type { ListedTool } from "./listing.js";
+
+// A server's tool as a Tool of the registry. Who must approve a call: by default the tool's annotations decide (a
+// tool not marked read-only, or marked destructive, asks the owner); the server's "approval" in mcp.json overrides
+// them. Annotations are the server's own claims: "never" trusts a server completely, "always" trusts it not at all.
+
+/** What an approval prompt shows as a call's target (the `approvalTarget` hook of the approval prompt). */
+export interface ApprovalTarget {
+  text: string;
+  fields: string[];
+}
+
+/** An MCP tool: a Tool that can say what a call of it acts on. */
+export interface McpTool extends Tool {
+  approvalTarget(input: Record<string, unknown>): ApprovalTarget;
+}
+
+/** The target line of an approval prompt for a call of an MCP tool: the server and the server's name for the tool. */
+export function mcpApprovalTarget(server: string, tool: string): ApprovalTarget {
+  return { text: `MCP server ${server}, tool ${tool}`, fields: [] };
+}
+
+export function needsApproval(approval: Approval, tool: Pick<ListedTool, "readOnly" | "destructive"> | null): boolean {
+  switch (approval) {
+    case "always":
+      return true;
+    case "never":
+      return false;
+    case "writes":
+      // Unknown (the server is down, the tool gone): ask, so that nothing runs unasked when it comes back.
+      return tool === null || tool.destructive || !tool.readOnly;
+  }
+}
+
+export type Caller = (tool: ListedTool, input: Record<string, unknown>, signal: AbortSignal) => Promise<ToolOutput>;
+
+export function adaptTool(server: string, approval: Approval, tool: ListedTool, call: Caller): McpTool {
+  return {
+    spec: { name: tool.name, description: tool.description, input_schema: tool.inputSchema },
+    // Read-only or idempotent (by its annotations): safe to run again after a restart cut it short.
+    idempotent: tool.readOnly || tool.idempotent,
+    requiresApproval: needsApproval(approval, tool),
+    approvalTarget: () => mcpApprovalTarget(server, tool.original),
+    run: (input, ctx) => call(tool, input, ctx.signal),
+  };
+}
+
+/** A tool of a configured server that is not offered now (the server is down, or does not list it): says why. */
+export function unavailableTool(name: string, server: string, approval: Approval, reason: () => string): McpTool {
+  return {
+    spec: { name, description: "unavailable", input_schema: { type: "object" } },
+    idempotent: true,
+    requiresApproval: needsApproval(approval, null),
+    approvalTarget: () => mcpApprovalTarget(server, name.slice(`mcp__${server}__`.length)),
+    run: async () => fail(reason()),
+  };
+}
