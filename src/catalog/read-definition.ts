@@ -10,6 +10,7 @@ import { readRegularFile } from "./read-file.js";
 import { isBinary, riskyInstructions } from "./safety.js";
 import { frontmatterSchema, isOwnField, NAME_RULE, schemaInput, type Frontmatter } from "./schema.js";
 import { resolveTools } from "./tool-names.js";
+import { isMcpEntry } from "./tool-patterns.js";
 
 export const MAX_DEFINITION_BYTES = 256 * 1024;
 
@@ -25,6 +26,8 @@ export interface LoadOptions {
    * Without it only the cheap checks run (limits, meta-schema); the gateway compiles on its schema worker.
    */
   compiler?: SchemaCompiler;
+  /** The MCP servers configured here: whitelist entries naming their tools are kept (see tool-names.ts). */
+  mcpServers?: readonly string[];
 }
 
 /**
@@ -179,7 +182,7 @@ function checkLength(field: string, value: unknown, limit: number, strict: boole
 
 /** `tools` / `allowed-tools` in this gateway's names, narrowed by Claude Code's `disallowedTools`. */
 function whitelist(kind: DefinitionKind, fm: Frontmatter, options: LoadOptions, p: FileProblems, line: (f: string) => number | undefined): string[] | null {
-  const ctx = { kind, known: options.knownTools, disabled: options.disabledTools };
+  const ctx = { kind, known: options.knownTools, disabled: options.disabledTools, mcpServers: options.mcpServers };
   const field = fm.tools !== undefined ? "tools" : fm["allowed-tools"] !== undefined ? "allowed-tools" : null;
   let tools: string[] | null = null;
   if (field) {
@@ -190,7 +193,9 @@ function whitelist(kind: DefinitionKind, fm: Frontmatter, options: LoadOptions, 
   if (fm.disallowedTools?.length) {
     const denied = resolveTools("disallowedTools", fm.disallowedTools, { kind }).tools;
     const base = tools ?? options.knownTools;
-    if (base) tools = base.filter((t) => !denied.includes(t));
+    // MCP tools are patterns here (mcp__*): a denied one is taken out of them by an exclusion, `!mcp__…`.
+    const exclusions = base?.some(isMcpEntry) ? denied.filter((d) => isMcpEntry(d) && !d.startsWith("!")).map((d) => `!${d}`) : [];
+    if (base) tools = [...base.filter((t) => !denied.includes(t)), ...exclusions];
     else p.warning("disallowedTools cannot be applied without the gateway's tool list; list the allowed tools in tools instead", line("disallowedTools"));
   }
   return tools;

@@ -1,5 +1,6 @@
 import type { DefinitionKind } from "./definition.js";
 import { listing } from "./problems.js";
+import { isMcpEntry, MCP_ALL, mcpServerOf } from "./tool-patterns.js";
 
 // Whitelists (`tools` / `allowed-tools`) as other hosts write them. Claude Code writes `Read, Grep, Bash(git log:*)`
 // (an entry may carry a permission rule in parentheses); the Agent Skills spec writes `Bash(jq:*) Bash(git:*)`.
@@ -46,6 +47,11 @@ export interface ToolContext {
   known?: readonly string[];
   /** Tools this gateway has but that are switched off here, each with how to switch it on. */
   disabled?: Readonly<Record<string, string>>;
+  /**
+   * The MCP servers configured here (mcp.json). An entry naming one of them (`mcp__github__create_issue`,
+   * `mcp__github__*`, `mcp__github`) is kept as written: the server's tools are only known while it runs.
+   */
+  mcpServers?: readonly string[];
 }
 
 export interface ToolResolution {
@@ -64,12 +70,16 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
   const off: string[] = [];
   const unknown: string[] = [];
   const nested: string[] = [];
+  const elsewhere: string[] = [];
   const has = (name: string) => (ctx.known ? ctx.known.includes(name) : true);
   for (const entry of entries) {
     const paren = entry.indexOf("(");
     const base = paren < 0 ? entry : entry.slice(0, paren);
     const equivalent = Object.hasOwn(EQUIVALENTS, base) ? EQUIVALENTS[base]! : null;
-    if (paren < 0 && !CLAUDE_CODE_TOOLS.has(entry) && has(entry)) tools.add(entry);
+    if (paren < 0 && ctx.mcpServers && isMcpEntry(entry)) {
+      if (entry === MCP_ALL || ctx.mcpServers.includes(mcpServerOf(entry) ?? "")) tools.add(entry);
+      else elsewhere.push(entry);
+    } else if (paren < 0 && !CLAUDE_CODE_TOOLS.has(entry) && has(entry)) tools.add(entry);
     else if (ctx.kind === "skill" && base === "Read" && paren < 0) used.push("Read as read_skill_file (this skill's own folder only)");
     else if (equivalent && paren >= 0) ruled.push(entry);
     else if (equivalent === "use_skill" && ctx.kind === "skill") nested.push(entry);
@@ -82,7 +92,7 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     else if (CLAUDE_CODE_TOOLS.has(base) || base.startsWith("mcp__")) foreign.push(entry);
     else unknown.push(entry);
   }
-  const dropped = foreign.length + ruled.length + off.length + unknown.length + nested.length;
+  const dropped = foreign.length + ruled.length + off.length + unknown.length + nested.length + elsewhere.length;
   if (used.length === 0 && dropped === 0) return { tools: [...tools], warning: null };
   const clauses: string[] = [];
   if (used.length) clauses.push(`uses ${listing(used)}`);
@@ -90,6 +100,10 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     const mcp = foreign.filter((t) => t.startsWith("mcp__")).length;
     const host = mcp === foreign.length ? "MCP" : mcp === 0 ? "Claude Code" : "Claude Code and MCP";
     clauses.push(`${listing(foreign)} ${foreign.length > 1 ? `are ${host} tools` : `is ${host === "MCP" ? "an" : "a"} ${host} tool`} this gateway does not have`);
+  }
+  if (elsewhere.length) {
+    const servers = ctx.mcpServers?.length ? `it has ${listing(ctx.mcpServers)}` : "it has none";
+    clauses.push(`${listing(elsewhere)} ${elsewhere.length > 1 ? "are tools of MCP servers" : "is a tool of an MCP server"} not in the MCP configuration (${servers})`);
   }
   if (ruled.length) clauses.push(`${listing(ruled)} ${are(ruled)} limited by a rule in parentheses that this gateway cannot enforce`);
   if (nested.length) clauses.push(`${listing(nested)} would start a skill from a skill, which this gateway does not allow`);
