@@ -47,12 +47,15 @@ export function adaptTool(server: string, approval: Approval, tool: ListedTool, 
   };
 }
 
-/** A tool of a configured server that is not offered now (the server is down, or does not list it): says why. */
-export function unavailableTool(name: string, server: string, approval: Approval, reason: () => string): McpTool {
+/**
+ * A tool of a configured server that is not offered now (the server is down, or does not list it): says why. Whether
+ * a call of it asks the owner follows what the tool was when last listed; one never listed asks (fails closed).
+ */
+export function unavailableTool(name: string, server: string, approval: Approval, lastKnown: ListedTool | null, reason: () => string): McpTool {
   return {
     spec: { name, description: "unavailable", input_schema: { type: "object" } },
     idempotent: true,
-    requiresApproval: needsApproval(approval, null),
+    requiresApproval: needsApproval(approval, lastKnown),
     approvalTarget: () => mcpApprovalTarget(server, name.slice(`mcp__${server}__`.length)),
     run: async () => fail(reason()),
   };

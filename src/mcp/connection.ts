@@ -62,6 +62,8 @@ export class McpConnection {
   private client: Client | null = null;
   private tools = new Map<string, McpTool>();
   private listed: ListedTool[] = [];
+  /** The tools of the last listing, kept while the server is down: a call of one is judged by what it was. */
+  private known = new Map<string, ListedTool>();
   private status: ServerStatus = "connecting";
   private since: number;
   private lastError: string | null = null;
@@ -103,6 +105,11 @@ export class McpConnection {
     return this.tools.get(name);
   }
 
+  /** What the tool was when the server last listed it (also while the server is down), else null. */
+  lastKnown(name: string): ListedTool | null {
+    return this.known.get(name) ?? null;
+  }
+
   /** Why a tool of this server cannot be called now. */
   unavailable(name: string): string {
     const what = `the MCP server ${this.config.name}`;
@@ -140,7 +147,7 @@ export class McpConnection {
     this.retry = null;
     const client = this.client;
     this.client = null;
-    this.setTools({ tools: [], notes: [] });
+    this.setTools({ tools: [], notes: [] }, false);
     this.setStatus("closed");
     await client?.close().catch(() => {});
   }
@@ -153,9 +160,14 @@ export class McpConnection {
     const client = new Client({ name: "switchboard", version: this.deps.version }, { capabilities: {} });
     const abort = new AbortController();
     const limit = this.deps.timers.setTimeout(() => abort.abort(`no answer within ${this.deps.attemptTimeoutMs} ms`), this.deps.attemptTimeoutMs);
+    // The transport's last error says why a connection closed (the process exited with code 1, the stream broke).
+    let lastError: string | null = null;
     try {
-      client.onclose = () => this.lost(client, "the connection closed");
-      client.onerror = (error) => this.log.debug({ err: error }, "MCP transport error");
+      client.onclose = () => this.lost(client, lastError ?? "the connection closed");
+      client.onerror = (error) => {
+        lastError = describe(error);
+        this.log.debug({ error: this.deps.scrub(lastError) }, `MCP server ${this.config.name}: transport error`);
+      };
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.relist(client));
       await client.connect(this.deps.transport(this.config, (line) => this.stderr(line)), { signal: abort.signal, timeout: 2_147_483_647 });
       const listing = await listTools(client, this.config.name, abort.signal);
@@ -181,7 +193,7 @@ export class McpConnection {
   private lost(client: Client, reason: string): void {
     if (client !== this.client || this.closed) return;
     this.client = null;
-    this.setTools({ tools: [], notes: [] });
+    this.setTools({ tools: [], notes: [] }, false);
     if (this.deps.now() - this.connectedAt >= STABLE_MS) this.failures = 0;
     void client.close().catch(() => {});
     this.failed(reason, "disconnected");
@@ -264,8 +276,10 @@ export class McpConnection {
     }
   }
 
-  private setTools(listing: Listing): void {
+  /** The tools offered now; `listed`: from a listing (else the server went away, and the last listing is kept). */
+  private setTools(listing: Listing, listed = true): void {
     this.listed = listing.tools;
+    if (listed) this.known = new Map(listing.tools.map((t) => [t.name, t]));
     this.tools = new Map(listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal) => this.call(tool, input, signal))]));
     for (const note of listing.notes.filter((n) => !this.notes.has(n))) this.log.warn({ note }, `MCP server ${this.config.name}: ${note}`);
     if (listing.notes.length || listing.tools.length) this.notes = new Set(listing.notes);

@@ -93,7 +93,7 @@ export class McpManager implements DynamicTools {
     const connection = this.connectionOf(name);
     if (!connection) return undefined;
     const { name: server, approval } = connection.config;
-    return connection.tool(name) ?? unavailableTool(name, server, approval, () => `${name} cannot be called now: ${connection.unavailable(name)}`);
+    return connection.tool(name) ?? unavailableTool(name, server, approval, connection.lastKnown(name), () => `${name} cannot be called now: ${connection.unavailable(name)}`);
   }
 
   /** Whether a tool of that name is offered now. */

@@ -46,8 +46,9 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 export function readResult(raw: RawCallResult): McpResult {
   const blocks: McpBlock[] = (raw.content ?? []).map(readBlock);
   const structured = raw.structuredContent;
-  // The spec asks servers to repeat structuredContent as JSON text; when one does not, the JSON is the text.
-  if (structured !== undefined && !blocks.some((b) => b.type === "text" && sameJson(b.text, structured))) {
+  // structuredContent is for programs; the content is what a model reads (servers are asked to repeat the JSON
+  // there, and some give a text of their own instead). So the JSON is shown only when no text is given.
+  if (structured !== undefined && !blocks.some((b) => b.type === "text")) {
     blocks.push({ type: "text", text: JSON.stringify(structured) });
   }
   return { blocks, isError: raw.isError === true };
@@ -162,20 +163,4 @@ export function base64Bytes(data: string): number {
 
 function clip(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
-}
-
-function sameJson(text: string, value: unknown): boolean {
-  try {
-    return canonical(JSON.parse(text)) === canonical(value);
-  } catch {
-    return false;
-  }
-}
-
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
-  if (typeof value === "object" && value !== null) {
-    return `{${Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(",")}}`;
-  }
-  return JSON.stringify(value) ?? "null";
 }

@@ -24,6 +24,7 @@ import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
+import type { McpManager } from "../../src/mcp/manager.js";
 import type { PriceTable } from "../../src/llm/prices.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic/server.js";
 
@@ -110,6 +111,8 @@ export interface HarnessOptions {
   clock?: Clock;
   /** Where output schemas are compiled and checked (default: one schema worker shared by the file's tests, as in app.ts). */
   schemas?: SchemaChecker;
+  /** MCP servers' tools, as app.ts offers them (the test starts and closes the manager). */
+  mcp?: McpManager;
 }
 
 let sharedSchemas: WorkerSchemaChecker | null = null;
@@ -133,11 +136,12 @@ export async function startHarness(options: HarnessOptions = {}) {
   if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
   const store = new SqliteStore(dbFile);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
-  const tools = new ToolRegistry([...(options.tools ?? []), ...(options.memory ? memoryTools(() => store, ids) : [])]);
+  const tools = new ToolRegistry([...(options.tools ?? []), ...(options.memory ? memoryTools(() => store, ids) : [])], options.mcp ?? null);
   const catalog = new LiveCatalog(defs.skills, defs.agents, {
     log: silentLogger(),
     env: options.env ?? {},
     knownTools: tools.names(),
+    ...(options.mcp ? { mcpServers: options.mcp.servers() } : {}),
     debounceMs: 50,
     schemas: options.schemas ?? schemaWorker(),
   });

@@ -71,13 +71,12 @@ export function capturedLog(secrets: readonly string[] = []) {
 export function recordingObserver() {
   const calls: Array<{ server: string; outcome: McpCallOutcome }> = [];
   const states: Array<{ server: string; connected: boolean; tools: number }> = [];
-  const waiting: Array<{ server: string; after: number; resolve: () => void }> = [];
+  const waiting: Array<{ server: string; after: number; connected: boolean; resolve: () => void }> = [];
   const observer: McpObserver = {
     call: (server, outcome) => void calls.push({ server, outcome }),
     state(server, connected, tools) {
       states.push({ server, connected, tools });
-      if (!connected) return;
-      for (const w of waiting.filter((w) => w.server === server && states.length > w.after)) {
+      for (const w of waiting.filter((w) => w.server === server && w.connected === connected && states.length > w.after)) {
         waiting.splice(waiting.indexOf(w), 1);
         w.resolve();
       }
@@ -89,7 +88,11 @@ export function recordingObserver() {
     states,
     /** Resolves on the server's next report of being connected. */
     connected(server: string): Promise<void> {
-      return new Promise((resolve) => waiting.push({ server, after: states.length, resolve }));
+      return new Promise((resolve) => waiting.push({ server, after: states.length, connected: true, resolve }));
+    },
+    /** Resolves on the server's next report of not being connected. */
+    disconnected(server: string): Promise<void> {
+      return new Promise((resolve) => waiting.push({ server, after: states.length, connected: false, resolve }));
     },
   };
 }
@@ -109,3 +112,22 @@ export async function startMcp(config: McpConfig, options: { settings?: Partial<
   await manager.start();
   return { manager, ...captured };
 }
+
+/** Real timers, except those set for exactly `ms`, which fire when the test says (`fire()`). */
+export function heldTimeouts(ms: number) {
+  const held = new Map<number, () => void>();
+  let next = 0;
+  const timers: Timers = {
+    setTimeout: (fn, delay) => (delay === ms ? (held.set(++next, fn), { held: next }) : systemTimers.setTimeout(fn, delay)),
+    clearTimeout: (handle) => (typeof handle === "object" && handle !== null && "held" in handle ? void held.delete((handle as { held: number }).held) : systemTimers.clearTimeout(handle)),
+  };
+  return {
+    timers,
+    fire() {
+      const due = [...held.values()];
+      held.clear();
+      due.forEach((fn) => fn());
+    },
+  };
+}
+

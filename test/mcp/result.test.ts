@@ -11,7 +11,7 @@ const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 const show = (raw: unknown, max = 100_000) => toToolOutput(bound(readResult(raw as never), max));
 
 describe("tool results", () => {
-  it("text, images, resources and structured content become the model's text", () => {
+  it("text, images, audio and resources become the model's text", () => {
     const output = show({
       content: [
         { type: "text", text: "Found 2 files" },
@@ -21,7 +21,6 @@ describe("tool results", () => {
         { type: "resource", resource: { uri: "file:///project/logo.bin", mimeType: "application/octet-stream", blob: "AAAA" } },
         { type: "audio", data: "UklGRg==", mimeType: "audio/wav" },
       ],
-      structuredContent: { temperature: 22.5 },
     });
     expect(output).toEqual({
       content: [
@@ -31,13 +30,15 @@ describe("tool results", () => {
         "[resource: file:///project/README.md (text/markdown)]\n# Project",
         "[resource: file:///project/logo.bin (application/octet-stream), 3 B of binary content, not shown]",
         "[audio (audio/wav, 4 B) not shown: the model cannot listen to it here]",
-        '{"temperature":22.5}',
       ].join("\n"),
     });
   });
 
-  it("structuredContent repeated as text (as the spec asks servers to) is shown once", () => {
+  it("structuredContent is shown as JSON only when the result has no text of its own", () => {
     expect(show({ content: [{ type: "text", text: '{"b": 2, "a": 1}' }], structuredContent: { a: 1, b: 2 } }).content).toBe('{"b": 2, "a": 1}');
+    // server-filesystem's read_text_file: its text, and the same as {content}.
+    expect(show({ content: [{ type: "text", text: "buy milk" }], structuredContent: { content: "buy milk" } }).content).toBe("buy milk");
+    expect(show({ content: [], structuredContent: { temperature: 22.5 } }).content).toBe('{"temperature":22.5}');
   });
 
   it("isError becomes an error result; an empty result says so", () => {
