@@ -30,6 +30,11 @@ import { Metrics } from "./telemetry/metrics.js";
 import { sessionHasher } from "./telemetry/genai.js";
 import { startTracing } from "./telemetry/sdk.js";
 import { Telemetry } from "./telemetry/telemetry.js";
+import { mcpMetrics } from "./telemetry/mcp.js";
+import { McpConfigError, type McpConfig } from "./mcp/config.js";
+import { loadMcpConfig } from "./mcp/load.js";
+import { McpManager, type McpDeps } from "./mcp/manager.js";
+import { MCP_PREFIX } from "./catalog/tool-patterns.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -45,24 +50,31 @@ export interface App {
   gateway: Gateway;
   /** Prometheus metrics of this process (GET /metrics). */
   metrics: Metrics;
+  /** This process's connections to the MCP servers of mcp.json (each replica has its own). */
+  mcp: McpManager;
   close(): Promise<void>;
+}
+
+export interface AppOptions {
+  /** mcp.json as read by the entry point (which gave its secrets to the logger); read here when absent. */
+  mcp?: McpConfig;
 }
 
 /**
  * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
  * others. createApp registers them; `npm run skills` checks whitelists against the same list.
  */
-export function createTools(config: Config, store?: Store, ids: Ids = randomIds): { registry: ToolRegistry; off: Record<string, string> } {
+export function createTools(config: Config, store?: Store, ids: Ids = randomIds, mcp?: McpManager): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
     if (!store) throw new Error("the memory tools need the gateway's store");
     return store;
   };
   return {
-    registry: new ToolRegistry([
-      ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
-      ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
-    ]),
+    registry: new ToolRegistry(
+      [...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []), ...(config.MEMORY ? memoryTools(storeOf, ids) : [])],
+      mcp && mcp.servers().length > 0 ? mcp : null,
+    ),
     off: {
       ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
       ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
@@ -106,19 +118,43 @@ export function pollInterval(leaseMs: number): number {
   return Math.max(250, Math.min(5_000, Math.floor(leaseMs / 2)));
 }
 
+/** The MCP servers of mcp.json as this process's connections (not started). */
+export function createMcp(config: Config, mcpConfig: McpConfig, deps: Omit<McpDeps, "timers" | "now"> & Partial<Pick<McpDeps, "timers" | "now">>): McpManager {
+  return new McpManager(
+    mcpConfig,
+    { connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS, toolTimeoutMs: config.MCP_TOOL_TIMEOUT_MS, maxResultBytes: config.MCP_MAX_RESULT_BYTES },
+    { timers: systemTimers, now: Date.now, ...deps },
+  );
+}
+
+/** mcp.json (MCP_CONFIG); a bad one stops the start, naming the server and the field. */
+function readMcpConfig(config: Config): McpConfig {
+  try {
+    return loadMcpConfig(config.MCP_CONFIG);
+  } catch (error) {
+    if (error instanceof McpConfigError) throw new StartupError(error.message);
+    throw error;
+  }
+}
+
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
-export async function createApp(config: Config, log: Logger, ids: Ids = randomIds): Promise<App> {
+export async function createApp(config: Config, log: Logger, ids: Ids = randomIds, options: AppOptions = {}): Promise<App> {
+  const mcpConfig = options.mcp ?? readMcpConfig(config);
   const store = await openStore(config, log);
   const replica = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
   const fenced = leases.fenced();
-  const { registry: tools, off: disabledTools } = createTools(config, fenced, ids);
+  const tracing = await startTracing(config, log);
+  const metrics = new Metrics(() => store.operationalCounts());
+  const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
+  const { registry: tools, off: disabledTools } = createTools(config, fenced, ids, mcp);
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
     log,
     knownTools: tools.names(),
     disabledTools,
+    mcpServers: mcp.servers(),
     lock: { mode: config.SKILLS_LOCK, file: LOCK_FILE },
     schemas,
   });
@@ -127,8 +163,6 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   void catalog.settled();
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
-  const tracing = await startTracing(config, log);
-  const metrics = new Metrics(() => store.operationalCounts());
   if (tracing && !config.SESSION_HASH_SECRET) {
     log.warn("SESSION_HASH_SECRET is not set: session hashes in traces are keyed by a random secret of this process, so they differ between replicas and restarts; set the same long random value on every replica");
   }
@@ -137,7 +171,11 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     tracer: tracing?.tracer ?? null,
     captureContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     ...(config.SESSION_HASH_SECRET ? { sessionHash: sessionHasher(config.SESSION_HASH_SECRET) } : {}),
+    knownTool: (name) => !name.startsWith(MCP_PREFIX) || mcp.offers(name),
   });
+  // Before the first message: each server connects within MCP_CONNECT_TIMEOUT_MS, or joins later; one that fails is
+  // logged and retried, and the gateway starts without its tools.
+  await mcp.start();
   const api: Model = config.ANTHROPIC_API_KEY
     ? new AnthropicModel({
         apiKey: config.ANTHROPIC_API_KEY,
@@ -218,12 +256,15 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     model,
     gateway,
     metrics,
+    mcp,
     async close() {
       clearInterval(sweep);
       clearInterval(poll);
       await catalog.close();
+      // Turns in flight are cut first (their MCP calls are cancelled with notifications/cancelled), then the servers go.
       await gateway.stop();
       await schemas.close();
+      await mcp.close();
       await store.releaseLease("@approval-sweeper", replica, (await store.lease("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
       await store.close();
       await tracing?.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans"));

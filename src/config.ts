@@ -223,6 +223,11 @@ const schema = z.object({
   SANDBOX_MAX_PROCESSES: wholeNumber(128, 8, 65_536),
   SANDBOX_CONCURRENCY: wholeNumber(4, 1, 1024),
   SANDBOX_QUEUE_MAX: wholeNumber(32, 0, 100_000),
+  // MCP servers (docs/mcp.md): mcp.json in Claude Code's format; unset, ./mcp.json when there is one.
+  MCP_CONFIG: optionalText,
+  MCP_CONNECT_TIMEOUT_MS: wholeNumber(10_000, 100, 600_000),
+  MCP_TOOL_TIMEOUT_MS: wholeNumber(60_000, 100, 3_600_000),
+  MCP_MAX_RESULT_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),

@@ -9,6 +9,7 @@ import { PlatformConnection, type PlatformProvider } from "./gateway/connection.
 import { logPlan } from "./log.js";
 import { installProcessGuard } from "./process-guard.js";
 import { secretsOf } from "./secrets.js";
+import { loadMcpConfigOrExit } from "./mcp/load.js";
 import { httpSurfaces } from "./surfaces.js";
 import { metricsHandler, startMetricsServer } from "./telemetry/metrics-server.js";
 import { handleStopSignals } from "./shutdown.js";
@@ -26,12 +27,14 @@ const plan = logPlan({
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const { log, terminal } = terminalLogger(plan, secretsOf(config, process.env));
+// mcp.json is read before the logger exists: its header and env values are secrets the logs must never show.
+const mcp = loadMcpConfigOrExit(config.MCP_CONFIG);
+const { log, terminal } = terminalLogger(plan, [...secretsOf(config, process.env), ...mcp.secrets]);
 // Until the service has started, an error that escapes every handler fails the start (exit 1); after that the
 // guard logs it and the service keeps serving.
 let failStart = (): void => process.exit(1);
 const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
-const app = await startOrExit(() => createApp(config, log));
+const app = await startOrExit(() => createApp(config, log, undefined, { mcp }));
 const stoppers: Array<() => Promise<void>> = [];
 
 // Signals are handled from the start, so a stop during startup is graceful too; a second signal forces it.
@@ -131,7 +134,7 @@ const http = new HttpProvider(app.gateway, {
         : undefined,
   },
   log: log.child({ provider: "http" }),
-  admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER },
+  admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER, mcp: () => app.mcp.views() },
   caps: { sessions: config.HTTP_SESSIONS_PER_USER_MAX, streams: config.HTTP_STREAMS_PER_USER_MAX, storedBytes: config.HTTP_STORED_BYTES_PER_USER_MAX },
   ...(config.METRICS_PORT === undefined ? { metrics } : {}),
   readiness: () => Object.fromEntries(platforms.map((p) => [p.name.toLowerCase(), p.readiness()])),

@@ -3,6 +3,7 @@ import { loadConfigOrExit } from "../../src/config.js";
 import { logPlan } from "../../src/log.js";
 import { installProcessGuard } from "../../src/process-guard.js";
 import { secretsOf } from "../../src/secrets.js";
+import { loadMcpConfigOrExit } from "../../src/mcp/load.js";
 import { handleStopSignals } from "../../src/shutdown.js";
 import { startConsole } from "./console.js";
 import { terminalLogger } from "./terminal-log.js";
@@ -24,11 +25,13 @@ const plan = logPlan({
   level: config.LOG_LEVEL,
   dataDir: config.DATA_DIR,
 });
-const { log, terminal } = terminalLogger(plan, secretsOf(config, process.env));
+// mcp.json is read before the logger exists: its header and env values are secrets the logs must never show.
+const mcp = loadMcpConfigOrExit(config.MCP_CONFIG);
+const { log, terminal } = terminalLogger(plan, [...secretsOf(config, process.env), ...mcp.secrets]);
 // An error escaping every handler before the chat runs fails the start (exit 1) instead of leaving a chat that never opens.
 let failStart = (): void => process.exit(1);
 const guard = installProcessGuard(log, { onStartFailure: () => failStart() });
-const app = await startOrExit(() => createApp(config, log));
+const app = await startOrExit(() => createApp(config, log, undefined, { mcp }));
 const chat = startConsole(app.gateway, {
   jsonl,
   exitOnEnd: true,

@@ -4,6 +4,7 @@ import { approvalsView, sessionsView, sessionView, snapshot, stuckView } from ".
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { TokenSet } from "../../src/tokens.js";
 import type { Store } from "../../src/store/store.js";
+import type { ServerView } from "../../src/mcp/connection.js";
 import { streamSnapshots } from "./admin-stream.js";
 import { HttpError } from "./request.js";
 import { ASSET_HEADERS } from "./web/assets.js";
@@ -17,6 +18,8 @@ export interface AdminSettings {
   tokens: ReadonlyMap<string, string>;
   /** Work not moving for this long is stuck. */
   stuckAfterMs: number;
+  /** This process's MCP servers (each replica connects its own), for /admin/api/mcp. */
+  mcp?: () => readonly ServerView[];
 }
 
 export interface AdminDeps {
@@ -80,6 +83,8 @@ export class AdminRoutes {
         return async (res) => json(res, await approvalsView(store, { now: this.now() }));
       case "stuck":
         return async (res) => json(res, await stuckView(store, { olderThanMs: this.settings.stuckAfterMs, now: this.now() }));
+      case "mcp":
+        return async (res) => json(res, { servers: this.settings.mcp?.() ?? [] });
       case "events":
         return async (res) =>
           streamSnapshots(res, {

@@ -4,7 +4,10 @@ import { available } from "../catalog/definition.js";
 import { loadCatalog } from "../catalog/loader.js";
 import { checkLock, computeLock, LOCK_FILE, LockError, readLock, writeLock } from "../catalog/lock.js";
 import { validatePath } from "../catalog/validate.js";
-import { createTools } from "../app.js";
+import { createMcp, createTools } from "../app.js";
+import { silentLogger } from "../log.js";
+import { loadMcpConfigOrExit } from "../mcp/load.js";
+import { mcpToolProblems } from "../mcp/report.js";
 import { unknownName, usageError } from "./usage.js";
 
 // `npm run skills -- list`, `validate [path]` and `lock` for admins. validate exits 1 on any
@@ -12,12 +15,15 @@ import { unknownName, usageError } from "./usage.js";
 const USAGE = "usage: npm run skills -- list\n       npm run skills -- validate [path]\n       npm run skills -- lock\n";
 const [command, path] = process.argv.slice(2);
 const config = loadConfigOrExit({ LOG_LEVEL: "error" });
-// Every tool this gateway offers, from where the gateway builds its registry (http_request included).
-const { registry, off: disabledTools } = createTools(config);
+// Every tool this gateway offers, from where the gateway builds its registry (http_request included), and the MCP
+// servers of mcp.json, whose tools a whitelist may name.
+const mcp = createMcp(config, loadMcpConfigOrExit(config.MCP_CONFIG), { log: silentLogger() });
+const { registry, off: disabledTools } = createTools(config, undefined, undefined, mcp);
 const knownTools = registry.names();
+const mcpServers = mcp.servers();
 
 if (command === "list") {
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools });
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools, mcpServers });
   // The LOCK column: locked / changed / new / unreadable against skills.lock.json, "-" without one.
   const lock = readLock(LOCK_FILE);
   const lockProblems = lock.ok ? checkLock(catalog, lock.lock).problems : [];
@@ -36,10 +42,18 @@ if (command === "list") {
   const usable = available(catalog.skills).length + available(catalog.agents).length;
   process.stdout.write(`\n${usable} usable, ${catalog.problems.length} skipped, ${catalog.warnings.length} warnings\n`);
   for (const warning of catalog.warnings) process.stdout.write(`warning: ${warning}\n`);
+  // The MCP tools each definition names, against the servers as they answer now (connected as the gateway would).
+  const definitions = [...catalog.skills.values(), ...catalog.agents.values()];
+  if (mcpServers.length && definitions.some((d) => d.tools?.some((t) => t.startsWith("mcp__")))) {
+    await mcp.start();
+    const views = mcp.views();
+    await mcp.close();
+    for (const d of definitions) for (const problem of mcpToolProblems(d, views)) process.stdout.write(`mcp: ${d.kind} ${d.name}: ${problem}\n`);
+  }
   if (!lock.ok && !(lock.missing && config.SKILLS_LOCK === "off")) process.stdout.write(`${lock.missing ? "note" : "error"}: ${lock.error}\n`);
   if (!lock.ok && !lock.missing) process.exit(1);
 } else if (command === "lock") {
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools });
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools, mcpServers });
   try {
     const entries = computeLock(catalog);
     writeLock(LOCK_FILE, entries);
@@ -57,7 +71,7 @@ if (command === "list") {
     process.stderr.write(`no such file or folder: ${path}\n`);
     process.exit(2);
   }
-  const problems = targets.flatMap((target) => validatePath(target, { knownTools, disabledTools }));
+  const problems = targets.flatMap((target) => validatePath(target, { knownTools, disabledTools, mcpServers }));
   for (const p of problems) process.stdout.write(`${p.severity}: ${p.message}\n`);
   const errors = problems.filter((p) => p.severity === "error").length;
   process.stdout.write(`${errors} errors, ${problems.length - errors} warnings\n`);

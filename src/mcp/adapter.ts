@@ -1,4 +1,4 @@
-import { fail, type Tool, type ToolOutput } from "../runtime/tools/tool.js";
+import type { Tool, ToolOutput } from "../runtime/tools/tool.js";
 import type { Approval } from "./config.js";
 import type { ListedTool } from "./listing.js";
 
@@ -22,15 +22,14 @@ export function mcpApprovalTarget(server: string, tool: string): ApprovalTarget 
   return { text: `MCP server ${server}, tool ${tool}`, fields: [] };
 }
 
-export function needsApproval(approval: Approval, tool: Pick<ListedTool, "readOnly" | "destructive"> | null): boolean {
+export function needsApproval(approval: Approval, tool: Pick<ListedTool, "readOnly" | "destructive">): boolean {
   switch (approval) {
     case "always":
       return true;
     case "never":
       return false;
     case "writes":
-      // Unknown (the server is down, the tool gone): ask, so that nothing runs unasked when it comes back.
-      return tool === null || tool.destructive || !tool.readOnly;
+      return tool.destructive || !tool.readOnly;
   }
 }
 
@@ -48,15 +47,16 @@ export function adaptTool(server: string, approval: Approval, tool: ListedTool, 
 }
 
 /**
- * A tool of a configured server that is not offered now (the server is down, or does not list it): says why. Whether
- * a call of it asks the owner follows what the tool was when last listed; one never listed asks (fails closed).
+ * A tool of a configured server that is not offered now (the server is down, or does not list it): says why. It asks
+ * no approval, because it runs nothing: the registry is asked for the tool again, in the same tick as the decision,
+ * when the call runs, so a call decided on this stub can never reach the server's real tool.
  */
-export function unavailableTool(name: string, server: string, approval: Approval, lastKnown: ListedTool | null, reason: () => string): McpTool {
+export function unavailableTool(name: string, server: string, refuse: () => ToolOutput): McpTool {
   return {
     spec: { name, description: "unavailable", input_schema: { type: "object" } },
     idempotent: true,
-    requiresApproval: needsApproval(approval, lastKnown),
+    requiresApproval: false,
     approvalTarget: () => mcpApprovalTarget(server, name.slice(`mcp__${server}__`.length)),
-    run: async () => fail(reason()),
+    run: async () => refuse(),
   };
 }

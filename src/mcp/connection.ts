@@ -62,8 +62,6 @@ export class McpConnection {
   private client: Client | null = null;
   private tools = new Map<string, McpTool>();
   private listed: ListedTool[] = [];
-  /** The tools of the last listing, kept while the server is down: a call of one is judged by what it was. */
-  private known = new Map<string, ListedTool>();
   private status: ServerStatus = "connecting";
   private since: number;
   private lastError: string | null = null;
@@ -105,10 +103,6 @@ export class McpConnection {
     return this.tools.get(name);
   }
 
-  /** What the tool was when the server last listed it (also while the server is down), else null. */
-  lastKnown(name: string): ListedTool | null {
-    return this.known.get(name) ?? null;
-  }
 
   /** Why a tool of this server cannot be called now. */
   unavailable(name: string): string {
@@ -126,6 +120,12 @@ export class McpConnection {
       case "retrying":
         return `${what} is not connected (${this.lastError ?? "no answer"}); it is being reconnected, try again later`;
     }
+  }
+
+  /** The answer to a call of a tool it does not offer now (counted as unavailable). */
+  refuse(name: string): ToolOutput {
+    this.deps.observer.call(this.config.name, "unavailable", 0);
+    return fail(`${name} cannot be called now: ${this.unavailable(name)}`);
   }
 
   view(): ServerView {
@@ -147,7 +147,7 @@ export class McpConnection {
     this.retry = null;
     const client = this.client;
     this.client = null;
-    this.setTools({ tools: [], notes: [] }, false);
+    this.setTools({ tools: [], notes: [] });
     this.setStatus("closed");
     await client?.close().catch(() => {});
   }
@@ -193,7 +193,7 @@ export class McpConnection {
   private lost(client: Client, reason: string): void {
     if (client !== this.client || this.closed) return;
     this.client = null;
-    this.setTools({ tools: [], notes: [] }, false);
+    this.setTools({ tools: [], notes: [] });
     if (this.deps.now() - this.connectedAt >= STABLE_MS) this.failures = 0;
     void client.close().catch(() => {});
     this.failed(reason, "disconnected");
@@ -248,10 +248,7 @@ export class McpConnection {
     const client = this.client;
     const { observer, now, toolTimeoutMs } = this.deps;
     const server = this.config.name;
-    if (!client) {
-      observer.call(server, "unavailable", 0);
-      return fail(this.unavailable(tool.name));
-    }
+    if (!client) return this.refuse(tool.name);
     const started = now();
     const outcome = await callTool(client, tool.original, input, signal, { timers: this.deps.timers, now, timeoutMs: toolTimeoutMs, maxTotalMs: PROGRESS_CAP * toolTimeoutMs });
     const seconds = (now() - started) / 1000;
@@ -276,10 +273,8 @@ export class McpConnection {
     }
   }
 
-  /** The tools offered now; `listed`: from a listing (else the server went away, and the last listing is kept). */
-  private setTools(listing: Listing, listed = true): void {
+  private setTools(listing: Listing): void {
     this.listed = listing.tools;
-    if (listed) this.known = new Map(listing.tools.map((t) => [t.name, t]));
     this.tools = new Map(listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal) => this.call(tool, input, signal))]));
     for (const note of listing.notes.filter((n) => !this.notes.has(n))) this.log.warn({ note }, `MCP server ${this.config.name}: ${note}`);
     if (listing.notes.length || listing.tools.length) this.notes = new Set(listing.notes);

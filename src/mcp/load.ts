@@ -22,3 +22,14 @@ export function loadMcpConfig(configured: string | undefined, env: Readonly<Reco
   }
   return parseMcpConfig(text, path, env);
 }
+
+/** For entry points: the MCP configuration, or what is wrong with it on stderr and exit 1 (like a bad variable). */
+export function loadMcpConfigOrExit(configured: string | undefined): McpConfig {
+  try {
+    return loadMcpConfig(configured);
+  } catch (error) {
+    if (!(error instanceof McpConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(1);
+  }
+}

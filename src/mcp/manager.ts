@@ -92,8 +92,7 @@ export class McpManager implements DynamicTools {
   get(name: string): McpTool | undefined {
     const connection = this.connectionOf(name);
     if (!connection) return undefined;
-    const { name: server, approval } = connection.config;
-    return connection.tool(name) ?? unavailableTool(name, server, approval, connection.lastKnown(name), () => `${name} cannot be called now: ${connection.unavailable(name)}`);
+    return connection.tool(name) ?? unavailableTool(name, connection.config.name, () => connection.refuse(name));
   }
 
   /** Whether a tool of that name is offered now. */

@@ -21,6 +21,10 @@ export class Metrics {
   readonly turnDuration: Histogram<"provider" | "kind">;
   readonly modelCallDuration: Histogram<"model">;
   readonly overhead: Histogram<"provider">;
+  readonly mcpCalls: Counter<"server" | "outcome">;
+  readonly mcpCallDuration: Histogram<"server">;
+  readonly mcpServerUp: Gauge<"server">;
+  readonly mcpTools: Gauge<"server">;
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
@@ -51,6 +55,15 @@ export class Metrics {
       buckets: OVERHEAD_BUCKETS,
       registers,
     });
+    this.mcpCalls = new Counter({
+      name: "switchboard_mcp_calls_total",
+      help: "MCP tool calls per server, by outcome (ok, error, timeout, cancelled, unavailable).",
+      labelNames: ["server", "outcome"],
+      registers,
+    });
+    this.mcpCallDuration = new Histogram({ name: "switchboard_mcp_call_duration_seconds", help: "Time of one MCP tool call, per server.", labelNames: ["server"], buckets: TURN_BUCKETS, registers });
+    this.mcpServerUp = new Gauge({ name: "switchboard_mcp_server_up", help: "1 while this process is connected to the MCP server, else 0.", labelNames: ["server"], registers });
+    this.mcpTools = new Gauge({ name: "switchboard_mcp_tools", help: "Tools the MCP server offers now.", labelNames: ["server"], registers });
     // Read once per scrape, in one query, for all five gauges.
     let pending: Promise<OperationalCounts> | null = null;
     const read = () => (pending ??= counts().finally(() => setImmediate(() => (pending = null))));

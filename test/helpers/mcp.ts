@@ -59,10 +59,13 @@ export function capturedLog(secrets: readonly string[] = []) {
     log: createLogger("debug", stream, secrets),
     lines,
     text: () => lines.map((l) => JSON.stringify(l)).join("\n"),
-    waitFor(text: string): Promise<LogLine> {
-      const match = (line: LogLine) => line.msg.includes(text);
-      const found = lines.find(match);
-      return found ? Promise.resolve(found) : new Promise((resolve) => waiting.push({ match, resolve }));
+    /** The `nth` line (1: the first) whose message contains `text`, logged already or to come. */
+    waitFor(text: string, nth = 1): Promise<LogLine> {
+      const matches = (line: LogLine) => line.msg.includes(text);
+      const found = lines.filter(matches)[nth - 1];
+      if (found) return Promise.resolve(found);
+      let seen = lines.filter(matches).length;
+      return new Promise((resolve) => waiting.push({ match: (line) => matches(line) && ++seen === nth, resolve }));
     },
   };
 }

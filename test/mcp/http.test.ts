@@ -2,11 +2,11 @@
 // environment), run as a process of its own on a loopback port: the same tools over HTTP, a server that goes away
 // and comes back, and mcp.json's headers on every request.
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpManager } from "../../src/mcp/manager.js";
 import type { ToolContext } from "../../src/runtime/tools/tool.js";
 import { EVERYTHING, heldTimeouts, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { freePort } from "../integration/child-process.js";
 
 let manager: McpManager | undefined;
 const servers: ChildProcess[] = [];
@@ -15,17 +15,6 @@ afterEach(async () => {
   manager = undefined;
   for (const s of servers.splice(0)) s.kill("SIGKILL");
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** server-everything in `mode` on `port`, resolved once it says it listens. */
 function startEverything(mode: "streamableHttp" | "sse", port: number): Promise<ChildProcess> {

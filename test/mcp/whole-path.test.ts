@@ -161,6 +161,24 @@ describe("MCP tools through the whole path", () => {
     await started.waitFor("(stderr): cancelled: no answer within 300 ms");
   });
 
+  it("/cancel and shutdown cancel a call in flight: the server gets notifications/cancelled", async () => {
+    const started = await startMcp(mcpConfig({ fault: faultServer() }));
+    manager = started.manager;
+    h = await startHarness({ mcp: manager });
+    h.fake.script(reply(toolUse("mcp__fault__hang", {}, "toolu_1")));
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "hang" });
+    await started.waitFor("hang: waiting to be cancelled");
+    expect((await h.say("/cancel")).join("\n")).toMatch(/cancel/i);
+    await started.waitFor("(stderr): cancelled: the turn was cancelled");
+    expect(started.lines.filter((l) => l.msg.includes("(stderr): cancelled:"))).toHaveLength(1);
+    // And a call in flight when the gateway stops.
+    h.fake.script(reply(toolUse("mcp__fault__hang", {}, "toolu_2")));
+    await h.gateway.submit({ sessionKey: "console:u", messageId: "m2", userId: "alice", text: "hang again" });
+    await started.waitFor("hang: waiting to be cancelled", 2);
+    await h.gateway.stop();
+    await started.waitFor("(stderr): cancelled: the turn was cancelled", 2);
+  });
+
   it("server-everything's long-running operation: its progress keeps the call alive past the timeout", async () => {
     manager = (await startMcp(mcpConfig({ everything: everythingStdio() }), { settings: { toolTimeoutMs: 1200 } })).manager;
     h = await startHarness({ mcp: manager });

@@ -112,6 +112,25 @@ function render(snap) {
     ),
   );
   if (state.open !== null) void openSession(state.open, true);
+  void refreshMcp(snap.at);
+}
+
+// ---- MCP servers (this replica's connections; not in the store, so read beside the snapshots) ---------------
+let mcpReadAt = 0;
+async function refreshMcp(now) {
+  if (now - mcpReadAt < 5000) return;
+  mcpReadAt = now;
+  const r = await fetch("/admin/api/mcp", { headers: auth(), cache: "no-store" }).catch(() => null);
+  if (!r || !r.ok) return;
+  const { servers } = await r.json();
+  $("mcp").hidden = servers.length === 0;
+  fill(
+    "mcp",
+    table(
+      ["Server", "Transport", "Status", "Since", "Tools", "Last error"],
+      servers.map((s) => [s.name, s.transport, s.status, ago(s.since, Date.now()), String(s.tools.length), s.lastError ?? "-"]),
+    ),
+  );
 }
 
 // ---- One session ----------------------------------------------------------------------------------------------
