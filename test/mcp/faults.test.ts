@@ -119,6 +119,25 @@ describe("a misbehaving MCP server", () => {
     );
   });
 
+  it("tools/list is read page after page", async () => {
+    manager = (await startMcp(mcpConfig({ fault: faultServer({ env: { FAULT_PAGE_SIZE: "3" } }) }))).manager;
+    expect(manager.list()).toHaveLength(11);
+    expect(await run("mcp__fault__delete_everything")).toEqual({ content: "deleted everything" });
+  });
+
+  it("a server slower than MCP_CONNECT_TIMEOUT_MS does not hold up the start: it joins when it is up, and says so", async () => {
+    const watch = recordingObserver();
+    const up = watch.connected("slow");
+    const started = await startMcp(mcpConfig({ slow: faultServer({ env: { FAULT_DELAY_MS: "500" } }) }), { settings: { connectTimeoutMs: 100 }, observer: watch.observer });
+    manager = started.manager;
+    expect(manager.views()[0]!.status).toBe("connecting");
+    expect(manager.list()).toEqual([]);
+    expect(started.lines.find((l) => l.level === 40)?.msg).toBe("MCP servers still connecting after 100 ms (MCP_CONNECT_TIMEOUT_MS): slow; their tools join when they are up");
+    await up;
+    await started.waitFor("MCP server slow connected with 11 tools");
+    expect(await run("mcp__slow__echo", { text: "late but here" })).toEqual({ content: "late but here" });
+  });
+
   it("a server that cannot start is logged and retried; its tools answer why they are unavailable", async () => {
     const started = await startMcp(mcpConfig({ gone: { command: "/nonexistent/mcp-server" } }));
     manager = started.manager;

@@ -1,6 +1,7 @@
 // Tool results in the shapes the MCP specification (2025-06-18, "Tool Result") gives: text, image, audio, resource
 // links, embedded resources, structuredContent and isError; what the model gets for each, and the byte limit.
 import { describe, expect, it } from "vitest";
+import { adaptTool, mcpApprovalTarget } from "../../src/mcp/adapter.js";
 import { vetTools } from "../../src/mcp/listing.js";
 import { toolNameFor } from "../../src/mcp/names.js";
 import { bound, readResult } from "../../src/mcp/result.js";
@@ -108,5 +109,23 @@ describe("tool names", () => {
       "tool #4 of the list is left out: inputSchema: Invalid input: expected object, received undefined",
       'tool "big" is left out: its input schema is 40034 bytes, more than 32768',
     ]);
+  });
+});
+
+describe("who approves an MCP tool", () => {
+  const listed = (readOnly: boolean, destructive: boolean) => ({ name: "mcp__s__t", original: "t.x", description: "t", inputSchema: { type: "object" as const }, readOnly, destructive, idempotent: false });
+  const call = async () => ({ content: "ran" });
+
+  it("by default its annotations decide: read-only runs, anything else (or destructive) asks; the server's approval overrides", () => {
+    expect(adaptTool("s", "writes", listed(true, false), call).requiresApproval).toBe(false);
+    expect(adaptTool("s", "writes", listed(false, false), call).requiresApproval).toBe(true);
+    expect(adaptTool("s", "writes", listed(true, true), call).requiresApproval).toBe(true);
+    expect(adaptTool("s", "always", listed(true, false), call).requiresApproval).toBe(true);
+    expect(adaptTool("s", "never", listed(false, true), call).requiresApproval).toBe(false);
+  });
+
+  it("the approval prompt's target is the server and the server's own name for the tool", () => {
+    expect(adaptTool("github", "writes", listed(false, false), call).approvalTarget({ title: "x" })).toEqual({ text: "MCP server github, tool t.x", fields: [] });
+    expect(mcpApprovalTarget("github", "create_issue")).toEqual({ text: "MCP server github, tool create_issue", fields: [] });
   });
 });

@@ -118,6 +118,21 @@ describe("MCP tools through the whole path", () => {
     expect(h.seen.at(-1)?.text).toBe("Done: todo.txt has your notes.");
   });
 
+  it('"approval": "always" asks before a read-only tool; a definition\'s requires_approval covers MCP names', async () => {
+    manager = (await startMcp(mcpConfig({ careful: everythingStdio({ approval: "always" }), everything: everythingStdio() }))).manager;
+    h = await startHarness({ mcp: manager, files: agentFile("guarded", "Be guarded.", "tools: mcp__everything__*\nrequires_approval: [mcp__everything__echo]\n") });
+    h.fake.script(reply(toolUse("mcp__careful__get-sum", { a: 1, b: 1 }, "toolu_c")));
+    const asked = (await h.send("add")).find((m) => m.approvalId);
+    expect(asked?.text).toMatch(/^🔐 main wants to run mcp__careful__get-sum /);
+    h.fake.script(text("ok"));
+    await h.gateway.decide(asked!.approvalId!, "alice", "deny");
+    await h.gateway.idle();
+    h.fake.script(reply(toolUse("use_agent", { name: "guarded", message: "echo hi" })), reply(toolUse("mcp__everything__get-sum", { a: 1, b: 1 }, "toolu_s"), toolUse("mcp__everything__echo", { message: "hi" }, "toolu_e")));
+    const second = (await h.send("delegate")).find((m) => m.approvalId);
+    expect(second?.text).toMatch(/^🔐 agent:guarded wants to run mcp__everything__echo /);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([]);
+  });
+
   it("a killed server comes back, and its tools work again through the model", async () => {
     const watch = recordingObserver();
     const retry = heldTimeouts(1000);

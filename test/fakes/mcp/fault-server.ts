@@ -43,7 +43,14 @@ const cancellations: string[] = [];
 const server = new Server({ name: "fault-server", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
 const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] });
 
-server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: process.env.FAULT_LIST === "hostile" ? (hostile() as Tool[]) : tools }));
+// FAULT_PAGE_SIZE: the list comes in pages of that many tools, each with the cursor of the next.
+server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+  const all = process.env.FAULT_LIST === "hostile" ? (hostile() as Tool[]) : tools;
+  const size = Number(process.env.FAULT_PAGE_SIZE ?? 0);
+  if (!size) return { tools: all };
+  const from = Number(request.params?.cursor ?? 0);
+  return { tools: all.slice(from, from + size), ...(from + size < all.length ? { nextCursor: String(from + size) } : {}) };
+});
 server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   const args = request.params.arguments ?? {};
   switch (request.params.name) {
@@ -91,5 +98,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
   }
 });
 
+// FAULT_DELAY_MS: a slow start (a server that installs itself first, say).
+await new Promise((resolve) => setTimeout(resolve, Number(process.env.FAULT_DELAY_MS ?? 0)));
 await server.connect(new StdioServerTransport());
 process.stderr.write(`fault server ready (pid ${process.pid}, secret check: ${process.env.FAULT_SECRET ?? "none"})\n`);
