@@ -14,7 +14,8 @@ const [command, ...rest] = parsed.positionals;
 if (command !== "list") usageError(USAGE, command === undefined ? undefined : unknownName("command", command, ["list"]));
 if (rest.length) usageError(USAGE, `unexpected argument "${rest[0]}"`);
 
-const config = loadConfigOrExit({ LOG_LEVEL: "error" });
+// The report says what went wrong; the log (LOG_LEVEL=info shows the servers' stderr too) is for digging further.
+const config = loadConfigOrExit({ LOG_LEVEL: "fatal" });
 const mcpConfig = loadMcpConfigOrExit(config.MCP_CONFIG);
 const log = createLogger(config.LOG_LEVEL, 2, mcpConfig.secrets);
 for (const warning of mcpConfig.warnings) process.stderr.write(`warning: ${warning}\n`);

@@ -14,7 +14,7 @@ export function formatServers(views: readonly ServerView[], now: number): string
       const lines = [head];
       if (v.tools.length) lines.push(`  tools: ${v.tools.join(", ")}`);
       if (v.lastError) lines.push(`  last error: ${v.lastError}`);
-      if (v.retryAt !== null && v.status === "retrying") lines.push(`  next attempt in ${Math.max(0, Math.round((v.retryAt - now) / 1000))} s`);
+      if (v.retryAt !== null && v.status === "retrying") lines.push(`  next attempt in ${Math.max(1, Math.ceil((v.retryAt - now) / 1000))} s`);
       return `${lines.join("\n")}\n`;
     })
     .join("");

@@ -12,6 +12,8 @@ import type { Timers } from "../runtime/deps.js";
 /** What starts a stdio server: the program, its arguments, its whole environment and working folder. */
 export interface StdioLaunch {
   server: string;
+  /** The entry asks to run inside the OS sandbox (refused by the configuration until the sandbox can). */
+  sandbox: boolean;
   command: string;
   args: string[];
   env: Record<string, string>;

@@ -17,7 +17,7 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
   switch (server.transport) {
     case "stdio":
       return new StdioTransport(
-        { server: server.name, command: server.command, args: server.args, env: serverEnvironment(server.env, options.env), cwd: server.cwd },
+        { server: server.name, sandbox: server.sandbox, command: server.command, args: server.args, env: serverEnvironment(server.env, options.env), cwd: server.cwd },
         options,
       );
     case "http":
