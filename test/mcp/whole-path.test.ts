@@ -103,7 +103,7 @@ describe("MCP tools through the whole path", () => {
     );
     const shown = await h.send("copy my notes into a todo list");
     const prompt = shown.find((m) => m.approvalId);
-    expect(prompt?.text).toMatch(/^🔐 main wants to run mcp__files__write_file /);
+    expect(prompt?.text).toMatch(/^🔐 main wants to run mcp__files__write_file: MCP server files, tool write_file\n/);
     expect(existsSync(target)).toBe(false);
     h.fake.script((req) => {
       expect(toolResults(req)).toEqual([
@@ -123,7 +123,7 @@ describe("MCP tools through the whole path", () => {
     h = await startHarness({ mcp: manager, files: agentFile("guarded", "Be guarded.", "tools: mcp__everything__*\nrequires_approval: [mcp__everything__echo]\n") });
     h.fake.script(reply(toolUse("mcp__careful__get-sum", { a: 1, b: 1 }, "toolu_c")));
     const asked = (await h.send("add")).find((m) => m.approvalId);
-    expect(asked?.text).toMatch(/^🔐 main wants to run mcp__careful__get-sum /);
+    expect(asked?.text).toMatch(/^🔐 main wants to run mcp__careful__get-sum: MCP server careful, tool get-sum\n/);
     h.fake.script(text("ok"));
     await h.gateway.decide(asked!.approvalId!, "alice", "deny");
     await h.gateway.idle();

@@ -46,7 +46,7 @@ describe("tool patterns", () => {
   it("the specs follow the tools offered now: one that joins later is there at the next call", () => {
     const source = dynamic(["mcp__github__create_issue", "mcp__github__delete_repo", "mcp__linear__list"]);
     const registry = new ToolRegistry([], source);
-    const frame = { effectiveTools: ["mcp__github__*", "!mcp__github__delete_repo", "complete"], outputSchema: null } as unknown as StackFrame;
+    const frame = { effectiveTools: ["mcp__github__*", "!mcp__github__delete_repo", "complete"], outputSchema: null, history: [] } as unknown as StackFrame;
     const names = () => registry.specsFor(frame, EMPTY_CATALOG).map((s) => s.name);
     expect(names()).toEqual(["complete", "mcp__github__create_issue"]);
     source.names.push("mcp__github__close_issue");
