@@ -129,7 +129,7 @@ describe("MCP tools through the whole path", () => {
     await h.gateway.idle();
     h.fake.script(reply(toolUse("use_agent", { name: "guarded", message: "echo hi" })), reply(toolUse("mcp__everything__get-sum", { a: 1, b: 1 }, "toolu_s"), toolUse("mcp__everything__echo", { message: "hi" }, "toolu_e")));
     const second = (await h.send("delegate")).find((m) => m.approvalId);
-    expect(second?.text).toMatch(/^🔐 agent:guarded wants to run mcp__everything__echo /);
+    expect(second?.text).toMatch(/^🔐 agent:guarded wants to run mcp__everything__echo: MCP server everything, tool echo\n/);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([]);
   });
 
