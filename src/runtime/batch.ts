@@ -21,12 +21,25 @@ const GAVE_UP_NOTE = "the caller had already given up waiting; nobody received t
 /**
  * The bypass path: runs a child (and anything it spawns) to the end without the user. A text reply
  * ends a batch frame the way complete() does. Its frames are logged but never put on the durable stack.
+ *
+ * The run commits its rows through a journal of its own, never through its caller's: once the caller stops
+ * waiting (a call timeout, a cancel) it goes on with its own step while the run may not have noticed yet, and a
+ * flush of the caller's journal from here would commit half of that step (its "tool about to run" mark cleared,
+ * the call's result not yet written). What the run leaves uncommitted is flushed before it returns.
  */
-export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
+export async function runToCompletion(child: StackFrame, callerDeps: TurnDeps): Promise<ToolOutput> {
+  const { store, journal: caller } = callerDeps;
+  const deps: TurnDeps = { ...callerDeps, journal: new Journal(store, caller.sessionKey, caller.requestId, caller.taskId) };
+  const output = await run(child, deps);
+  await deps.journal.flush();
+  return output;
+}
+
+async function run(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
   const stack = new AgentStack();
-  // Every agent session this run starts (its own and its children's), for closeAbandoned.
-  const sessions = new Set<string>([child.agentSessionId]);
   pushChild(stack, asBatch(child, deps), deps.journal);
+  // On record before it does anything: the run shows as open until it ends, even while a tool of its own hangs.
+  await deps.journal.flush();
   deps.log.info({ frame: child.frameId, agent: child.agentName }, "batch run started");
   for (;;) {
     const frame = stack.top!;
@@ -34,9 +47,7 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
     if (deps.signal.aborted) {
       // Cut short (a call timeout, a cancel, shutdown): close every open batch frame in the log.
       const reason = deps.signal.reason instanceof Error ? deps.signal.reason.message : "cancelled";
-      if (deps.signal.reason instanceof CallerGaveUp) return await closeAbandoned(stack, deps, reason, sessions);
-      do closeUnresolved(stack.top!, deps.journal, `not run: ${reason}`);
-      while (returnToParent(stack, deps.journal, reason, true));
+      await closeStopped(stack, deps, reason, deps.signal.reason instanceof CallerGaveUp);
       return { content: `${frame.agentName} was stopped: ${reason}`, isError: true };
     }
     switch (result.action) {
@@ -60,7 +71,6 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
         if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) })) return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
-        sessions.add(result.child.agentSessionId);
         pushChild(stack, asBatch(result.child, deps), deps.journal);
         break;
       case "INTERRUPT":
@@ -83,40 +93,30 @@ export async function runToCompletion(child: StackFrame, deps: TurnDeps): Promis
 }
 
 /**
- * Closes a run whose caller has moved on. Nobody else flushes these rows any more (the caller's request
- * may be long done), so this commits them itself; and a /cancel in the meantime may already have closed
- * the run's session, which must not end twice.
+ * Closes a run that was cut short, top frame first. Its caller may have moved on (nobody else will commit these
+ * rows: the caller's request may be long done), and a /cancel in the meantime may already have closed the run's
+ * session, which must not end twice. The bottom frame of a run whose caller gave up says that nobody got its result.
  */
-async function closeAbandoned(stack: AgentStack, deps: TurnDeps, reason: string, sessions: ReadonlySet<string>): Promise<ToolOutput> {
+async function closeStopped(stack: AgentStack, deps: TurnDeps, reason: string, gaveUp: boolean): Promise<void> {
+  const { journal } = deps;
   const bottom = stack.all()[0]!;
-  // Its own journal: the caller's may be in the middle of a step of its own, which this must not commit. What the
-  // run wrote there and the caller has not committed yet (its start, its calls) comes along, to be committed first.
-  const journal = new Journal(deps.store, deps.journal.sessionKey, deps.journal.requestId, deps.journal.taskId);
-  deps.journal.handOver(sessions, journal);
-  const stopped = { content: `${bottom.agentName} was stopped: ${reason}`, isError: true };
   const closed = (await deps.store.sessionLog(journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
   if (!closed) {
-    for (;;) {
-      const top = stack.top!;
-      closeUnresolved(top, journal, `not run: ${reason}`);
-      if (top !== bottom) {
-        returnToParent(stack, journal, reason, true);
-        continue;
-      }
-      stack.pop();
-      journal.append(top, "agent_session_complete", {
-        agent_session_id: top.agentSessionId,
-        agent_name: top.agentName,
-        result: reason,
-        is_error: true,
-        note: GAVE_UP_NOTE,
-      });
-      break;
+    while (stack.top !== bottom) {
+      closeUnresolved(stack.top!, journal, `not run: ${reason}`);
+      returnToParent(stack, journal, reason, true);
     }
+    closeUnresolved(bottom, journal, `not run: ${reason}`);
+    stack.pop();
+    journal.append(bottom, "agent_session_complete", {
+      agent_session_id: bottom.agentSessionId,
+      agent_name: bottom.agentName,
+      result: reason,
+      is_error: true,
+      ...(gaveUp ? { note: GAVE_UP_NOTE } : {}),
+    });
   }
-  await journal.flush();
-  deps.log.info({ frame: bottom.frameId, agent: bottom.agentName, reason }, "batch run stopped after its caller gave up");
-  return stopped;
+  if (gaveUp) deps.log.info({ frame: bottom.frameId, agent: bottom.agentName, reason }, "batch run stopped after its caller gave up");
 }
 
 /** Inside a batch run nobody can answer questions: anything spawned there runs in batch mode too, and is told so. */

@@ -41,16 +41,6 @@ export class Journal {
     return this.rows;
   }
 
-  /**
-   * Hands this journal's unwritten rows of the agent sessions `ids` over to `to`: a batch run whose caller gave up
-   * closes itself on a journal of its own, and its start must not be committed after its end.
-   */
-  handOver(ids: ReadonlySet<string>, to: Journal): void {
-    const mine = (r: LogEntryInput) => r.agentSessionId !== null && ids.has(r.agentSessionId);
-    to.rows.push(...this.rows.filter(mine));
-    this.rows = this.rows.filter((r) => !mine(r));
-  }
-
   /** The frame's metadata (iteration, running tool) changed; it is saved with the next flush. */
   touch(frame: StackFrame): void {
     this.touched.set(frame.frameId, frame);

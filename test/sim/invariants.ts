@@ -26,6 +26,9 @@ export class Checker {
   private readonly uses = new Map<string, Map<string, number>>();
   /** The in-memory stack at its last stack-changing commit, per session (compared after a restart). */
   readonly lastStack = new Map<string, string>();
+  /** The committed "tool about to run" mark per agent session, and every tool use whose result is committed. */
+  private readonly marks = new Map<string, string>();
+  private readonly results = new Set<string>();
 
   constructor(private readonly callDepthMax: number) {}
 
@@ -35,6 +38,7 @@ export class Checker {
 
   async afterCommit(store: Store, cached: AgentStack | undefined, step: StepCommit): Promise<void> {
     for (const row of step.log ?? []) this.track(row);
+    this.trackMarks(step);
     const changesStack = (step.log?.length ?? 0) > 0 || step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length;
     if (!changesStack) return;
     // The stack in memory as the step left it (the turn waits for this check before it goes on). Recorded
@@ -71,6 +75,22 @@ export class Checker {
     if (memory !== null && touchesStack) {
       const durable = await storedStack(store, step.sessionKey);
       if (memory !== durable) this.report(`durability: the stack in memory of ${step.sessionKey} differs from the committed one after a step`);
+    }
+  }
+
+  /**
+   * A frame's "tool about to run" mark may leave the disk only with (or after) that tool's result: a mark
+   * cleared alone means a restart would find the call open and unmarked, and run it again.
+   */
+  private trackMarks(step: StepCommit): void {
+    for (const row of step.log ?? []) if (row.type === "tool_result") this.results.add((row.payload as { tool_use_id: string }).tool_use_id);
+    for (const frame of [...(step.framesPushed ?? []), ...(step.framesUpdated ?? [])]) {
+      const marked = this.marks.get(frame.agentSessionId);
+      if (marked && frame.runningToolUseId !== marked && !this.results.has(marked)) {
+        this.report(`tool mark: the running mark of ${marked} (${frame.agentName} in ${step.sessionKey}) was cleared on disk before its result was written`);
+      }
+      if (frame.runningToolUseId) this.marks.set(frame.agentSessionId, frame.runningToolUseId);
+      else this.marks.delete(frame.agentSessionId);
     }
   }
 

@@ -1,4 +1,4 @@
-import type { NewRequest, StepCommit, Store } from "../../src/store/store.js";
+import type { LogEntryInput, NewRequest, StepCommit, Store } from "../../src/store/store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 /** The process died: every later use of its store fails, like calls into a dead process. */
@@ -14,6 +14,8 @@ export interface StorePlants {
   forgetDeliveries?: boolean;
   /** Acknowledges an inbound message at once and commits it with the next group (the bug group commit must not have). */
   ackBeforeCommit?: boolean;
+  /** Commits a step's tool_result rows with the session's next step (a step torn in two, as a shared journal did). */
+  lateToolResults?: boolean;
 }
 
 /**
@@ -42,6 +44,8 @@ export class SimStore implements Store {
   private groupOnDisk = false;
   /** afterRunningTool: a tool was marked running; the next commit dies. */
   private toolRunning = false;
+  /** lateToolResults: the tool results held back per session, for its next commit. */
+  private readonly heldResults = new Map<string, LogEntryInput[]>();
   /** forgetDeliveries: replies this process handed out; kept in memory only, so a restart sends them again. */
   private readonly claimedHere = new Set<string>();
   dead = false;
@@ -99,6 +103,7 @@ export class SimStore implements Store {
     const planted: StepCommit = {
       ...step,
       ...(this.plants.dropToolResults ? { log: (step.log ?? []).filter((e, i) => e.type !== "tool_result" || i % 3 !== 0) } : {}),
+      ...(this.plants.lateToolResults ? { log: this.holdResults(step) } : {}),
       ...(this.plants.dropFrameUpdates ? { framesUpdated: [] } : {}),
     };
     try {
@@ -114,6 +119,13 @@ export class SimStore implements Store {
       this.die();
       throw new Crash(`crashed after commit ${this.commits}`);
     }
+  }
+
+  private holdResults(step: StepCommit): LogEntryInput[] {
+    const held = this.heldResults.get(step.sessionKey) ?? [];
+    const rows = step.log ?? [];
+    this.heldResults.set(step.sessionKey, rows.filter((e) => e.type === "tool_result"));
+    return [...held, ...rows.filter((e) => e.type !== "tool_result")];
   }
 
   session: Store["session"] = async (key, id) => this.alive().session(key, id);

@@ -50,6 +50,14 @@ describe("simulation", () => {
     expect(groupCrashes).toBeGreaterThan(SEEDS / 100);
   }, 120_000);
 
+  it("replays the seeds that found bugs, clean", async () => {
+    // 1440: a call_agent callee whose caller had timed out flushed its caller's journal mid-step (tool mark, durability).
+    for (const seed of [1440]) {
+      const result = await runScenario({ seed, dir, catalog });
+      expect(result.violations, result.violations.join("\n")).toEqual([]);
+    }
+  });
+
   it("is deterministic: the same seed gives the same trace", async () => {
     for (const seed of [3, 17, 42, 99]) {
       const a = await runScenario({ seed, dir, catalog });
@@ -76,6 +84,11 @@ describe("every checker fires on its planted bug", () => {
   it("tool pairing: a store that loses tool_result rows is caught", async () => {
     const found = await firstViolation(/tool pairing/, { plants: { dropToolResults: true }, crashes: false });
     expect(found).toMatch(/^seed \d+: tool pairing: toolu_sim_\d+ in sim:s\d never got a tool_result/);
+  });
+
+  it("tool marks: a step torn in two (its tool results committed one step late) is caught where the mark is cleared", async () => {
+    const found = await firstViolation(/tool mark/, { plants: { lateToolResults: true }, crashes: false });
+    expect(found).toMatch(/^seed \d+: tool mark: the running mark of toolu_sim_\d+ \([^)]+ in sim:s\d\) was cleared on disk before its result was written/);
   });
 
   it("durability and restart: a store that drops frame updates is caught when a stack is rebuilt", async () => {
