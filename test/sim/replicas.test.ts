@@ -40,7 +40,7 @@ function run(seed: number, options: Partial<ReplicaScenarioOptions> = {}): Promi
 async function runSeeds(seeds: number[], options: Partial<ReplicaScenarioOptions> = {}) {
   const unexplained: string[] = [];
   const known = new Map<string, number>();
-  const totals = { refused: 0, takeovers: 0, pauses: 0, crashes: 0, stops: 0, seedsWithRefusal: 0 };
+  const totals = { refused: 0, takeovers: 0, pauses: 0, crashes: 0, stops: 0, midCall: 0, seedsWithRefusal: 0 };
   for (const seed of seeds) {
     const result = await run(seed, options);
     if (ONE !== null && process.env.SIM_DEBUG) console.log(JSON.stringify(result.stats));
@@ -49,7 +49,7 @@ async function runSeeds(seeds: number[], options: Partial<ReplicaScenarioOptions
       if (bug) known.set(bug.name, (known.get(bug.name) ?? 0) + 1);
       else unexplained.push(v);
     }
-    for (const k of ["refused", "takeovers", "pauses", "crashes", "stops"] as const) totals[k] += result.stats[k];
+    for (const k of ["refused", "takeovers", "pauses", "crashes", "stops", "midCall"] as const) totals[k] += result.stats[k];
     if (result.stats.refused > 0) totals.seedsWithRefusal++;
   }
   if (known.size) console.info(`known protocol bugs seen: ${[...known].map(([name, n]) => `${name} (${n}×)`).join("; ")}`);
@@ -84,6 +84,8 @@ describe("replicas and leases (simulation)", () => {
     expect(totals.takeovers).toBeGreaterThan(SEEDS);
     expect(totals.seedsWithRefusal).toBeGreaterThan(SEEDS / 4);
     expect(totals.crashes + totals.stops).toBeGreaterThan(SEEDS / 10);
+    // Some pauses and crashes struck inside a call_agent callee (its model answer or its booking held).
+    expect(totals.midCall).toBeGreaterThan(SEEDS / 20);
   });
 
   it(`holds them over ${ONE ?? PAUSE_SEEDS} scenarios that each pause a replica mid-step until the other takes over`, async () => {
@@ -161,6 +163,71 @@ describe("replicas and leases (simulation)", () => {
     }
   });
 
+  it("a replica paused in a call_agent callee right after its booking: the other answers the call as interrupted; one booking", async () => {
+    const world = new ReplicaWorld({ dir, catalog, seed: 3, ttlMs: 1000 });
+    try {
+      world.start("A");
+      const b = world.start("B");
+      world.pause("A", "ledger");
+      const requestId = accepted(await world.submit("A", "sim:s1", "guide (s1#1)", "m1"));
+      await world.settle();
+      expect(world.get("A").state).toBe("paused");
+      expect(world.outside.bookings.get("guide (s1#1)")).toBe(1);
+
+      // B takes the session over. Main's call_agent was marked running before the callee started, and the
+      // callee lived only in A's memory: the call is answered as interrupted, not made again.
+      await world.advance(world.ttlMs + 1);
+      await world.poll("B");
+      await world.settle();
+      expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
+      expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
+        "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
+      ]);
+      // The callee's agent session, which A committed when it started, is closed by B.
+      expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
+
+      // A resumes: its callee goes on under token 1, and its steps are refused.
+      await world.resume("A", "work-first");
+      await world.settle();
+      const refused = world.checker.commits.filter((c) => c.replica === "A" && !c.ok);
+      expect(refused.length).toBeGreaterThan(0);
+      await world.finish(["sim:s1"]);
+      expect(world.violations).toEqual([]);
+      expect(world.outside.bookings.get("guide (s1#1)")).toBe(1);
+      expect(world.shared.midCall).toBe(1);
+    } finally {
+      world.close();
+    }
+  });
+
+  it("a replica paused on its callee's model answer books nothing once it resumes: the booking's mark is refused first", async () => {
+    for (const order of ["work-first", "timers-first"] as const) {
+      const world = new ReplicaWorld({ dir, catalog, seed: 4, ttlMs: 1000 });
+      try {
+        world.start("A");
+        const b = world.start("B");
+        world.pause("A", "model", 2); // main's answer (the call) goes through; the callee's (the booking) is held
+        const requestId = accepted(await world.submit("A", "sim:s1", "guide (s1#1)", "m1"));
+        await world.settle();
+        expect(world.shared.midCall).toBe(1);
+        await world.advance(world.ttlMs + 1);
+        await world.poll("B");
+        await world.settle();
+        expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
+          "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
+        ]);
+        await world.resume("A", order);
+        await world.settle();
+        await world.finish(["sim:s1"]);
+        expect(world.violations, order).toEqual([]);
+        expect(world.outside.bookings.get("guide (s1#1)"), order).toBeUndefined();
+        expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
+      } finally {
+        world.close();
+      }
+    }
+  });
+
   it("lets a resumed replica whose overdue renewal runs first stop its turn without trying to commit", async () => {
     const world = new ReplicaWorld({ dir, catalog, seed: 2, ttlMs: 1000 });
     try {
@@ -200,7 +267,7 @@ describe("every checker fires on its planted bug (and the same seed is clean wit
   });
 
   it("4, nothing stuck: replicas that never take over orphaned work leave a crashed replica's requests pending", async () => {
-    const found = await plantedSeed(/stuck: request/, { plants: { "*": { noTakeover: true } } });
+    const found = await plantedSeed(/stuck: request/, { plants: { "*": { noTakeover: true } } }, 60);
     expect(found[0]).toMatch(/^seed \d+: stuck: request req_\w+ \("[^"]+"\) of sim:s\d is still (pending|running)/);
   });
 

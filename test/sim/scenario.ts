@@ -5,7 +5,7 @@ import type { Catalog } from "../../src/catalog/definition.js";
 import type { Ids } from "../../src/runtime/deps.js";
 import { Checker } from "./invariants.js";
 import { Prng } from "./prng.js";
-import { SimModel, type ModelBehaviour } from "./sim-model.js";
+import { SimModel, UNAVAILABLE, type ModelBehaviour } from "./sim-model.js";
 import { Crash } from "./sim-store.js";
 import { VirtualTime } from "./virtual-time.js";
 import { World, type Outside, type WorldPlants } from "./world.js";
@@ -27,13 +27,29 @@ export interface ScenarioOptions {
   forceGroupCrashBefore?: number;
   /** Make the first world crash just before the commit that follows the first step marking a tool as running. */
   forceCrashAfterRunningTool?: boolean;
+  /**
+   * The call limiter: calls in flight per target and how many more may wait. Default 2 and 2, or SIM_CALL_LIMIT and
+   * SIM_CALL_QUEUE (`SIM_CALL_LIMIT=1 SIM_CALL_QUEUE=0 SIM_CROWD=1 npm run sim -- --seeds 2000`; SIM_CROWD=1 is
+   * behaviour.crowd).
+   */
+  callLimit?: { max: number; queue: number };
 }
 
 export interface ScenarioResult {
   seed: number;
   violations: string[];
   traceHash: string;
-  stats: { modelCalls: number; restarts: number; messages: number; delivered: number; compactions: number; groupCrashes: number };
+  stats: {
+    modelCalls: number;
+    restarts: number;
+    messages: number;
+    delivered: number;
+    compactions: number;
+    groupCrashes: number;
+    /** call_agent calls refused with "target busy", and calls to a target that is unavailable. */
+    busy: number;
+    unavailable: number;
+  };
 }
 
 const CALL_DEPTH_MAX = 3;
@@ -48,7 +64,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const prng = new Prng(seed);
   const time = new VirtualTime();
   const outside: Outside = { delivered: [], ledger: 0, runs: new Map() };
-  const model = new SimModel(prng, time, { maxCallsPerRequest: 300, ...options.behaviour });
+  const model = new SimModel(prng, time, { maxCallsPerRequest: 300, crowd: process.env.SIM_CROWD === "1", ...options.behaviour });
   const checker = new Checker(CALL_DEPTH_MAX);
   const ids = options.plants?.randomIds ? randomIdSource() : counterIdSource();
   const dbFile = join(options.dir, `sim-${seed}-${randomUUID().slice(0, 8)}.db`);
@@ -78,6 +94,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       crashAt: crashPoint(),
       plants: options.plants ?? {},
       callDepthMax: CALL_DEPTH_MAX,
+      callLimit: options.callLimit ?? callLimitFromEnv(),
       replica: `sim-${restarts}`,
       midTurn: options.midTurn ?? (seed % 2 === 0 ? "steer" : "queue"),
       onCommit: (world, step) => checker.afterCommit(world.store, world.stacks.cached(step.sessionKey), step),
@@ -98,10 +115,45 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     }
   };
   const settle = async () => {
+    // Idle: no turn runs, and every call_agent callee has stopped (one whose caller gave up closes itself later).
     await world.gateway.idle();
+    await world.limiter.idle();
     while (world.store.dead) {
       await restart();
       await world.gateway.idle();
+    }
+  };
+
+  type Message = (typeof messages)[number];
+  /** A platform redelivers what the process died before acknowledging: submit until a live world takes it. */
+  const deliver = async (message: Message) => {
+    for (;;) {
+      try {
+        const result = await world.gateway.submit({ sessionKey: message.session, messageId: message.id, userId: `user-${message.session}`, text: message.text });
+        if (process.env.SIM_DEBUG) console.log(`submit ${message.session} ${message.id} "${message.text}" → ${JSON.stringify(result)}`);
+        if (result.status === "accepted" || result.status === "duplicate") message.accepted = true;
+        return;
+      } catch (error) {
+        if (!(error instanceof Crash)) throw error;
+        await restart();
+      }
+    }
+  };
+  /**
+   * A batch run that a dead process left open (it crashed before the run closed itself) is closed when its session
+   * next starts a task, or by a /cancel (Orchestrator.handleMessage, control.ts unwind). A session where that is
+   * still to come gets one more message (a /cancel when a task waits there), so the end state shows them closed.
+   */
+  const closeLeftOpen = async () => {
+    if (restarts === 0) return;
+    for (const key of sessions) {
+      const live = new Set((await world.store.frames(key)).map((f) => f.agentSessionId));
+      if ((await world.store.openAgentSessions(key)).every((s) => live.has(s.agentSessionId))) continue;
+      const waiting = (await world.store.activeTask(key)) !== null;
+      const message = { session: key, id: `closing-${key}`, text: waiting ? "/cancel" : `message closing: please help with ${key}`, accepted: false };
+      messages.push(message);
+      await deliver(message);
+      await settle();
     }
   };
 
@@ -135,30 +187,28 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
           ? prng.pick(earlier)
           : { session, id: `p${i}`, text: textFor(kind, i), accepted: false };
       if (!messages.includes(message)) messages.push(message);
-      // A platform redelivers what the process died before acknowledging: submit until a live world takes it.
-      for (;;) {
-        try {
-          const result = await world.gateway.submit({ sessionKey: session, messageId: message.id, userId: `user-${session}`, text: message.text });
-          if (process.env.SIM_DEBUG) console.log(`submit ${session} ${message.id} "${message.text}" → ${JSON.stringify(result)}`);
-          if (result.status === "accepted" || result.status === "duplicate") message.accepted = true;
-          break;
-        } catch (error) {
-          if (!(error instanceof Crash)) throw error;
-          await restart();
-        }
-      }
+      await deliver(message);
       if (prng.chance(0.5)) await settle();
       else if (world.store.dead) await settle();
     }
     await settle();
+    await closeLeftOpen();
   } catch (error) {
     checker.violations.push(`the simulation itself failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
   }
 
   let traceHash = "";
   let compactions = 0;
+  const refusals = { busy: 0, unavailable: 0 };
   try {
-    compactions = (await Promise.all(sessions.map((key) => world.store.sessionLog(key)))).flat().filter((e) => e.type === "compaction").length;
+    const rows = (await Promise.all(sessions.map((key) => world.store.sessionLog(key)))).flat();
+    compactions = rows.filter((e) => e.type === "compaction").length;
+    for (const row of rows) {
+      if (row.type !== "tool_result") continue;
+      const content = String((row.payload as { content?: unknown }).content);
+      if (content.startsWith("target busy:")) refusals.busy++;
+      if (content.startsWith(`the agent "${UNAVAILABLE}" is unavailable`)) refusals.unavailable++;
+    }
     await checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
     traceHash = await trace(world, sessions, outside);
   } finally {
@@ -172,8 +222,17 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     seed,
     violations,
     traceHash,
-    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions, groupCrashes },
+    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions, groupCrashes, ...refusals },
   };
+}
+
+function callLimitFromEnv(): { max: number; queue: number } {
+  const max = Number(process.env.SIM_CALL_LIMIT ?? 2);
+  const queue = Number(process.env.SIM_CALL_QUEUE ?? 2);
+  if (!Number.isInteger(max) || max < 1 || !Number.isInteger(queue) || queue < 0) {
+    throw new Error(`SIM_CALL_LIMIT must be a whole number ≥ 1 and SIM_CALL_QUEUE one ≥ 0, got "${process.env.SIM_CALL_LIMIT}" and "${process.env.SIM_CALL_QUEUE}"`);
+  }
+  return { max, queue };
 }
 
 function textFor(kind: string, i: number): string {

@@ -16,6 +16,8 @@ export const CONTACT_SCHEMA = {
 
 export const SKILLS = ["interview", "summary"];
 export const AGENTS = ["researcher", "extractor", "helper"];
+/** A target that exists but cannot be called (the key it needs is not set); it takes every second "ghost" pick. */
+export const UNAVAILABLE = "weather";
 
 export interface ModelBehaviour {
   /** Every call asks for the `note` tool again (for the no-hang planted bug). */
@@ -28,6 +30,11 @@ export interface ModelBehaviour {
   faults?: boolean;
   /** A faulty stub between the runtime and the model: it loses the tool results of the newest message. */
   corruptRequests?: boolean;
+  /**
+   * Calls pile up on one agent: most hand-overs are call_agent to `researcher`, and a slow model call lets the
+   * other chats run meanwhile (as a real one would), so calls overlap (with a tight limiter: "target busy").
+   */
+  crowd?: boolean;
 }
 
 /**
@@ -41,6 +48,8 @@ export class SimModel implements Model {
   readonly violations: string[] = [];
   calls = 0;
   private toolIds = 0;
+  /** Picks of a missing target so far; every second one is the unavailable agent instead (no draw from the seed). */
+  private ghosts = 0;
   private readonly perRequest = new Map<string, number>();
 
   constructor(
@@ -84,6 +93,7 @@ export class SimModel implements Model {
     if (fault === "server") throw new ModelError("Anthropic API error 500: Internal server error", 500);
     if (fault === "rate") throw new ModelError("Anthropic API error 429: rate limited", 429);
     if (fault === "timeout") throw new ModelError("request timed out");
+    if (fault === "slow" && this.behaviour.crowd) await new Promise((resolve) => setImmediate(resolve));
     this.time.advance(fault === "slow" ? this.prng.int(40_000) : 1);
     if (request.signal?.aborted) throw new ModelError("the model call was cancelled", null, true);
     const content = this.answer(request, count);
@@ -97,7 +107,7 @@ export class SimModel implements Model {
     const kind = this.prng.weighted({
       text: late ? 40 : 22,
       finish: late ? 40 : 20,
-      spawn: late ? 2 : this.behaviour.deep ? 60 : 18,
+      spawn: late ? 2 : this.behaviour.deep ? 60 : this.behaviour.crowd ? 30 : 18,
       parallel: late ? 1 : 8,
       tool: 12,
       malformed: 3,
@@ -145,14 +155,21 @@ export class SimModel implements Model {
   private spawn(offered: string[]): AssistantBlock | null {
     const kinds = ["spawn_any", "use_skill", "use_agent", "call_agent"].filter((n) => offered.includes(n));
     if (kinds.length === 0) return null;
-    const kind = this.behaviour.deep && kinds.includes("spawn_any") ? "spawn_any" : this.prng.pick(kinds);
+    const crowded = this.behaviour.crowd && kinds.includes("call_agent") && this.prng.chance(0.8);
+    const kind = crowded ? "call_agent" : this.behaviour.deep && kinds.includes("spawn_any") ? "spawn_any" : this.prng.pick(kinds);
     const schema = this.prng.chance(0.2) ? { output_schema: CONTACT_SCHEMA } : {};
     if (kind === "use_skill") return this.use(kind, { name: this.prng.pick([...SKILLS, "ghost"]), message: "help", ...schema });
     if (kind === "call_agent") {
       const timeout = this.prng.pick([undefined, 0, 5_000, 20_000, 999_999]);
-      return this.use(kind, { agent: this.prng.pick([...AGENTS, "ghost"]), message: "look this up", ...(timeout === undefined ? {} : { timeout_ms: timeout }), ...schema });
+      return this.use(kind, { agent: crowded ? "researcher" : this.agent(), message: "look this up", ...(timeout === undefined ? {} : { timeout_ms: timeout }), ...schema });
     }
-    return this.use(kind, { name: this.prng.pick([...AGENTS, "ghost"]), message: "help", ...schema });
+    return this.use(kind, { name: this.agent(), message: "help", ...schema });
+  }
+
+  /** A target: one of the agents, or one that cannot be called (missing, or unavailable). */
+  private agent(): string {
+    const name = this.prng.pick([...AGENTS, "ghost"]);
+    return name === "ghost" && ++this.ghosts % 2 === 0 ? UNAVAILABLE : name;
   }
 
   private tool(offered: string[]): AssistantBlock | null {

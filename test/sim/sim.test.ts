@@ -9,6 +9,7 @@ import { runScenario, type ScenarioOptions } from "./scenario.js";
 import { writeSimCatalog } from "./world.js";
 
 const SEEDS = Number(process.env.SIM_SEEDS ?? 400);
+const CROWD_SEEDS = Math.max(20, Math.round(SEEDS / 8));
 let dir: string;
 let catalog: Catalog;
 beforeAll(() => {
@@ -33,12 +34,14 @@ describe("simulation", () => {
     let restarts = 0;
     let calls = 0;
     let groupCrashes = 0;
+    let unavailable = 0;
     for (let seed = 1; seed <= SEEDS; seed++) {
       const result = await runScenario({ seed, dir, catalog });
       failures.push(...result.violations);
       restarts += result.stats.restarts;
       calls += result.stats.modelCalls;
       groupCrashes += result.stats.groupCrashes;
+      unavailable += result.stats.unavailable;
     }
     expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
     // The workload really exercised crashes and the model. About a quarter of the scenarios restart, but the figure
@@ -48,6 +51,20 @@ describe("simulation", () => {
     expect(calls).toBeGreaterThan(SEEDS * 10);
     // Some crashes struck a group commit of several writes after it committed and before anyone was told.
     expect(groupCrashes).toBeGreaterThan(SEEDS / 100);
+    // Calls to an agent that exists but is unavailable were made, and answered with the reason.
+    expect(unavailable).toBeGreaterThan(SEEDS / 100);
+  }, 120_000);
+
+  it(`holds them over ${CROWD_SEEDS} crowded seeds with one call per target and no queue, which see "target busy"`, async () => {
+    const failures: string[] = [];
+    let busy = 0;
+    for (let seed = 1; seed <= CROWD_SEEDS; seed++) {
+      const result = await runScenario({ seed, dir, catalog, callLimit: { max: 1, queue: 0 }, behaviour: { crowd: true } });
+      failures.push(...result.violations.map((v) => `${v} (callLimit 1/0, crowd)`));
+      busy += result.stats.busy;
+    }
+    expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
+    expect(busy).toBeGreaterThan(CROWD_SEEDS / 10);
   }, 120_000);
 
   it("replays the seeds that found bugs, clean", async () => {

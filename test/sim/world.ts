@@ -34,6 +34,8 @@ export function writeSimCatalog(root: string): Catalog {
     "---\nname: extractor\ndescription: Extracts contacts.\nmode: batch\noutput_schema:\n  type: object\n  properties:\n    name: { type: string, minLength: 1 }\n    email: { type: string, format: email }\n  required: [name, email]\n---\nExtract.\n",
   );
   file("agents/helper.md", "---\nname: helper\ndescription: Helps.\ntools: note, ledger\n---\nHelp.\n");
+  // Unavailable: the key it needs is never set in the simulation, so calling it is refused with the reason.
+  file("agents/weather.md", "---\nname: weather\ndescription: Forecasts.\nenv: [SIM_WEATHER_API_KEY]\n---\nForecast.\n");
   return loadCatalog(join(root, "skills"), join(root, "agents"), { env: {} });
 }
 
@@ -58,6 +60,8 @@ export class World {
   readonly store: SimStore;
   readonly gateway: Gateway;
   readonly stacks: AgentStackManager;
+  /** Its call limiter: idle once every call_agent callee has stopped, abandoned ones included. */
+  readonly limiter: CallLimiter;
 
   constructor(opts: {
     dbFile: string;
@@ -70,6 +74,8 @@ export class World {
     crashAt: CrashPoint | null;
     plants: WorldPlants;
     callDepthMax: number;
+    /** The call limiter's bounds: calls in flight per target, and how many more may wait. */
+    callLimit: { max: number; queue: number };
     /** This process's name among the replicas: a restarted process is a new holder of its leases. */
     replica: string;
     midTurn: "queue" | "steer";
@@ -98,7 +104,7 @@ export class World {
       },
       ids: opts.ids,
       log: silentLogger(),
-      limiter: new CallLimiter(2, 2),
+      limiter: (this.limiter = new CallLimiter(opts.callLimit.max, opts.callLimit.queue)),
       timers: opts.time,
       // In-thread, so a report_back is checked within the step the simulation schedules (a worker would not be).
       schemas: new InlineSchemaChecker(),

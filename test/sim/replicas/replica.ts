@@ -92,7 +92,7 @@ export class Replica {
       store: runtimeStore,
       stacks: this.stacks,
       model,
-      tools: new ToolRegistry([ledgerTool(name, options.outside, this.gate, trace, options.plants?.idempotentLedger)]),
+      tools: new ToolRegistry([ledgerTool(name, options.outside, this.gate, options.shared, options.plants?.idempotentLedger)]),
       catalog: () => options.catalog,
       settings: {
         defaultModel: "claude-sim",

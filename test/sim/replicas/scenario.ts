@@ -19,7 +19,19 @@ export interface ReplicaScenarioResult {
   violations: string[];
   trace: string[];
   traceHash: string;
-  stats: { commits: number; refused: number; takeovers: number; pauses: number; crashes: number; stops: number; modelCalls: number; staleModelCalls: number; requests: number };
+  stats: {
+    commits: number;
+    refused: number;
+    takeovers: number;
+    pauses: number;
+    crashes: number;
+    stops: number;
+    modelCalls: number;
+    staleModelCalls: number;
+    requests: number;
+    /** Pauses and crashes that struck inside a call_agent callee. */
+    midCall: number;
+  };
 }
 
 /** The command that replays one seed (SIM_DEBUG=1 prints its trace), in the test that ran it. */
@@ -48,8 +60,9 @@ export async function runReplicaScenario(options: ReplicaScenarioOptions): Promi
 
   const message = async (via: string) => {
     const sessionKey = prng.pick(sessions);
-    const kind = prng.weighted({ plan: 4, city: 4, question: 2 });
-    const text = `${kind === "plan" ? "plan a trip" : kind === "city" ? "Lisbon" : "question"} (${sessionKey.slice(4)}#${++n})`;
+    const kind = prng.weighted({ plan: 4, city: 4, question: 2, guide: 3, forecast: 1 });
+    const opening = { plan: "plan a trip", city: "Lisbon", question: "question", guide: "guide", forecast: "forecast" }[kind];
+    const text = `${opening} (${sessionKey.slice(4)}#${++n})`;
     const id = `m${n}`;
     // Redelivered later only once stored (a replica that froze mid-submit may still store it when it resumes).
     if (await world.submit(via, sessionKey, text, id)) sent.push({ sessionKey, text, id });
@@ -178,6 +191,7 @@ export async function runReplicaScenario(options: ReplicaScenarioOptions): Promi
       modelCalls: world.shared.calls,
       staleModelCalls: world.shared.staleCalls,
       requests: world.requests.length,
+      midCall: world.shared.midCall,
     },
   };
 }

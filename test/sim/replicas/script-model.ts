@@ -30,6 +30,13 @@ export interface ModelShared {
   staleCalls: number;
   /** Above this many model calls in one scenario, something spins: the call never answers and it is reported. */
   maxCalls: number;
+  /** Pauses and crashes that struck inside a call_agent callee (its model answer or its booking held). */
+  midCall: number;
+}
+
+/** The researcher runs as a call_agent callee: it cannot talk to the user. */
+export function inCallee(system: string): boolean {
+  return system.includes('agent "researcher"');
 }
 
 /**
@@ -77,6 +84,7 @@ export class ScriptedModel implements Model {
     }
     shared.clock.tick(20 + shared.prng.int(80));
     const held = this.gate.wait("model");
+    if (this.gate.state !== "running" && inCallee(request.system)) shared.midCall++;
     if (held) await abortable(held, request.signal);
     if (request.signal?.aborted) throw new ModelError("the model call was cancelled", null, true);
     const content = this.answer(request);
@@ -92,8 +100,15 @@ export class ScriptedModel implements Model {
       if (request.messages.length === 1) return [{ type: "text", text: "Where to?" }];
       return [this.use("ledger", { booking: said })];
     }
+    if (inCallee(request.system)) {
+      // A call_agent callee: it books a guide (a side effect) and answers its caller.
+      if (results.length > 0) return [{ type: "text", text: `guide ${results.map((r) => r.content).join("; ")}` }];
+      return [this.use("ledger", { booking: said.replace(/^find a guide in /, "") })];
+    }
     if (results.length > 0) return [{ type: "text", text: `All set (${results.map((r) => r.content).join("; ")})` }];
     if (said.startsWith("plan")) return [this.use("use_skill", { name: "interview", message: `plan a trip for: ${said}` })];
+    if (said.startsWith("guide")) return [this.use("call_agent", { agent: "researcher", message: `find a guide in ${said}` })];
+    if (said.startsWith("forecast")) return [this.use("call_agent", { agent: "forecast", message: `the weather for ${said}` })];
     return [{ type: "text", text: `answer to ${said}` }];
   }
 
@@ -121,7 +136,8 @@ function abortable(held: Promise<void>, signal: AbortSignal | undefined): Promis
  * idempotent, so the runtime commits a running mark first; `plantIdempotent` is the planted bug that says it
  * is (no mark), so a replica taking over books again.
  */
-export function ledgerTool(replica: string, outside: Outside, gate: PauseGate, trace: (line: string) => void, plantIdempotent = false): Tool {
+export function ledgerTool(replica: string, outside: Outside, gate: PauseGate, shared: ModelShared, plantIdempotent = false): Tool {
+  const trace = shared.trace;
   return {
     spec: { name: "ledger", description: "Books the trip (a side effect).", input_schema: { type: "object", properties: { booking: { type: "string" } } } },
     idempotent: plantIdempotent,
@@ -131,6 +147,7 @@ export function ledgerTool(replica: string, outside: Outside, gate: PauseGate, t
       outside.runs.set(ctx.toolUseId, (outside.runs.get(ctx.toolUseId) ?? 0) + 1);
       trace(`${replica} ledger: booked "${booking}" (${ctx.toolUseId})`);
       const held = gate.wait("ledger");
+      if (gate.state !== "running" && ctx.frame.mode === "batch") shared.midCall++;
       if (held) await held;
       return { content: `booked ${booking}` };
     },

@@ -12,11 +12,16 @@ import type { PausePoint } from "./pause-gate.js";
 import { Replica, type ReplicaPlants } from "./replica.js";
 import type { ModelShared, Outside } from "./script-model.js";
 
-/** The one skill the scripted model hands over to. */
+/**
+ * What the scripted model hands over to: the interview skill, the researcher agent it calls with call_agent, and
+ * a forecast agent that is unavailable (the key it needs is never set).
+ */
 export function writeReplicaCatalog(root: string): Catalog {
   mkdirSync(join(root, "skills", "interview"), { recursive: true });
   mkdirSync(join(root, "agents"), { recursive: true });
   writeFileSync(join(root, "skills", "interview", "SKILL.md"), "---\nname: interview\ndescription: Plans a trip.\n---\nAsk where to, then book it.\n");
+  writeFileSync(join(root, "agents", "researcher.md"), "---\nname: researcher\ndescription: Books a guide.\n---\nBook a guide for the place, then say so.\n");
+  writeFileSync(join(root, "agents", "forecast.md"), "---\nname: forecast\ndescription: Forecasts.\nenv: [REPLICA_FORECAST_KEY]\n---\nForecast.\n");
   return loadCatalog(join(root, "skills"), join(root, "agents"), { env: {} });
 }
 
@@ -63,7 +68,7 @@ export class ReplicaWorld {
     copyFileSync(template, this.dbFile);
     this.checker = new ReplicaChecker(this.dbFile);
     this.start0 = this.clock.now();
-    this.shared = { prng: this.prng, clock: this.clock, violations: [], trace: (l) => this.trace(l), toolIds: 0, calls: 0, staleCalls: 0, maxCalls: options.maxModelCalls ?? 400 };
+    this.shared = { prng: this.prng, clock: this.clock, violations: [], trace: (l) => this.trace(l), toolIds: 0, calls: 0, staleCalls: 0, maxCalls: options.maxModelCalls ?? 400, midCall: 0 };
   }
 
   trace(line: string): void {
