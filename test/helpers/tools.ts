@@ -53,19 +53,22 @@ export function bankTools(): { runs: string[]; list: Tool[] } {
   return { runs, list: [transfer, balance] };
 }
 
-/** A tool whose run waits for the test (`started`, then `release()`): a turn stays in flight meanwhile. */
-export function heldTool() {
+/**
+ * A tool whose run waits for the test (`started`, then `release()`): a turn stays in flight meanwhile. It ignores
+ * its abort signal, as a tool that does not notice a cancel would.
+ */
+export function heldTool(name = "search_flights", answer = "3 flights to Lisbon") {
   let entered!: () => void;
   let release!: () => void;
   const started = new Promise<void>((r) => (entered = r));
   const done = new Promise<void>((r) => (release = r));
   const tool: Tool = {
-    spec: { name: "search_flights", description: "Searches flights.", input_schema: { type: "object" } },
+    spec: { name, description: `The ${name} tool, held by the test.`, input_schema: { type: "object" } },
     idempotent: true,
     run: async () => {
       entered();
       await done;
-      return { content: "3 flights to Lisbon" };
+      return { content: answer };
     },
   };
   return { tool, started, release };

@@ -20,22 +20,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-/** A tool that does not notice aborts: it answers when the test says so. */
-function stubbornTool() {
-  const started = deferred<void>();
-  const release = deferred<void>();
-  const tool: Tool = {
-    spec: { name: "think_hard", description: "Thinks for a long time.", input_schema: { type: "object" } },
-    idempotent: true,
-    run: async () => {
-      started.resolve();
-      await release.promise;
-      return { content: "thought" };
-    },
-  };
-  return { tool, started: started.promise, release: () => release.resolve() };
-}
-
 /** A side-effecting tool (so a mark is committed before it runs); `ran` resolves at its first run. */
 function ledgerTool() {
   const ran = deferred<void>();
@@ -59,7 +43,7 @@ function toolResultIds(rows: Array<{ type: string; payload: unknown }>): string[
 describe("call_agent: a callee whose caller gave up", () => {
   it("commits only its own rows: the caller's unfinished step stays uncommitted until the caller ends it", async () => {
     const clock = manualTimeouts();
-    const stubborn = stubbornTool();
+    const stubborn = heldTool("think_hard", "thought"); // it does not notice its abort
     const ledger = ledgerTool();
     const search = heldTool();
     holds = [stubborn.release, search.release];

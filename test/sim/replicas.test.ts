@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Catalog } from "../../src/catalog/definition.js";
 import type { SubmitResult } from "../../src/gateway/types.js";
 import { FencedError } from "../../src/store/store.js";
+import type { PausePoint } from "./replicas/pause-gate.js";
 import { runReplicaScenario, type ReplicaScenarioOptions, type ReplicaScenarioResult } from "./replicas/scenario.js";
 import { ReplicaWorld, writeReplicaCatalog } from "./replicas/world.js";
 
@@ -59,6 +60,30 @@ async function runSeeds(seeds: number[], options: Partial<ReplicaScenarioOptions
 function accepted(result: SubmitResult | null): string {
   if (result?.status !== "accepted") throw new Error(`the message was not accepted: ${JSON.stringify(result)}`);
   return result.requestId;
+}
+
+/**
+ * Replicas A and B; A takes "guide (s1#1)" and freezes inside the call_agent callee, at its `nth` next `point`.
+ * B takes the session over: main's call was marked running before the callee started and the callee lived only in
+ * A's memory, so the call is answered as interrupted (not made again) and the callee's session is closed.
+ */
+async function takeOverMidCall(world: ReplicaWorld, point: PausePoint, nth: number) {
+  world.start("A");
+  const b = world.start("B");
+  world.pause("A", point, nth);
+  const requestId = accepted(await world.submit("A", "sim:s1", "guide (s1#1)", "m1"));
+  await world.settle();
+  expect(world.get("A").state).toBe("paused");
+  expect(world.shared.midCall).toBe(1);
+  await world.advance(world.ttlMs + 1);
+  await world.poll("B");
+  await world.settle();
+  expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
+  expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
+    "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
+  ]);
+  expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
+  return b;
 }
 
 const seedList = (count: number) => (ONE !== null ? [ONE] : Array.from({ length: count }, (_, i) => i + 1));
@@ -166,35 +191,15 @@ describe("replicas and leases (simulation)", () => {
   it("a replica paused in a call_agent callee right after its booking: the other answers the call as interrupted; one booking", async () => {
     const world = new ReplicaWorld({ dir, catalog, seed: 3, ttlMs: 1000 });
     try {
-      world.start("A");
-      const b = world.start("B");
-      world.pause("A", "ledger");
-      const requestId = accepted(await world.submit("A", "sim:s1", "guide (s1#1)", "m1"));
-      await world.settle();
-      expect(world.get("A").state).toBe("paused");
+      await takeOverMidCall(world, "ledger", 1);
       expect(world.outside.bookings.get("guide (s1#1)")).toBe(1);
-
-      // B takes the session over. Main's call_agent was marked running before the callee started, and the
-      // callee lived only in A's memory: the call is answered as interrupted, not made again.
-      await world.advance(world.ttlMs + 1);
-      await world.poll("B");
-      await world.settle();
-      expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
-      expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
-        "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
-      ]);
-      // The callee's agent session, which A committed when it started, is closed by B.
-      expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
-
       // A resumes: its callee goes on under token 1, and its steps are refused.
       await world.resume("A", "work-first");
       await world.settle();
-      const refused = world.checker.commits.filter((c) => c.replica === "A" && !c.ok);
-      expect(refused.length).toBeGreaterThan(0);
+      expect(world.checker.commits.filter((c) => c.replica === "A" && !c.ok).length).toBeGreaterThan(0);
       await world.finish(["sim:s1"]);
       expect(world.violations).toEqual([]);
       expect(world.outside.bookings.get("guide (s1#1)")).toBe(1);
-      expect(world.shared.midCall).toBe(1);
     } finally {
       world.close();
     }
@@ -204,18 +209,8 @@ describe("replicas and leases (simulation)", () => {
     for (const order of ["work-first", "timers-first"] as const) {
       const world = new ReplicaWorld({ dir, catalog, seed: 4, ttlMs: 1000 });
       try {
-        world.start("A");
-        const b = world.start("B");
-        world.pause("A", "model", 2); // main's answer (the call) goes through; the callee's (the booking) is held
-        const requestId = accepted(await world.submit("A", "sim:s1", "guide (s1#1)", "m1"));
-        await world.settle();
-        expect(world.shared.midCall).toBe(1);
-        await world.advance(world.ttlMs + 1);
-        await world.poll("B");
-        await world.settle();
-        expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
-          "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
-        ]);
+        // Main's answer (the call) goes through; the callee's (the booking) is held.
+        const b = await takeOverMidCall(world, "model", 2);
         await world.resume("A", order);
         await world.settle();
         await world.finish(["sim:s1"]);
