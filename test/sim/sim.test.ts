@@ -49,8 +49,10 @@ describe("simulation", () => {
     // below that noise, and still fails for a workload that no longer crashes.
     expect(restarts).toBeGreaterThan(SEEDS / 5);
     expect(calls).toBeGreaterThan(SEEDS * 10);
-    // Some crashes struck a group commit of several writes after it committed and before anyone was told.
-    expect(groupCrashes).toBeGreaterThan(SEEDS / 100);
+    // Some crashes struck a group commit of several writes after it committed and before anyone was told. Only a few
+    // seeds reach one (3–6 of 400, depending on how many commits a turn makes); test/crash/group-commit-sigkill.test.ts
+    // kills a real process there deterministically.
+    expect(groupCrashes).toBeGreaterThanOrEqual(2);
     // Calls to an agent that exists but is unavailable were made, and answered with the reason.
     expect(unavailable).toBeGreaterThan(SEEDS / 100);
   }, 120_000);
