@@ -49,7 +49,7 @@ export async function idleMemory(model: ScriptModel, sessions = 10_000) {
   const heapBefore = await open(0, warm);
   const heapAfter = await open(warm, sessions);
   const rssMb = Math.round(process.memoryUsage().rss / 1024 / 1024);
-  const waiting = (await world.store.operationalCounts()).activeStacks;
+  const waiting = (await world.store.operations.operationalCounts()).activeStacks;
   await world.close();
   world.remove();
   return { sessions, sessions_with_waiting_child: waiting, rss_mb: rssMb, heap_bytes_per_idle_session: Math.round(Math.max(0, heapAfter - heapBefore) / (sessions - warm)) };

@@ -65,10 +65,10 @@ export function benchWorld(model: Model, dir?: string, database?: Store, tracer:
   const log = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: true }));
   const catalog = benchCatalog(root);
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });
-  const stacks = new AgentStackManager(leases.fenced());
-  const telemetry = new Telemetry({ metrics: new Metrics(() => store.operationalCounts()), tracer, captureContent: false });
+  const stacks = new AgentStackManager(store);
+  const telemetry = new Telemetry({ metrics: new Metrics(() => store.operations.operationalCounts()), tracer, captureContent: false });
   const runtime: RuntimeDeps = {
-    store: leases.fenced(),
+    store,
     stacks,
     model,
     tools: new ToolRegistry(),

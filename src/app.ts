@@ -143,11 +143,10 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const store = await openStore(config, log);
   const replica = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
-  const fenced = leases.fenced();
   const tracing = await startTracing(config, log);
-  const metrics = new Metrics(() => store.operationalCounts());
+  const metrics = new Metrics(() => store.operations.operationalCounts());
   const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
-  const { registry: tools, off: disabledTools } = createTools(config, fenced, ids, mcp);
+  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp);
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
@@ -193,8 +192,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   if (!model.configured) log.warn("ANTHROPIC_API_KEY is not set: every message will be answered with setup instructions");
 
   const runtime: RuntimeDeps = {
-    store: fenced,
-    stacks: new AgentStackManager(fenced),
+    store,
+    stacks: new AgentStackManager(store),
     model,
     tools,
     catalog: () => catalog.current,
@@ -239,7 +238,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
   const sweepApprovals = async () => {
-    if (await store.acquireLease("@approval-sweeper", replica, 90_000)) await gateway.expireApprovals(Date.now());
+    if (await store.leases.acquire("@approval-sweeper", replica, 90_000)) await gateway.expireApprovals(Date.now());
   };
   const failedSweep = (error: unknown) => log.error({ err: error }, "could not expire approvals; trying again in 30 s");
   await sweepApprovals().catch(failedSweep);
@@ -265,7 +264,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       await gateway.stop();
       await schemas.close();
       await mcp.close();
-      await store.releaseLease("@approval-sweeper", replica, (await store.lease("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
+      await store.leases.release("@approval-sweeper", replica, (await store.leases.get("@approval-sweeper").catch(() => null))?.token ?? -1).catch(() => {});
       await store.close();
       await tracing?.shutdown().catch((error: unknown) => log.warn({ err: error }, "could not send the last spans"));
     },

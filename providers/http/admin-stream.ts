@@ -62,7 +62,7 @@ export function streamSnapshots(res: ServerResponse, options: SnapshotStreamOpti
     }, options.coalesceMs);
   };
 
-  const unsubscribe = options.store.watch((change) => {
+  const unsubscribe = options.store.feed.watch((change) => {
     if (change.kind === "delta") return;
     if (reading) changedMeanwhile = true;
     else schedule();

@@ -95,7 +95,7 @@ export class UserCaps {
   private async footprint(user: string, fresh: boolean): Promise<UserFootprint> {
     const known = this.footprints.get(user);
     if (known && !fresh && this.now() - known.read < FOOTPRINT_TTL_MS) return known.value;
-    const value = await this.store.userFootprint(user);
+    const value = await this.store.userData.footprint(user);
     this.footprints.set(user, { read: this.now(), value });
     // Bounded: the users seen in the last TTL matter; the rest are read again when they come back.
     if (this.footprints.size > 10_000) {

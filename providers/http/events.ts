@@ -22,7 +22,7 @@ export class RequestEvents {
     private readonly store: Store,
     private readonly sessionKey: string,
   ) {
-    this.unwatch = store.watch((change) => this.heard(change));
+    this.unwatch = store.feed.watch((change) => this.heard(change));
   }
 
   /** The request whose replies to stream (known once it is stored). */
@@ -44,7 +44,7 @@ export class RequestEvents {
   flush(): Promise<void> {
     this.pending = this.pending.then(async () => {
       if (!this.requestId) return;
-      for (const reply of await this.store.outboundFor(this.requestId).catch(() => [])) {
+      for (const reply of await this.store.outbox.ofRequest(this.requestId).catch(() => [])) {
         if (this.sent.has(reply.id)) continue;
         this.sent.add(reply.id);
         this.emit(reply.approvalId ? "approval" : "message", outboundView(reply));

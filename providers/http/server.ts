@@ -194,7 +194,7 @@ export class HttpProvider {
       const key = idempotencyKey.safeParse(header);
       if (!key.success) throw new HttpError(400, "invalid_request_error", `Idempotency-Key ${key.error.issues[0]!.message}`);
       keyed = { key: key.data, fingerprint: createHash("sha256").update(JSON.stringify(body.data)).digest("hex") };
-      const seen = await store.idempotency(user, keyed.key);
+      const seen = await store.requests.idempotency(user, keyed.key);
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
       if (seen) {
         const release = this.caps.openStream(user);
@@ -218,7 +218,7 @@ export class HttpProvider {
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
-    const session = await store.findSession(key);
+    const session = await store.sessions.find(key);
     if (session?.ownerId && session.ownerId !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     if (taskOptions) await refuseTaskUnderWay(store, key, this.gateway.now());
     const text = body.data.items.map((i) => i.content).join("\n\n");
@@ -262,7 +262,7 @@ export class HttpProvider {
   private async remember(user: string, keyed: { key: string } | undefined, answer: { status: number; body: unknown }): Promise<void> {
     if (!keyed) return;
     try {
-      await this.gateway.store.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
+      await this.gateway.store.requests.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
     } catch (error) {
       // The store cannot write now: a retry rebuilds the same answer from the stored request and its replies.
       this.options.log.warn({ err: error }, "could not store the response of an idempotent request");
@@ -274,8 +274,8 @@ export class HttpProvider {
       throw new HttpError(422, "invalid_request_error", `Idempotency-Key "${keyed.key}" was already used with a different body; use a new key for a new request`);
     }
     const outcome = await this.gateway.whenDone(requestId);
-    const stored = (await this.gateway.store.idempotency(user, keyed.key))?.response;
-    const request = (await this.gateway.store.request(requestId))!;
+    const stored = (await this.gateway.store.requests.idempotency(user, keyed.key))?.response;
+    const request = (await this.gateway.store.requests.get(requestId))!;
     const answer = stored ? (JSON.parse(stored) as { status: number; body: unknown }) : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
     if (!stored) await this.remember(user, keyed, answer);
     if (!stream) return this.json(res, answer.status, answer.body);
@@ -325,16 +325,16 @@ export class HttpProvider {
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
     const task = await ownedTask(this.gateway.store, taskId, user);
-    if ((await this.gateway.store.activeTask(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
+    if ((await this.gateway.store.tasks.active(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
     const result = await this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
     if (result.status === "accepted") await this.gateway.whenDone(result.requestId);
-    this.json(res, 200, { task_id: taskId, status: (await this.gateway.store.task(taskId))?.status });
+    this.json(res, 200, { task_id: taskId, status: (await this.gateway.store.tasks.get(taskId))?.status });
   }
 
   private async decide(req: IncomingMessage, res: ServerResponse, approvalId: string, user: string): Promise<void> {
     const body = decisionBody.safeParse(await readJson(req));
     if (!body.success) throw invalid(body.error);
-    const approval = await this.gateway.store.approval(approvalId);
+    const approval = await this.gateway.store.approvals.get(approvalId);
     // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages: over the
     // cap of open streams, nothing is decided.
     const streaming = (req.headers.accept ?? "").includes("text/event-stream");

@@ -12,8 +12,8 @@ const uuid = z.uuid();
 export async function ownedSession(store: Store, sessionId: string, user: string): Promise<string> {
   if (!uuid.safeParse(sessionId).success) throw new HttpError(400, "invalid_request_error", "session_id must be a UUID");
   const key = `http:${sessionId}`;
-  const session = await store.findSession(key);
-  const tasks = await store.tasks(key);
+  const session = await store.sessions.find(key);
+  const tasks = await store.tasks.ofSession(key);
   if (!session || tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
   if ((session.ownerId ?? tasks[0]!.ownerId) !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
   return key;
@@ -23,8 +23,8 @@ export async function ownedSession(store: Store, sessionId: string, user: string
 export async function sessionView(store: Store, sessionId: string, key: string) {
   return {
     session_id: sessionId,
-    tasks: (await store.tasks(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt) })),
-    usage: await store.sessionUsage(key),
+    tasks: (await store.tasks.ofSession(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt) })),
+    usage: await store.sessions.usage(key),
   };
 }
 
@@ -67,7 +67,7 @@ type Entry =
  * entries. Requests are read newest first, so a long session costs about `limit` entries' reads.
  */
 export async function sessionMessages(store: Store, sessionKey: string, limit: number): Promise<{ messages: Entry[]; has_more: boolean }> {
-  const requests = await store.requests(sessionKey);
+  const requests = await store.requests.ofSession(sessionKey);
   const chunks: Entry[][] = [];
   let count = 0;
   let next = requests.length - 1;
@@ -75,7 +75,7 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
     const request = requests[next]!;
     const chunk: Entry[] = [];
     if (saidByUser(request.kind)) chunk.push({ role: "user", text: request.text, request_id: request.id, at: iso(request.createdAt) });
-    for (const reply of await store.outboundFor(request.id)) {
+    for (const reply of await store.outbox.ofRequest(request.id)) {
       chunk.push({ role: "assistant", ...outboundView(reply), request_id: request.id, at: iso(reply.createdAt) });
     }
     chunks.unshift(chunk);
@@ -86,7 +86,7 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
   // An approval is shown with its state now, so a client offers Approve/Deny only while it can still be decided.
   for (const entry of messages) {
     if (entry.role !== "assistant" || !entry.approval_id) continue;
-    const approval = await store.approval(entry.approval_id);
+    const approval = await store.approvals.get(entry.approval_id);
     if (approval) entry.approval = { ...approvalView(approval), status: approval.status };
   }
   // A session's first request is always the user's, so unread requests mean older entries exist.

@@ -11,7 +11,7 @@ const uuid = z.uuid();
 /** A task of the HTTP API that belongs to `user` (400 for an id that is not a UUID, 404 unknown, 403 someone else's). */
 export async function ownedTask(store: Store, taskId: string, user: string): Promise<TaskRecord> {
   if (!uuid.safeParse(taskId).success) throw new HttpError(400, "invalid_request_error", `the task id in the path must be a UUID; got ${quoted(taskId)}`);
-  const task = await store.task(taskId);
+  const task = await store.tasks.get(taskId);
   if (!task || !task.sessionKey.startsWith("http:")) throw new HttpError(404, "not_found_error", `no task ${taskId}`);
   if (task.ownerId !== user) throw new HttpError(403, "permission_error", "this task belongs to another user");
   return task;
@@ -22,7 +22,7 @@ export async function ownedTask(store: Store, taskId: string, user: string): Pro
  * expiry does not stand in the way (the message ends it, with a 410).
  */
 export async function refuseTaskUnderWay(store: Store, sessionKey: string, now: number): Promise<void> {
-  const active = await store.activeTask(sessionKey);
+  const active = await store.tasks.active(sessionKey);
   if (!active || (active.expiresAt !== null && active.expiresAt <= now)) return;
   throw new HttpError(409, "conflict_error", `task ${active.id} is still under way in this session; expires_at and metadata start a new task, so finish or cancel it first`);
 }
@@ -35,8 +35,8 @@ export function taskExpired(taskId: string, expiresAt: number, requestId: string
 
 /** The 410 for a stored request that failed because its task had expired; null for any other request. */
 export async function expiredAnswer(store: Store, requestId: string): Promise<{ status: number; body: unknown } | null> {
-  const request = await store.request(requestId);
-  const task = request?.status === "failed" && request.taskId ? await store.task(request.taskId) : null;
+  const request = await store.requests.get(requestId);
+  const task = request?.status === "failed" && request.taskId ? await store.tasks.get(request.taskId) : null;
   return task?.status === "expired" && task.expiresAt !== null ? taskExpired(task.id, task.expiresAt, requestId) : null;
 }
 
@@ -46,13 +46,13 @@ export async function expiredAnswer(store: Store, requestId: string): Promise<{ 
  */
 export async function requestView(store: Store, requestId: string, user: string) {
   if (!uuid.safeParse(requestId).success) throw new HttpError(400, "invalid_request_error", `the request id in the path must be a UUID; got ${quoted(requestId)}`);
-  const request = await store.request(requestId);
+  const request = await store.requests.get(requestId);
   if (!request || !request.sessionKey.startsWith("http:") || request.userId !== user) throw new HttpError(404, "not_found_error", `no request ${requestId}`);
-  const task = request.taskId ? await store.task(request.taskId) : null;
-  const replies = await store.outboundFor(request.id);
+  const task = request.taskId ? await store.tasks.get(request.taskId) : null;
+  const replies = await store.outbox.ofRequest(request.id);
   const approvals = [];
   for (const reply of replies) {
-    const approval = reply.approvalId ? await store.approval(reply.approvalId) : null;
+    const approval = reply.approvalId ? await store.approvals.get(reply.approvalId) : null;
     if (approval) approvals.push({ ...approvalView(approval), status: approval.status });
   }
   return {

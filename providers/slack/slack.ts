@@ -140,7 +140,7 @@ export class SlackProvider {
         : new SlackStreams({
             client: this.app.client,
             recipient: (key) => this.recipient(key),
-            pending: (key) => gateway.store.pendingOutbound(key),
+            pending: (key) => gateway.store.outbox.pending(key),
             rateLimit: this.rateLimit,
             log: options.log,
             now: options.now ?? Date.now,
@@ -275,7 +275,7 @@ export class SlackProvider {
    */
   private async continuesOwnThread(key: string, user: string): Promise<boolean> {
     if (await this.gateway.activeTask(key)) return false;
-    return (await this.gateway.store.tasks(key)).at(-1)?.ownerId === user;
+    return (await this.gateway.store.tasks.ofSession(key)).at(-1)?.ownerId === user;
   }
 
   private async tellFilesUnread(key: string): Promise<void> {
@@ -296,7 +296,7 @@ export class SlackProvider {
 
   /** The message a resumed request answers (its id is `channel:ts`), for a process that never saw it arrive. */
   private async resumedMessage(key: string): Promise<MessageRef | undefined> {
-    const request = (await this.gateway.store.unfinishedRequestsOf(key)).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
+    const request = (await this.gateway.store.requests.unfinishedOf(key)).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
     const match = request && /^([A-Z0-9]+):(\d+\.\d+)$/.exec(request.externalId);
     return match ? { channel: match[1]!, ts: match[2]! } : undefined;
   }

@@ -95,9 +95,9 @@ export class TelegramProvider {
       previewApi: new Api(options.token, options.apiRoot ? { apiRoot: options.apiRoot } : {}),
       api: this.bot.api,
       memory: gateway,
-      remembered: async (key) => (await gateway.store.indicators("telegram")).find((i) => i.sessionKey === key)?.data ?? null,
-      pending: (key) => gateway.store.pendingOutbound(key),
-      unfinished: async (key) => (await gateway.store.unfinishedRequestsOf(key)).length,
+      remembered: async (key) => (await gateway.store.indicators.list("telegram")).find((i) => i.sessionKey === key)?.data ?? null,
+      pending: (key) => gateway.store.outbox.pending(key),
+      unfinished: async (key) => (await gateway.store.requests.unfinishedOf(key)).length,
       log: options.log,
       clock: options.streamClock ?? systemStreamClock,
       typing: (key) => this.typingNow.get(key)?.(),
@@ -167,7 +167,7 @@ export class TelegramProvider {
   private async decidesForGroup(ctx: Context, approvalId: string): Promise<boolean> {
     const chat = ctx.callbackQuery?.message?.chat;
     if (!chat || chat.type === "private" || !ctx.from) return false;
-    if ((await this.gateway.store.approval(approvalId))?.ownerId !== userId("telegram", chat.id)) return false;
+    if ((await this.gateway.store.approvals.get(approvalId))?.ownerId !== userId("telegram", chat.id)) return false;
     try {
       const member = await ctx.api.getChatMember(chat.id, ctx.from.id);
       return member.status === "creator" || member.status === "administrator";
@@ -260,7 +260,7 @@ export class TelegramProvider {
     if (!webhook) await this.bot.api.deleteWebhook(undefined, abort);
     signal?.throwIfAborted();
     // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.
-    const streamed = await this.gateway.store.indicators("telegram");
+    const streamed = await this.gateway.store.indicators.list("telegram");
     for (const { sessionKey: key, data } of streamed) this.streams.adopt(key, data);
     this.gateway.register({
       prefix: "telegram",

@@ -3,7 +3,7 @@
 
 import type { ApprovalRecord, OutboundRecord, RequestRecord, Store, TaskStatus } from "../store/store.js";
 import { CorruptStateError } from "../store/store.js";
-import type { OperationalCounts, SessionError, SessionSummary } from "../store/operations.js";
+import type { OperationalCounts, SessionError, SessionSummary } from "../store/store.js";
 import { clip } from "./text.js";
 
 export { formatApprovals, formatSession, formatSessions, formatStuck } from "./format.js";
@@ -107,26 +107,26 @@ export interface Snapshot {
 }
 
 export async function sessionsView(store: Store, options: { limit: number }): Promise<{ sessions: SessionRow[] }> {
-  return { sessions: (await store.recentSessions(options.limit)).map(sessionRow) };
+  return { sessions: (await store.operations.recentSessions(options.limit)).map(sessionRow) };
 }
 
 /** One session in full; null when there is no such session. */
 export async function sessionView(store: Store, key: string, options: { now?: number } = {}): Promise<SessionDetail | null> {
   const now = options.now ?? Date.now();
-  const summary = await store.sessionSummary(key);
+  const summary = await store.operations.sessionSummary(key);
   if (!summary) return null;
   let frames: FrameItem[] = [];
   let framesProblem: string | null = null;
   try {
-    frames = (await store.frames(key)).map((f, i) => ({ agent: f.agentName, type: f.agentType, model: f.model, iteration: f.iteration, maxIterations: f.maxIterations, depth: i + 1 }));
+    frames = (await store.steps.frames(key)).map((f, i) => ({ agent: f.agentName, type: f.agentType, model: f.model, iteration: f.iteration, maxIterations: f.maxIterations, depth: i + 1 }));
   } catch (error) {
     if (!(error instanceof CorruptStateError)) throw error;
     framesProblem = error.message;
   }
-  const active = await store.activeTask(key);
+  const active = await store.tasks.active(key);
   let task: TaskItem | null = null;
   if (active) {
-    const usage = await store.taskUsage(active.id);
+    const usage = await store.tasks.usage(active.id);
     task = {
       id: active.id,
       status: active.status,
@@ -137,21 +137,21 @@ export async function sessionView(store: Store, key: string, options: { now?: nu
       tokens: usage.inputTokens + usage.outputTokens + usage.cacheReadTokens + usage.cacheWriteTokens,
     };
   }
-  const approvals = (await store.pendingApprovals(key)).map((a) => approvalItem(a, now));
-  return { session: sessionRow(summary), frames, framesProblem, task, approvals, errors: await store.recentErrors(key, 10) };
+  const approvals = (await store.approvals.pending(key)).map((a) => approvalItem(a, now));
+  return { session: sessionRow(summary), frames, framesProblem, task, approvals, errors: await store.operations.recentErrors(key, 10) };
 }
 
 /** Every pending approval, oldest first. */
 export async function approvalsView(store: Store, options: { now?: number } = {}): Promise<{ approvals: ApprovalItem[] }> {
   const now = options.now ?? Date.now();
-  const approvals = (await store.allPendingApprovals()).sort((a, b) => a.requestedAt - b.requestedAt);
+  const approvals = (await store.operations.allPendingApprovals()).sort((a, b) => a.requestedAt - b.requestedAt);
   return { approvals: approvals.map((a) => approvalItem(a, now)) };
 }
 
 /** Requests, replies and approvals that have not moved for `olderThanMs`. */
 export async function stuckView(store: Store, options: { olderThanMs: number; now?: number }): Promise<StuckView> {
   const now = options.now ?? Date.now();
-  const stuck = await store.stuckWork(now - options.olderThanMs, 100);
+  const stuck = await store.operations.stuckWork(now - options.olderThanMs, 100);
   return {
     olderThanMs: options.olderThanMs,
     requests: stuck.requests.map((r) => ({ id: r.id, sessionKey: r.sessionKey, kind: r.kind, status: r.status, user: r.userId, updatedAt: r.updatedAt, ageMs: now - r.updatedAt })),
@@ -163,7 +163,7 @@ export async function stuckView(store: Store, options: { olderThanMs: number; no
 export async function snapshot(store: Store, options: { limit: number; stuckAfterMs: number; now?: number }): Promise<Snapshot> {
   const now = options.now ?? Date.now();
   const [counts, sessions, approvals, stuck] = await Promise.all([
-    store.operationalCounts(),
+    store.operations.operationalCounts(),
     sessionsView(store, { limit: options.limit }),
     approvalsView(store, { now }),
     stuckView(store, { olderThanMs: options.stuckAfterMs, now }),

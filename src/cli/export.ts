@@ -18,7 +18,7 @@ try {
     process.exitCode = 1;
   } else {
     if (match.byPrefix) process.stderr.write(`exporting ${clean(match.key)}\n`);
-    const entries = await store.sessionLog(match.key);
+    const entries = await store.steps.log(match.key);
     if (entries.length === 0) process.stderr.write(`session ${clean(match.key)} has no log entries yet\n`);
     for (const e of entries) {
       process.stdout.write(

@@ -13,8 +13,8 @@ export type SessionMatch = { ok: true; key: string; byPrefix: boolean } | { ok: 
  * `slack:T0123ABCD:C0456EFGH:thread:1718000000.000100`). Several or none is a problem that says what to type.
  */
 export async function findSessionKey(store: Store, typed: string): Promise<SessionMatch> {
-  if (await store.findSession(typed)) return { ok: true, key: typed, byPrefix: false };
-  const keys = (await store.recentSessions(PREFIX_SCAN)).map((s) => s.key).filter((key) => key.startsWith(typed));
+  if (await store.sessions.find(typed)) return { ok: true, key: typed, byPrefix: false };
+  const keys = (await store.operations.recentSessions(PREFIX_SCAN)).map((s) => s.key).filter((key) => key.startsWith(typed));
   if (keys.length === 1) return { ok: true, key: keys[0]!, byPrefix: true };
   const shown = clean(typed);
   if (keys.length === 0) return { ok: false, problem: `no session "${shown}" and none whose key starts with it (npm run admin -- sessions lists them)` };

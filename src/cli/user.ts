@@ -45,7 +45,7 @@ const store = await openDatabase(config, {
     "a user's data is erased only while the gateway is stopped. (Nothing was deleted.)",
 });
 try {
-  const data = await store.exportUser(user);
+  const data = await store.userData.export(user);
   const summary = describe(data);
   if (command === "export") {
     const json = `${JSON.stringify(data, null, 2)}\n`;
@@ -63,7 +63,7 @@ try {
     );
     process.exitCode = 1;
   } else {
-    const counts = await store.deleteUser(user);
+    const counts = await store.userData.erase(user);
     const rows = Object.entries(counts).filter(([, n]) => n > 0);
     const listed = rows.length ? rows.map(([table, n]) => `${table} ${n}`).join(", ") : "no rows";
     process.stdout.write(`deleted everything stored about ${user} (${listed})\n`);

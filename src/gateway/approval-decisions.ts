@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Ids } from "../runtime/deps.js";
-import type { Store } from "../store/store.js";
+import type { ApprovalRecord, Store } from "../store/store.js";
 import type { Decision, DecisionResult } from "./types.js";
 
 export interface ApprovalDecisionsDeps {
@@ -23,21 +23,21 @@ export class ApprovalDecisions {
 
   async decide(approvalId: string, userId: string, decision: Decision): Promise<DecisionResult> {
     const { store, log } = this.deps;
-    const approval = await store.approval(approvalId);
+    const approval = await store.approvals.get(approvalId);
     if (!approval) return { status: "not_found" };
     if (approval.ownerId !== userId) return { status: "not_owner" };
     const resume = this.resumeRequest(approval.sessionKey, approvalId, userId);
-    const task = approval.taskId ? await store.task(approval.taskId) : null;
+    const task = approval.taskId ? await store.tasks.get(approval.taskId) : null;
     const expiresAt = task?.expiresAt ?? null;
     if (task && expiresAt !== null && (task.status === "expired" || expiresAt <= this.deps.now())) {
       // Too late: the approval is withdrawn, and the request that would have resumed the task ends it instead.
-      const withdrawn = await store.decideApprovalAndResume(approvalId, "withdrawn", "task-expired", resume);
+      const withdrawn = await store.approvals.decideAndResume(approvalId, "withdrawn", "task-expired", resume);
       if (withdrawn) this.deps.resume(approval.sessionKey);
       log.info({ session: approval.sessionKey, approval: approvalId, task: task.id }, "decision after the task expired; approval withdrawn");
       return { status: "task_expired", taskId: task.id, expiresAt, requestId: withdrawn ? resume.id : null };
     }
-    if (!(await store.decideApprovalAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume))) {
-      return { status: "already_decided", decided: (await store.approval(approvalId))?.status ?? "decided" };
+    if (!(await store.approvals.decideAndResume(approvalId, decision === "approve" ? "approved" : "denied", userId, resume))) {
+      return { status: "already_decided", decided: (await store.approvals.get(approvalId))?.status ?? "decided" };
     }
     log.info({ session: approval.sessionKey, approval: approvalId, decision }, "approval decided");
     this.deps.resume(approval.sessionKey);
@@ -51,9 +51,9 @@ export class ApprovalDecisions {
   async expire(now: number): Promise<number> {
     const { store, ids, log } = this.deps;
     let expired = 0;
-    let due: Awaited<ReturnType<Store["dueApprovals"]>>;
+    let due: ApprovalRecord[];
     try {
-      due = await store.dueApprovals(now);
+      due = await store.approvals.due(now);
     } catch (error) {
       log.error({ err: error }, "could not read the approvals that are due; trying again at the next sweep");
       return 0;
@@ -61,22 +61,19 @@ export class ApprovalDecisions {
     for (const approval of due) {
       try {
         const resume = this.resumeRequest(approval.sessionKey, approval.id, approval.ownerId);
-        if (!(await store.decideApprovalAndResume(approval.id, "expired", "timeout", resume))) continue;
+        if (!(await store.approvals.decideAndResume(approval.id, "expired", "timeout", resume))) continue;
         expired++;
-        await store.commit({
-          sessionKey: approval.sessionKey,
-          outbound: [
-            {
-              id: ids.next("out"),
-              requestId: null,
-              taskId: approval.taskId,
-              agent: "switchboard",
-              depth: 0,
-              text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
-              kind: "notice",
-            },
-          ],
-        });
+        await store.outbox.enqueue(approval.sessionKey, [
+          {
+            id: ids.next("out"),
+            requestId: null,
+            taskId: approval.taskId,
+            agent: "switchboard",
+            depth: 0,
+            text: `Nobody approved ${approval.toolName} (${approval.id}) in time, so I treated it as denied.`,
+            kind: "notice",
+          },
+        ]);
         this.deps.resume(approval.sessionKey);
       } catch (error) {
         log.error({ err: error, session: approval.sessionKey, approval: approval.id }, "could not expire an approval; trying again at the next sweep");

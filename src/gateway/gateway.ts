@@ -5,7 +5,7 @@ import { systemClock, type Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import { budgetOf, overBudget } from "../runtime/budget.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
-import { CorruptStateError, FencedError, type RequestRecord, type Store, type StoreChange } from "../store/store.js";
+import { CorruptStateError, FencedError, type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { forgetText, memoryText } from "./memory-commands.js";
@@ -20,9 +20,9 @@ import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResu
 import { UnrecordedFailures } from "./unrecorded-failures.js";
 
 export interface GatewayDeps {
-  /** The store as it is: reads, inbound requests, approvals. */
+  /** The store: reads, inbound requests, approvals, the outbox. A session's state is written only through a lease's writer. */
   store: Store;
-  /** This replica's leases; the runtime's store is `leases.fenced()`, so its steps carry the fencing token. */
+  /** This replica's leases: a held one gives the writer the session's turns and replies are committed through. */
   leases: Leases;
   model: Model;
   orchestrator: Orchestrator;
@@ -97,7 +97,7 @@ export class Gateway {
       observer: this.observer,
       onMoved: (from, to) => void this.moveSession(from, to),
     });
-    this.unrecorded = new UnrecordedFailures(deps.store, deps.retryBaseMs ?? 2000);
+    this.unrecorded = new UnrecordedFailures(deps.retryBaseMs ?? 2000);
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
     this.workers = new SessionWorkers({
       store: deps.store,
@@ -109,17 +109,16 @@ export class Gateway {
       interrupts: (r) => r.kind === "command" && ["cancel", "reset"].includes(parseCommand(r.text, true) ?? ""),
       settled: (id) => this.unrecorded.has(id),
       runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
-      runSide: (request) => this.observer.request(request, () => this.run(request, () => this.runCommand(request))),
-      tellQueued: (request) =>
-        this.deps.runtime.store.commit({
-          sessionKey: request.sessionKey,
+      runSide: (request, writer) => this.observer.request(request, () => this.run(request, () => this.runCommand(request, writer))),
+      tellQueued: (request, writer) =>
+        writer.commit({
           // Not one of the request's replies (those come when it runs): a notice to the chat.
           outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: deps.midTurn === "steer" ? STEERED : QUEUED, kind: "notice" }],
         }),
       // A finished task's memories are extracted once its answer went out.
       deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
     });
-    this.unwatch = deps.store.watch((change) => this.heard(change));
+    this.unwatch = deps.store.feed.watch((change) => this.heard(change));
     deps.memory?.start();
   }
 
@@ -131,12 +130,12 @@ export class Gateway {
     if (sink.clearIndicator) {
       const clear = sink.clearIndicator.bind(sink);
       this.track(this.deps.store
-        .indicators(sink.prefix)
+        .indicators.list(sink.prefix)
         .then((shown) =>
           Promise.all(
             shown.map(({ sessionKey, data }) =>
               clear(sessionKey, data)
-                .then(() => this.deps.store.deleteIndicator(sessionKey))
+                .then(() => this.deps.store.indicators.delete(sessionKey))
                 .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator")),
             ),
           ),
@@ -152,11 +151,11 @@ export class Gateway {
 
   /** A provider records an indicator it showed (a reaction, a status) so that a restart can take it back. */
   rememberIndicator(sessionKey: string, data: string): Promise<void> {
-    return this.deps.store.saveIndicator(sessionKey, data);
+    return this.deps.store.indicators.save(sessionKey, data);
   }
 
   forgetIndicator(sessionKey: string): Promise<void> {
-    return this.deps.store.deleteIndicator(sessionKey);
+    return this.deps.store.indicators.delete(sessionKey);
   }
 
   /**
@@ -165,7 +164,7 @@ export class Gateway {
    */
   async moveSession(from: string, to: string): Promise<void> {
     if (from === to) return;
-    const result = await this.deps.store.moveSession(from, to);
+    const result = await this.deps.store.sessions.move(from, to);
     if ("refused" in result) {
       this.deps.log.warn({ session: from, to, reason: result.refused }, "could not move the conversation");
       return;
@@ -217,7 +216,7 @@ export class Gateway {
       event.type === "delta"
         ? ({ kind: "delta", sessionKey, requestId: event.requestId, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
         : ({ kind: "stack", sessionKey, event } as const);
-    void this.deps.store.announce(change).catch(() => {});
+    void this.deps.store.feed.announce(change).catch(() => {});
   }
 
   /** Read access for API providers. */
@@ -236,11 +235,11 @@ export class Gateway {
    */
   async steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
     const { store } = this.deps;
-    const waiting = (await store.unfinishedRequestsOf(sessionKey)).filter(
+    const waiting = (await store.requests.unfinishedOf(sessionKey)).filter(
       (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.unrecorded.has(r.id),
     );
     if (waiting.length === 0) return [];
-    const owner = await store.conversationOwner(sessionKey);
+    const owner = await store.requests.conversationOwner(sessionKey);
     return waiting.filter((r) => r.userId === owner).map((r) => ({ id: r.id, text: r.text }));
   }
 
@@ -259,7 +258,7 @@ export class Gateway {
    * and its task is starting (providers use it to address replies and to tell who is talking to the bot).
    */
   async activeTask(sessionKey: string): Promise<{ ownerId: string } | null> {
-    const owner = await this.deps.store.conversationOwner(sessionKey);
+    const owner = await this.deps.store.requests.conversationOwner(sessionKey);
     return owner === null ? null : { ownerId: owner };
   }
 
@@ -291,7 +290,7 @@ export class Gateway {
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
     this.storing.add(id);
-    const inserted = await store.insertRequest(newRequest).finally(() => this.storing.delete(id));
+    const inserted = await store.requests.insert(newRequest).finally(() => this.storing.delete(id));
     if (inserted.status === "forbidden") return { status: "forbidden" };
     // Another member's message was stored first: the conversation became theirs.
     if (inserted.status === "busy") return refusal(message.addressed ?? true, command);
@@ -325,10 +324,9 @@ export class Gateway {
    * the outbox and delivered from there, so a webhook handler never waits on the platform's API.
    */
   async notify(sessionKey: string, text: string): Promise<void> {
-    await this.deps.store.commit({
-      sessionKey,
-      outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" }],
-    });
+    await this.deps.store.outbox.enqueue(sessionKey, [
+      { id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" },
+    ]);
     this.workers.wake(sessionKey);
   }
 
@@ -365,7 +363,7 @@ export class Gateway {
 
   private async settleIfDone(requestId: string): Promise<void> {
     if (this.local.has(requestId) || !this.waiters.has(requestId)) return;
-    const request = await this.deps.store.request(requestId);
+    const request = await this.deps.store.requests.get(requestId);
     if (request && (request.status === "done" || request.status === "failed")) this.settle(requestId, { internalError: failedInternally(request) });
   }
 
@@ -392,44 +390,46 @@ export class Gateway {
 
   private async runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void> {
     const key = request.sessionKey;
-    if (request.kind === "command") return this.runCommand(request);
+    if (request.kind === "command") return this.runCommand(request, lease.writer);
     const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
     try {
-      await this.process(request, signal);
+      await this.process(request, signal, lease.writer);
       if (this.handedOver.has(request.id)) lease.lost = true;
       if (lease.lost) this.handedOver.add(request.id);
       // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id))) this.cut.add(key);
+      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id, lease.writer))) this.cut.add(key);
     } finally {
       stopWorking?.();
     }
   }
 
-  private async runCommand(request: RequestRecord): Promise<void> {
-    const current = await this.deps.store.request(request.id);
+  private async runCommand(request: RequestRecord, writer: SessionWriter): Promise<void> {
+    const current = await this.deps.store.requests.get(request.id);
     if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
     const command = parseCommand(request.text, true);
     const { runtime, orchestrator } = this.deps;
-    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, BUSY, "failed");
+    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, writer, BUSY, "failed");
     // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
     const cut = command === "cancel" || command === "reset" ? this.cut.delete(request.sessionKey) : false;
     if (command === "approve" || command === "deny") {
       const id = commandArgument(request.text);
-      await this.reply(request, decisionText(await this.decide(id, request.userId, command), id));
+      await this.reply(request, writer, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
-      await this.guard(request, () => describeContext(runtime, orchestrator, request, budgetOf(runtime.settings)));
-    } else if (command === "cancel") await this.guard(request, () => cancelTask(runtime, orchestrator, request, cut));
-    else if (command === "status") await this.guard(request, () => describeStack(runtime, orchestrator, request));
-    else if (command === "reset") await this.guard(request, () => resetSession(runtime, orchestrator, request));
+      await this.guard(request, writer, () => describeContext(runtime, orchestrator, request, writer, budgetOf(runtime.settings)));
+    } else if (command === "cancel") await this.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
+    else if (command === "status") await this.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
+    else if (command === "reset") await this.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
     else if (command === "memory" || command === "forget") {
       const { store } = this.deps;
-      await this.guard(request, async () => this.reply(request, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)));
+      await this.guard(request, writer, async () =>
+        this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
+      );
     }
-    else if (command) await this.reply(request, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
+    else if (command) await this.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
   private async pastExpiry(sessionKey: string): Promise<boolean> {
-    const expiresAt = (await this.deps.store.activeTask(sessionKey))?.expiresAt ?? null;
+    const expiresAt = (await this.deps.store.tasks.active(sessionKey))?.expiresAt ?? null;
     return expiresAt !== null && expiresAt <= this.now();
   }
 
@@ -440,45 +440,45 @@ export class Gateway {
   private async overBudget(sessionKey: string): Promise<string | null> {
     const budget = budgetOf(this.deps.runtime.settings);
     if (budget.tokens <= 0 && budget.usd <= 0) return null;
-    return overBudget(await this.deps.store.sessionUsage(sessionKey), budget);
+    return overBudget(await this.deps.store.sessions.usage(sessionKey), budget);
   }
 
   /** Ends a turn a /cancel or /reset stopped; true when it was still unfinished (so it was this that ended it). */
-  private async cutOff(requestId: string): Promise<boolean> {
-    const request = await this.deps.store.request(requestId);
+  private async cutOff(requestId: string, writer: SessionWriter): Promise<boolean> {
+    const request = await this.deps.store.requests.get(requestId);
     if (!request || (request.status !== "pending" && request.status !== "running")) return false;
-    await this.deps.runtime.store.commit({ sessionKey: request.sessionKey, request: { id: request.id, status: "failed", error: "cancelled by the user" } });
+    await writer.commit({ request: { id: request.id, status: "failed", error: "cancelled by the user" } });
     return true;
   }
 
   /** `current` was read just now, by the worker that picked it. */
-  private async process(current: RequestRecord, signal: AbortSignal): Promise<void> {
+  private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
     const { model, orchestrator, store } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
-    if (!model.configured) return this.reply(current, model.setupHint, "failed");
+    if (!model.configured) return this.reply(current, writer, model.setupHint, "failed");
     if (current.kind === "message" && current.status === "pending") {
-      if (!(await mayRun(store, current))) return this.reply(current, BUSY, "failed");
-      const pending = await store.pendingApprovals(current.sessionKey);
+      if (!(await mayRun(store, current))) return this.reply(current, writer, BUSY, "failed");
+      const pending = await store.approvals.pending(current.sessionKey);
       // A task past its expiry waits for nothing any more: the orchestrator ends it.
       if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {
         const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
-        return this.reply(current, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
+        return this.reply(current, writer, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
       }
     }
     const over = await this.overBudget(current.sessionKey);
-    if (over) return this.reply(current, over, "failed");
-    await this.guard(current, () => orchestrator.handleMessage(current, signal));
+    if (over) return this.reply(current, writer, over, "failed");
+    await this.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
 
-  private async guard(request: RequestRecord, work: () => Promise<unknown>): Promise<void> {
+  private async guard(request: RequestRecord, writer: SessionWriter, work: () => Promise<unknown>): Promise<void> {
     try {
       await work();
     } catch (error) {
-      await this.failed(request, error);
+      await this.failed(request, writer, error);
     }
   }
 
-  private async failed(request: RequestRecord, error: unknown): Promise<void> {
+  private async failed(request: RequestRecord, writer: SessionWriter, error: unknown): Promise<void> {
     this.deps.runtime.stacks.evict(request.sessionKey);
     if (error instanceof FencedError) {
       // Another replica took the session over while this one was paused: it carries on from the last step
@@ -493,21 +493,21 @@ export class Gateway {
       { session: request.sessionKey, request: request.id, err: error },
       corrupt ? "stored state for this session is corrupt" : "request failed",
     );
-    await this.reply(request, corrupt ? CORRUPT : INTERNAL, "failed");
+    await this.reply(request, writer, corrupt ? CORRUPT : INTERNAL, "failed");
   }
 
   /** Ends a request with a message from the gateway itself, in one commit. */
-  private async reply(request: RequestRecord, text: string, status: "done" | "failed" = "done"): Promise<void> {
+  private async reply(request: RequestRecord, writer: SessionWriter, text: string, status: "done" | "failed" = "done"): Promise<void> {
     try {
-      await this.commitReply(request, text, status);
+      await this.commitReply(request, writer, text, status);
     } catch (error) {
-      if (error instanceof FencedError) return this.failed(request, error);
+      if (error instanceof FencedError) return this.failed(request, writer, error);
       // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
       // processed, and from then on the request is failed, here and (once the store can write) on disk: a
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
       this.internal.add(request.id);
-      this.unrecorded.add(request.id, request.sessionKey, STORE_FAILING);
+      this.unrecorded.add(request.id, writer, STORE_FAILING);
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
         ?.deliver(
@@ -518,9 +518,8 @@ export class Gateway {
     }
   }
 
-  private commitReply(request: RequestRecord, text: string, status: "done" | "failed"): Promise<void> {
-    return this.deps.runtime.store.commit({
-      sessionKey: request.sessionKey,
+  private commitReply(request: RequestRecord, writer: SessionWriter, text: string, status: "done" | "failed"): Promise<void> {
+    return writer.commit({
       request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
       outbound: [
         {

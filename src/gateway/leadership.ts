@@ -24,7 +24,7 @@ export class Leadership {
   private turn: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, "leases">,
     private readonly options: LeadershipOptions,
   ) {}
 
@@ -45,7 +45,7 @@ export class Leadership {
     const token = this.token;
     this.token = null;
     await this.options.onLose();
-    await this.store.releaseLease(this.options.key, this.options.replica, token).catch(() => {});
+    await this.store.leases.release(this.options.key, this.options.replica, token).catch(() => {});
   }
 
   private tick(): Promise<void> {
@@ -57,13 +57,13 @@ export class Leadership {
     if (this.stopped) return;
     const { key, replica, ttlMs, log } = this.options;
     if (this.token !== null) {
-      if (await this.store.renewLease(key, replica, this.token, ttlMs)) return;
+      if (await this.store.leases.renew(key, replica, this.token, ttlMs)) return;
       this.token = null;
       log.warn({ job: key }, "another replica took this job over");
       await this.options.onLose();
       return;
     }
-    const lease = await this.store.acquireLease(key, replica, ttlMs);
+    const lease = await this.store.leases.acquire(key, replica, ttlMs);
     if (!lease) return;
     this.token = lease.token;
     log.info({ job: key }, "this replica runs the job now");

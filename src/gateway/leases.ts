@@ -1,5 +1,5 @@
 import type { Timers } from "../runtime/deps.js";
-import type { Fence, StepCommit, Store } from "../store/store.js";
+import type { Fence, SessionWriter, Store } from "../store/store.js";
 
 export interface LeaseOptions {
   /** This process's name in the lease table: unique per start, so a restarted replica is a new holder. */
@@ -11,6 +11,8 @@ export interface LeaseOptions {
 
 export interface HeldLease {
   token: number;
+  /** Writes the session's steps under this lease (each one fenced by its token). */
+  writer: SessionWriter;
   /** Another holder had the session since this replica last held it: what it cached may be stale. */
   changedHands: boolean;
   /** Set when a renewal found the lease taken over: the turn must stop; its next commit would be refused. */
@@ -19,8 +21,8 @@ export interface HeldLease {
 
 /**
  * This replica's leases. A session's lease is held while the replica works on it and renewed every third of
- * its lifetime; every step committed through `fenced()` carries the lease's fencing token, so the database
- * refuses the step of a replica that was paused past its lease and taken over.
+ * its lifetime; its writer (the only way to write the session's state) carries the lease's fencing token, so the
+ * database refuses the step of a replica that was paused past its lease and taken over.
  */
 export class Leases {
   private readonly held = new Map<string, HeldLease & { renewal: unknown }>();
@@ -28,7 +30,7 @@ export class Leases {
   private readonly lastToken = new Map<string, number>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, "leases" | "steps">,
     private readonly options: LeaseOptions,
   ) {}
 
@@ -42,17 +44,18 @@ export class Leases {
 
   /** Takes the lease on `key`, or null when another replica holds it. `onLost` runs if it is later taken over. */
   async acquire(key: string, onLost: () => void): Promise<HeldLease | null> {
-    const lease = await this.store.acquireLease(key, this.options.replica, this.options.ttlMs);
+    const lease = await this.store.leases.acquire(key, this.options.replica, this.options.ttlMs);
     if (!lease) return null;
     const before = this.held.get(key);
     if (before) this.options.timers.clearTimeout(before.renewal);
-    const held = { token: lease.token, changedHands: this.lastToken.get(key) !== lease.token, lost: false, renewal: null as unknown };
+    const writer = this.store.steps.writer(lease);
+    const held = { token: lease.token, writer, changedHands: this.lastToken.get(key) !== lease.token, lost: false, renewal: null as unknown };
     this.lastToken.delete(key);
     this.lastToken.set(key, lease.token);
     if (this.lastToken.size > 10_000) this.lastToken.delete(this.lastToken.keys().next().value!);
     const renew = () => {
       held.renewal = this.options.timers.setTimeout(() => {
-        this.store.renewLease(key, this.options.replica, held.token, this.options.ttlMs).then(
+        this.store.leases.renew(key, this.options.replica, held.token, this.options.ttlMs).then(
           (ok) => {
             if (this.held.get(key) !== held) return;
             if (ok) return renew();
@@ -78,7 +81,7 @@ export class Leases {
     // A lost lease stays on record, so anything still committing under it is refused (until the next acquire).
     if (held.lost) return;
     this.held.delete(key);
-    await this.store.releaseLease(key, this.options.replica, held.token);
+    await this.store.leases.release(key, this.options.replica, held.token);
   }
 
   /** This replica holds the lease on `key` and has not lost it. */
@@ -87,24 +90,13 @@ export class Leases {
     return held !== undefined && !held.lost;
   }
 
+  /** The fence of the lease this replica holds on `key` (lost or not); undefined when it holds none. */
   fence(key: string): Fence | undefined {
-    const held = this.held.get(key);
-    return held ? { holder: this.options.replica, token: held.token } : undefined;
+    return this.held.get(key)?.writer.fence;
   }
 
-  /** The store as the runtime sees it: every commit for a session this replica holds is fenced. */
-  fenced(): Store {
-    const fenceOf = (step: StepCommit): StepCommit => {
-      const fence = step.fence ?? this.fence(step.sessionKey);
-      return fence ? { ...step, fence } : step;
-    };
-    const store = this.store;
-    return new Proxy(store, {
-      get(target, property) {
-        if (property === "commit") return (step: StepCommit) => target.commit(fenceOf(step));
-        const value = Reflect.get(target, property, target) as unknown;
-        return typeof value === "function" ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-      },
-    });
+  /** The writer of the lease this replica holds on `key`; undefined when it holds none. */
+  writer(key: string): SessionWriter | undefined {
+    return this.held.get(key)?.writer;
   }
 }

@@ -10,7 +10,7 @@ const NOTHING = "I don't remember anything about you yet.";
 const MAX_LINE = 300;
 
 export async function memoryText(store: Store, userId: string): Promise<string> {
-  const memories = await store.memories(userId);
+  const memories = await store.memories.list(userId);
   if (memories.length === 0) return NOTHING;
   const lines = memories.map((m, i) => `${i + 1}. ${oneLine(m.text)}`);
   const footer =
@@ -25,17 +25,17 @@ export async function forgetText(store: Store, userId: string, text: string): Pr
   const args = text.trim().split(/\s+/).slice(1);
   const arg = (args[0] ?? "").replace(/^#/, "");
   if (args.length === 1 && arg.toLowerCase() === "all") {
-    const deleted = await store.deleteMemories(userId);
+    const deleted = await store.memories.delete(userId);
     return deleted === 0 ? `${NOTHING} There is nothing to forget.` : `Done: I forgot everything I remembered about you (${count(deleted)}).`;
   }
-  const memories = await store.memories(userId);
+  const memories = await store.memories.list(userId);
   if (memories.length === 0) return `${NOTHING} There is nothing to forget.`;
   if (args.length === 0) return `Which one? ${usage(memories)}`;
   const n = args.length === 1 && /^[0-9]{1,9}$/.test(arg) ? Number(arg) : NaN;
   if (!Number.isInteger(n)) return `I can't tell which memory "${clip(args.join(" "), 40)}" is. ${usage(memories)}`;
   const target = memories[n - 1];
   if (n < 1 || !target) return `There is no memory ${n}. ${usage(memories)}`;
-  const deleted = await store.deleteMemories(userId, [target.id]);
+  const deleted = await store.memories.delete(userId, [target.id]);
   // Gone already: a /forget all or a newer fact replaced it between the read and the delete.
   if (deleted === 0) return `Memory ${n} was already gone. Send /memory to see what I remember now.`;
   return `Done: I forgot "${clip(oneLine(target.text), 120)}".`;

@@ -101,23 +101,23 @@ export class MemoryWorker {
     const claimMs = this.deps.claimMs ?? 120_000;
     for (;;) {
       if (this.stopped) return;
-      const job = await store.claimMemoryJob(holder, Math.max(this.deps.now(), this.floor), claimMs, this.deps.maxAttempts ?? 5);
+      const job = await store.memories.claimJob(holder, Math.max(this.deps.now(), this.floor), claimMs, this.deps.maxAttempts ?? 5);
       if (!job) return;
       const log = this.deps.log.child({ task: job.taskId });
       try {
         const changes = await this.deps.extract(job);
-        const written = await store.finishMemoryJob(job.taskId, holder, changes);
+        const written = await store.memories.finishJob(job.taskId, holder, changes);
         if (written) log.info({ added: changes?.add?.length ?? 0, replaced: changes?.remove?.length ?? 0 }, "memories extracted");
         else log.warn("a memory extraction's claim ran out before it finished; another run writes it");
       } catch (error) {
         if (!this.deps.retryable(error)) {
           log.warn({ err: error }, "memory extraction failed for good; the task's memories are not kept");
-          await store.finishMemoryJob(job.taskId, holder, null);
+          await store.memories.finishJob(job.taskId, holder, null);
           continue;
         }
         const delay = (this.deps.retryBaseMs ?? 5_000) * 2 ** Math.min(job.attempts - 1, 10);
         log.warn({ err: error, attempt: job.attempts, retryInMs: delay }, "memory extraction failed; it will be retried");
-        await store.retryMemoryJob(job.taskId, holder, error instanceof Error ? error.message : String(error), this.deps.now() + delay);
+        await store.memories.retryJob(job.taskId, holder, error instanceof Error ? error.message : String(error), this.deps.now() + delay);
         this.wakeIn(delay, this.deps.now() + delay);
       }
     }

@@ -63,7 +63,7 @@ export class Outbox {
 
   /** Everything pending for a provider that just registered (replies committed before a restart). */
   async deliverAll(prefix: string): Promise<void> {
-    for (const key of new Set((await this.deps.store.pendingOutbound()).map((o) => o.sessionKey))) {
+    for (const key of new Set((await this.deps.store.outbox.pending()).map((o) => o.sessionKey))) {
       if (providerOf(key) === prefix) void this.deliver(key);
     }
   }
@@ -85,24 +85,24 @@ export class Outbox {
     // Claimed (marked delivered) before it is sent: if the process dies while sending, the reply is not sent
     // again after the restart, nor by another replica (a reply is never shown twice). A send that fails takes
     // the mark back and is retried.
-    for (let out = await store.claimNextOutbound(sessionKey); out; out = await store.claimNextOutbound(sessionKey)) {
-      const sentChunks = new Set(await store.deliveredChunks(out.id));
+    for (let out = await store.outbox.claimNext(sessionKey); out; out = await store.outbox.claimNext(sessionKey)) {
+      const sentChunks = new Set(await store.outbox.deliveredChunks(out.id));
       try {
         await sink.deliver(out, {
           sentChunks,
-          chunkSent: (index, platformMessageId) => store.recordChunk(out.id, index, platformMessageId),
+          chunkSent: (index, platformMessageId) => store.outbox.recordChunk(out.id, index, platformMessageId),
         });
         this.deps.observer?.delivered(out, "sent");
       } catch (error) {
         if (error instanceof DeliveryError && error.disposition.kind === "permanent") {
           this.deps.observer?.delivered(out, "undeliverable");
           // This reply can never arrive; the ones after it may (another thread, a chat unblocked later).
-          if (await store.markUndeliverable(out.id, error.disposition.reason)) {
+          if (await store.outbox.markUndeliverable(out.id, error.disposition.reason)) {
             this.deps.log.error({ session: sessionKey, outbound: out.id, reason: error.disposition.reason }, "reply undeliverable: the platform refused it for good; it will not be sent again");
           }
           continue;
         }
-        await store.markUndelivered(out.id);
+        await store.outbox.markUndelivered(out.id);
         this.deps.observer?.delivered(out, "retry");
         if (error instanceof DeliveryError && error.disposition.kind === "moved") {
           this.deps.log.info({ session: sessionKey, to: error.disposition.to }, "the chat moved; moving the conversation and sending there");

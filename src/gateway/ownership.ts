@@ -21,7 +21,7 @@ export type Admission =
  * the transaction that stores it, under the returned rule (two members writing at once: one of them becomes the owner).
  */
 export async function admission(store: Store, message: InboundMessage): Promise<Admission> {
-  const owner = await store.conversationOwner(message.sessionKey);
+  const owner = await store.requests.conversationOwner(message.sessionKey);
   // A lone "stop" cancels only where someone's task is under way.
   const command = parseCommand(message.text, owner !== null);
   const addressed = message.addressed ?? true;
@@ -42,7 +42,7 @@ export function refusal(addressed: boolean, command: ChatCommand | null): Extrac
  * become the owner since it was stored (when two wrote at once, or it waited behind a task that someone else started).
  */
 export async function mayRun(store: Store, request: RequestRecord): Promise<boolean> {
-  const owner = await store.conversationOwner(request.sessionKey);
+  const owner = await store.requests.conversationOwner(request.sessionKey);
   return owner === null || owner === request.userId;
 }
 
@@ -51,12 +51,12 @@ export async function mayRun(store: Store, request: RequestRecord): Promise<bool
  * its first commit) the one their first message is waiting or running in. Newest first.
  */
 export async function conversationOf(store: Store, keyPrefix: string, userId: string): Promise<string | null> {
-  const task = await store.activeTaskOf(keyPrefix, userId);
+  const task = await store.tasks.activeOf(keyPrefix, userId);
   if (task) return task.sessionKey;
   const inPlace = (key: string) => key === keyPrefix || key.startsWith(`${keyPrefix}:`);
-  const waiting = (await store.unfinishedRequests()).filter((r) => r.kind === "message" && r.userId === userId && inPlace(r.sessionKey));
+  const waiting = (await store.requests.unfinished()).filter((r) => r.kind === "message" && r.userId === userId && inPlace(r.sessionKey));
   for (const request of waiting.reverse()) {
-    if ((await store.conversationOwner(request.sessionKey)) === userId) return request.sessionKey;
+    if ((await store.requests.conversationOwner(request.sessionKey)) === userId) return request.sessionKey;
   }
   return null;
 }

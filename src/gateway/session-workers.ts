@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { AgentStackManager } from "../runtime/stack-manager.js";
-import type { RequestRecord, Store } from "../store/store.js";
+import type { RequestRecord, SessionWriter, Store } from "../store/store.js";
 import type { HeldLease, Leases } from "./leases.js";
 
 export interface SessionWorkersDeps {
@@ -16,9 +16,10 @@ export interface SessionWorkersDeps {
   /** A request this process already answered as failed but could not record so (disk full): never run again. */
   settled(requestId: string): boolean;
   runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void>;
-  runSide(request: RequestRecord): Promise<void>;
+  /** Runs beside the turn, under the same lease (`writer`). */
+  runSide(request: RequestRecord, writer: SessionWriter): Promise<void>;
   /** A message arrived while a turn runs: tell its sender it waits its turn (once per message). */
-  tellQueued(request: RequestRecord): Promise<void>;
+  tellQueued(request: RequestRecord, writer: SessionWriter): Promise<void>;
   deliver(sessionKey: string): Promise<void>;
 }
 
@@ -111,7 +112,7 @@ export class SessionWorkers {
 
   /** Wakes every session with work nobody is doing (a missed notification, a replica that died). */
   async poll(): Promise<number> {
-    const keys = await this.deps.store.orphanedSessions();
+    const keys = await this.deps.store.leases.orphanedSessions();
     for (const key of keys) this.wake(key);
     return keys.length;
   }
@@ -172,12 +173,13 @@ export class SessionWorkers {
    * the running turn when a /cancel or /reset waits, and returns what the worker should run next.
    */
   private async look(key: string, worker: Worker): Promise<RequestRecord | null> {
-    const all = (await this.deps.store.unfinishedRequestsOf(key)).filter((r) => !this.deps.settled(r.id) && !worker.side.has(r.id));
-    if (!this.deps.leases.holds(key)) return null; // only the lease holder acts on them
+    const all = (await this.deps.store.requests.unfinishedOf(key)).filter((r) => !this.deps.settled(r.id) && !worker.side.has(r.id));
+    const writer = this.deps.leases.writer(key);
+    if (!writer || !this.deps.leases.holds(key)) return null; // only the lease holder acts on them
     for (const request of all.filter((r) => this.deps.isSide(r) && r.status === "pending")) {
       worker.side.add(request.id);
       const run = this.deps
-        .runSide(request)
+        .runSide(request, writer)
         .catch((error: unknown) => this.deps.log.error({ session: key, request: request.id, err: error }, "a command failed"))
         .finally(() => this.sides.delete(request.id));
       this.sides.set(request.id, run);
@@ -191,7 +193,7 @@ export class SessionWorkers {
       const mine = (r: RequestRecord) => r.userId === worker.turn?.user;
       for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && mine(r) && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
-        void this.deps.tellQueued(waiting).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
+        void this.deps.tellQueued(waiting, writer).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
       }
     }
     return interrupting ?? queued[0] ?? null;

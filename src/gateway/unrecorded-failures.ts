@@ -1,37 +1,37 @@
-import type { Store } from "../store/store.js";
+import { FencedError, type SessionWriter } from "../store/store.js";
 
 /**
  * Requests that failed, were reported to the user as failed, but whose end the store could not record (disk
  * full). They are terminal all the same: never run again, and written as failed as soon as the store can take it
- * (retried on a timer and once more at shutdown), so a restart does not replay them after newer messages.
+ * (retried on a timer and once more at shutdown), so a restart does not replay them after newer messages. The end
+ * is written through the writer of the lease the request ran under: once another replica took the session over,
+ * the request is that replica's to end.
  */
 export class UnrecordedFailures {
-  private readonly failures = new Map<string, { sessionKey: string; error: string }>();
+  private readonly failures = new Map<string, { writer: SessionWriter; error: string }>();
   private timer: NodeJS.Timeout | null = null;
 
-  constructor(
-    private readonly store: Store,
-    private readonly retryMs: number,
-  ) {}
+  constructor(private readonly retryMs: number) {}
 
   has(requestId: string): boolean {
     return this.failures.has(requestId);
   }
 
-  add(requestId: string, sessionKey: string, error: string): void {
-    this.failures.set(requestId, { sessionKey, error });
+  add(requestId: string, writer: SessionWriter, error: string): void {
+    this.failures.set(requestId, { writer, error });
     this.timer ??= setInterval(() => void this.record(), this.retryMs);
     this.timer.unref();
   }
 
   /** Writes what the store could not take earlier; stops the timer once all are written. */
   async record(): Promise<void> {
-    for (const [id, { sessionKey, error }] of this.failures) {
+    for (const [id, { writer, error }] of this.failures) {
       try {
-        await this.store.commit({ sessionKey, request: { id, status: "failed", error } });
+        await writer.commit({ request: { id, status: "failed", error } });
         this.failures.delete(id);
-      } catch {
-        return; // still failing; the next tick tries again
+      } catch (failure) {
+        if (failure instanceof FencedError) this.failures.delete(id);
+        else return; // still failing; the next tick tries again
       }
     }
     this.stop();

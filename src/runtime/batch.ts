@@ -28,8 +28,8 @@ const GAVE_UP_NOTE = "the caller had already given up waiting; nobody received t
  * the call's result not yet written). What the run leaves uncommitted is flushed before it returns.
  */
 export async function runToCompletion(child: StackFrame, callerDeps: TurnDeps): Promise<ToolOutput> {
-  const { store, journal: caller } = callerDeps;
-  const deps: TurnDeps = { ...callerDeps, journal: new Journal(store, caller.sessionKey, caller.requestId, caller.taskId) };
+  const caller = callerDeps.journal;
+  const deps: TurnDeps = { ...callerDeps, journal: new Journal(caller.writer, caller.requestId, caller.taskId) };
   const output = await run(child, deps);
   await deps.journal.flush();
   return output;
@@ -100,7 +100,7 @@ async function run(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
 async function closeStopped(stack: AgentStack, deps: TurnDeps, reason: string, gaveUp: boolean): Promise<void> {
   const { journal } = deps;
   const bottom = stack.all()[0]!;
-  const closed = (await deps.store.sessionLog(journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
+  const closed = (await deps.store.steps.log(journal.sessionKey)).some((e) => e.type === "agent_session_complete" && e.agentSessionId === bottom.agentSessionId);
   if (!closed) {
     while (stack.top !== bottom) {
       closeUnresolved(stack.top!, journal, `not run: ${reason}`);

@@ -1,5 +1,5 @@
 import { formatUsd } from "../llm/prices.js";
-import { CorruptStateError, type RequestRecord, type TaskRecord } from "../store/store.js";
+import { CorruptStateError, type RequestRecord, type SessionWriter, type TaskRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
 import { systemClock } from "./deps.js";
 import { Journal, type StepExtra } from "./journal.js";
@@ -24,7 +24,7 @@ const CANCELLED: Ending = { status: "cancelled", reason: "cancelled by the user"
 /** Closes every open frame as an error (top first) and ends the task as `end` says; the caller flushes. */
 async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, request: RequestRecord, end: Ending = CANCELLED): Promise<{ stopped: string[]; commit: StepExtra }> {
   const sessionKey = request.sessionKey;
-  const task = await deps.store.activeTask(sessionKey);
+  const task = await deps.store.tasks.active(sessionKey);
   const loaded = await loadStack(deps, sessionKey);
   if (!loaded.ok) {
     // The stack cannot be read back: it cannot be unwound frame by frame either. Set it aside whole (kept in
@@ -82,9 +82,9 @@ async function loadStack(deps: RuntimeDeps, sessionKey: string) {
 }
 
 /** `cutOff`: the /cancel already stopped a turn that had not committed anything yet (a task's very first one). */
-export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, cutOff = false): Promise<string> {
+export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter, cutOff = false): Promise<string> {
   const key = request.sessionKey;
-  const journal = new Journal(deps.store, key, request.id, (await deps.store.activeTask(key))?.id ?? null);
+  const journal = Journal.of(writer, request, (await deps.store.tasks.active(key))?.id ?? null);
   const loaded = await loadStack(deps, key);
   const active = cutOff || !loaded.ok || !loaded.stack.isEmpty;
   const { stopped, commit } = await unwind(deps, orchestrator, journal, request);
@@ -103,7 +103,7 @@ export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, 
 
 /** Turns cut off by the cancel: they must not resume after a restart. */
 async function interrupted(deps: RuntimeDeps, request: RequestRecord, end: Ending): Promise<StepExtra["requestsClosed"]> {
-  return (await deps.store.runningRequests(request.sessionKey))
+  return (await deps.store.requests.running(request.sessionKey))
     .filter((r) => r.id !== request.id)
     .map((r) => ({ id: r.id, status: "failed" as const, error: end.reason }));
 }
@@ -121,7 +121,7 @@ export function taskExpiredText(expiresAt: number): string {
 export function refusalFor(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, task: TaskRecord, journal: Journal): (() => Promise<unknown>) | null {
   if (request.status !== "pending") return null;
   const expiresAt = task.expiresAt;
-  if (expiresAt !== null && expiresAt <= (deps.clock ?? systemClock).now()) return () => expireTask(deps, orchestrator, request, { ...task, expiresAt });
+  if (expiresAt !== null && expiresAt <= (deps.clock ?? systemClock).now()) return () => expireTask(deps, orchestrator, request, journal.writer, { ...task, expiresAt });
   if (!request.taskOptions) return null;
   const text = `Sorry, this message sets an expiry or metadata for a new task, but task ${task.id} is still under way here. Finish or cancel it first.`;
   return () => journal.flush({ request: { id: request.id, status: "failed", error: text }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")] });
@@ -131,8 +131,8 @@ export function refusalFor(deps: RuntimeDeps, orchestrator: Orchestrator, reques
  * Ends the session's task as expired: `request` (a message or a decision for it) came after its expiry. The task
  * stops where it was, its pending approvals are withdrawn, and the request fails, saying so.
  */
-export async function expireTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, task: TaskRecord & { expiresAt: number }): Promise<string> {
-  const journal = new Journal(deps.store, request.sessionKey, request.id, task.id);
+export async function expireTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter, task: TaskRecord & { expiresAt: number }): Promise<string> {
+  const journal = Journal.of(writer, request, task.id);
   const end: Ending = { status: "expired", reason: "the task expired", approvals: { status: "withdrawn", by: "task-expired" } };
   const { commit } = await unwind(deps, orchestrator, journal, request, end);
   const text = taskExpiredText(task.expiresAt);
@@ -146,11 +146,11 @@ export async function expireTask(deps: RuntimeDeps, orchestrator: Orchestrator, 
 }
 
 /** `main → skill:research (iteration 3/25)` */
-export async function describeStack(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): Promise<string> {
+export async function describeStack(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter): Promise<string> {
   const { store, stacks } = deps;
   const stack = await stacks.getOrLoad(request.sessionKey);
-  const task = await store.activeTask(request.sessionKey);
-  const journal = new Journal(store, request.sessionKey, request.id, task?.id ?? null);
+  const task = await store.tasks.active(request.sessionKey);
+  const journal = Journal.of(writer, request, task?.id ?? null);
   let text: string;
   if (stack.isEmpty) {
     text = "Idle: no task is running. Send a message to start one.";
@@ -159,7 +159,7 @@ export async function describeStack(deps: RuntimeDeps, orchestrator: Orchestrato
     text = `${stack.all().map((f) => f.agentName).join(" → ")} (iteration ${top.iteration}/${top.maxIterations})`;
     if (task) text += `\ntask ${task.id}: ${task.status.replace("_", " ")}`;
   }
-  const lost = await store.undeliverable(request.sessionKey);
+  const lost = await store.outbox.undeliverable(request.sessionKey);
   if (lost.length > 0) {
     text += `\n${lost.length} ${lost.length === 1 ? "reply" : "replies"} could not be delivered (last: ${lost.at(-1)!.failure}).`;
   }
@@ -168,10 +168,10 @@ export async function describeStack(deps: RuntimeDeps, orchestrator: Orchestrato
 }
 
 /** Cancels what runs and starts a fresh main-agent history for the session. */
-export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord): Promise<string> {
+export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter): Promise<string> {
   const key = request.sessionKey;
-  await deps.store.session(key, () => deps.ids.next("as"));
-  const journal = new Journal(deps.store, key, request.id, (await deps.store.activeTask(key))?.id ?? null);
+  await deps.store.sessions.open(key, () => deps.ids.next("as"));
+  const journal = Journal.of(writer, request, (await deps.store.tasks.active(key))?.id ?? null);
   const { stopped, commit } = await unwind(deps, orchestrator, journal, request);
   const fresh = deps.ids.next("as");
   journal.append(null, "session_reset", { main_agent_session_id: fresh });
@@ -188,26 +188,26 @@ export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator
 }
 
 /** `/context`: the current frame's tokens against its window, compactions so far, and the session's totals. */
-export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, budgets: { tokens: number; usd: number }): Promise<string> {
+export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter, budgets: { tokens: number; usd: number }): Promise<string> {
   const key = request.sessionKey;
   const stack = await deps.stacks.getOrLoad(key);
   const frame = stack.top ?? (await orchestrator.idleMainFrame(key));
   const view = { ...deps, catalog: deps.catalog() };
   const used = contextUsage(frame, view);
   const limit = await contextLimit(frame, deps);
-  const compactions = (await deps.store.sessionLog(key)).filter((e) => e.type === "compaction").length;
-  const u = await deps.store.sessionUsage(key);
-  const task = await deps.store.activeTask(key);
+  const compactions = (await deps.store.steps.log(key)).filter((e) => e.type === "compaction").length;
+  const u = await deps.store.sessions.usage(key);
+  const task = await deps.store.tasks.active(key);
   const n = (x: number) => x.toLocaleString("en-US");
   const lines = [
     `Context (${frame.agentName}): ${n(used)} of ${n(limit)} tokens (${Math.round((used / limit) * 100)}%); compacts at ${Math.round(deps.settings.compactionThreshold * 100)}%.`,
     `Compactions in this conversation: ${compactions}.`,
     `Tokens used: ${n(u.inputTokens)} input, ${n(u.outputTokens)} output, ${n(u.cacheReadTokens)} cache read, ${n(u.cacheWriteTokens)} cache write.`,
     budgets.tokens > 0 ? `Since the last /reset: ${n(u.sinceReset)} of a ${n(budgets.tokens)}-token budget.` : `Since the last /reset: ${n(u.sinceReset)} tokens.`,
-    `Cost: ${formatUsd(u.costUsd)} in all; ${formatUsd(u.costSinceResetUsd)} since the last /reset${budgets.usd > 0 ? ` of a ${formatUsd(budgets.usd)} budget` : ""}${task ? `; ${formatUsd((await deps.store.taskUsage(task.id)).costUsd)} for the current task` : ""}.`,
+    `Cost: ${formatUsd(u.costUsd)} in all; ${formatUsd(u.costSinceResetUsd)} since the last /reset${budgets.usd > 0 ? ` of a ${formatUsd(budgets.usd)} budget` : ""}${task ? `; ${formatUsd((await deps.store.tasks.usage(task.id)).costUsd)} for the current task` : ""}.`,
   ];
   const text = lines.join("\n");
-  const journal = new Journal(deps.store, key, request.id, task?.id ?? null);
+  const journal = Journal.of(writer, request, task?.id ?? null);
   await journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
 }

@@ -1,14 +1,15 @@
 import type { Usage } from "../llm/types.js";
-import type { LogEntryInput, LogType, StepCommit, Store } from "../store/store.js";
+import type { LogEntryInput, LogType, RequestRecord, SessionWriter, StepCommit } from "../store/store.js";
 import { toRecord, type StackFrame } from "./frame.js";
 
-export type StepExtra = Omit<StepCommit, "sessionKey" | "log" | "framesUpdated" | "framesPushed" | "usage"> & {
+export type StepExtra = Omit<StepCommit, "log" | "framesUpdated" | "framesPushed" | "usage"> & {
   framesPushed?: StackFrame[];
 };
 
 /**
  * Collects what one step produces (log rows, frame changes, usage) and writes it with the step's
- * stack/task/request changes in one store transaction, so a crash between steps loses or repeats nothing.
+ * stack/task/request changes in one store transaction, so a crash between steps loses or repeats nothing. It writes
+ * through the session's writer, so every step is fenced by the lease the turn runs under.
  */
 export class Journal {
   private rows: LogEntryInput[] = [];
@@ -17,11 +18,22 @@ export class Journal {
   private usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 };
 
   constructor(
-    private readonly store: Store,
-    readonly sessionKey: string,
+    readonly writer: SessionWriter,
     readonly requestId: string | null,
     public taskId: string | null,
   ) {}
+
+  /** The journal of `request`'s step, written through `writer` (which must be of the request's session). */
+  static of(writer: SessionWriter, request: RequestRecord, taskId: string | null): Journal {
+    if (writer.sessionKey !== request.sessionKey) {
+      throw new Error(`request ${request.id} of ${request.sessionKey} was handed the writer of ${writer.sessionKey}`);
+    }
+    return new Journal(writer, request.id, taskId);
+  }
+
+  get sessionKey(): string {
+    return this.writer.sessionKey;
+  }
 
   /** `frame` may be any frame-like owner of the row (a live frame, or just an agent session id). */
   append(frame: { frameId: string | null; agentSessionId: string | null } | null, type: LogType, payload: unknown): void {
@@ -72,7 +84,6 @@ export class Journal {
     const transient = new Set((all.framesPushed ?? []).filter((f) => popped.has(f.frameId)).map((f) => f.frameId));
     const step: StepCommit = {
       ...all,
-      sessionKey: this.sessionKey,
       log: this.rows,
       framesPushed: pushed.map(toRecord),
       framesPopped: [...popped].filter((id) => !transient.has(id)),
@@ -87,7 +98,7 @@ export class Journal {
     this.touched.clear();
     this.staged = {};
     this.usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 };
-    await this.store.commit(step);
+    await this.writer.commit(step);
   }
 }
 

@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import { approvalPrompt } from "./approval-prompt.js";
 import type { Model } from "../llm/model.js";
-import type { OutboundInput, RequestRecord, Store } from "../store/store.js";
+import type { OutboundInput, RequestRecord, SessionWriter, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
 import { budgetOf, BudgetExceeded, requestBudget } from "./budget.js";
 import type { SchemaChecker } from "../catalog/schema-checker.js";
@@ -64,12 +64,13 @@ export class Orchestrator {
     return this.deps.observer ?? NO_OBSERVER;
   }
 
-  async handleMessage(request: RequestRecord, signal: AbortSignal): Promise<void> {
+  /** Runs `request`, writing its steps through `writer` (of the lease its session is held under). */
+  async handleMessage(request: RequestRecord, writer: SessionWriter, signal: AbortSignal): Promise<void> {
     const { store, stacks, ids } = this.deps;
     const key = request.sessionKey;
-    const session = await store.session(key, () => ids.next("as"));
+    const journal = Journal.of(writer, request, null);
+    const session = await store.sessions.open(key, () => ids.next("as"));
     const stack = await stacks.getOrLoad(key);
-    const journal = new Journal(store, key, request.id, null);
     let log = this.deps.log.child({ session: key, request: request.id });
     let input: TurnInput;
     // A new task is owned by the sender of its first message; an existing one keeps its owner.
@@ -77,7 +78,7 @@ export class Orchestrator {
 
     if (request.status === "running" || request.kind === "approval") {
       // Started before a restart: its input is already in the log; continue from there.
-      const task = await store.activeTask(key);
+      const task = await store.tasks.active(key);
       if (stack.isEmpty || !task) {
         log.warn({ depth: stack.depth, task: task?.id }, "resumed request found no active stack; closing it");
         await journal.flush({ request: { id: request.id, status: "done" } });
@@ -117,7 +118,7 @@ export class Orchestrator {
       if (memories) main.memories = memories;
       log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
     } else {
-      const task = await store.activeTask(key);
+      const task = await store.tasks.active(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       const refusal = refusalFor(this.deps, this, request, task, journal);
       if (refusal) return void (await refusal());
@@ -134,7 +135,7 @@ export class Orchestrator {
     signal.addEventListener("abort", follow, { once: true });
     if (signal.aborted) follow();
     try {
-      const budget = await requestBudget(() => store.sessionUsage(key), budgetOf(this.deps.settings), (reason) => run.abort(reason));
+      const budget = await requestBudget(() => store.sessions.usage(key), budgetOf(this.deps.settings), (reason) => run.abort(reason));
       await this.loop(stack, journal, input, run.signal, log, owner, budget ? budget.model(this.deps.model) : this.deps.model);
     } finally {
       signal.removeEventListener("abort", follow);
@@ -161,7 +162,7 @@ export class Orchestrator {
 
   /** The main agent's frame as it would start now (for /context while idle). */
   async idleMainFrame(sessionKey: string): Promise<StackFrame> {
-    return this.mainFrame((await this.deps.store.session(sessionKey, () => this.deps.ids.next("as"))).mainAgentSessionId, false);
+    return this.mainFrame((await this.deps.store.sessions.open(sessionKey, () => this.deps.ids.next("as"))).mainAgentSessionId, false);
   }
 
   private async mainFrame(mainAgentSessionId: string, take = true): Promise<StackFrame> {

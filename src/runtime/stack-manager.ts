@@ -55,7 +55,7 @@ export class AgentStackManager {
       if (take) this.mainHistories.delete(mainAgentSessionId);
       return take ? cached : { ...cached, history: [...cached.history] };
     }
-    const rows = await this.store.history(mainAgentSessionId);
+    const rows = await this.store.steps.history(mainAgentSessionId);
     return { history: rebuildHistory(rows), contextTokens: lastContextTokens(rows) };
   }
 
@@ -85,11 +85,11 @@ export class AgentStackManager {
     const cached = this.stacks.get(sessionKey);
     if (cached) return cached;
     const frames = [];
-    for (const record of await this.store.frames(sessionKey)) {
-      let history = rebuildHistory(await this.store.history(record.agentSessionId));
+    for (const record of await this.store.steps.frames(sessionKey)) {
+      let history = rebuildHistory(await this.store.steps.history(record.agentSessionId));
       // Main's history holds earlier tasks too: as the running task's owner may see it (memory/private-results.ts).
       if (record.agentType === "main" && memoryToolUses(history).size > 0) {
-        history = await privateTo(this.store, sessionKey, record.agentSessionId, history, (await this.store.activeTask(sessionKey))?.ownerId ?? null);
+        history = await privateTo(this.store, sessionKey, record.agentSessionId, history, (await this.store.tasks.active(sessionKey))?.ownerId ?? null);
       }
       frames.push({ ...record, history });
     }

@@ -43,7 +43,7 @@ const DENIED: PendingEnd = { status: "denied", by: "cancelled" };
 
 /** Approvals still waiting can no longer be used: a late click is told it was already decided. */
 export async function endPending(store: Store, sessionKey: string, end: PendingEnd = DENIED): Promise<void> {
-  for (const approval of await store.pendingApprovals(sessionKey)) await store.decideApproval(approval.id, end.status, end.by);
+  for (const approval of await store.approvals.pending(sessionKey)) await store.approvals.decide(approval.id, end.status, end.by);
 }
 
 /**

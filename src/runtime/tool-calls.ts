@@ -69,7 +69,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
       continue;
     }
     if (allowsTool(frame.effectiveTools, use.name) && needsApproval(frame, use, deps)) {
-      const approval = await deps.store.approvalFor(use, scope);
+      const approval = await deps.store.approvals.forCall(use, scope);
       if (!approval || approval.status === "pending") {
         waiting.push(use); // the calls that need no approval still run now
         continue;
@@ -85,7 +85,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
   }
   if (waiting.length > 0) {
     const unasked = [];
-    for (const use of waiting) if (!(await deps.store.approvalFor(use, scope))) unasked.push(use);
+    for (const use of waiting) if (!(await deps.store.approvals.forCall(use, scope))) unasked.push(use);
     const approvals = unasked.map((use) => ({ id: deps.ids.next("ap"), toolUseId: use.id, toolName: use.name, input: use.input }));
     return { action: TurnAction.INTERRUPT, text: `waiting for approval of ${waiting.map((u) => u.name).join(", ")}`, approvals };
   }
@@ -184,10 +184,10 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
  * member's run may have been built on theirs.
  */
 async function previousRun(deps: TurnDeps, agentName: string): Promise<string | null> {
-  const log = await deps.store.sessionLog(deps.journal.sessionKey);
+  const log = await deps.store.steps.log(deps.journal.sessionKey);
   const [kind, name] = [agentName.slice(0, agentName.indexOf(":")), agentName.slice(agentName.indexOf(":") + 1)];
   const readsMemories = (kind === "skill" ? deps.catalog.skills : deps.catalog.agents).get(name)?.memory === true;
-  const ownerOf = readsMemories ? new Map((await deps.store.tasks(deps.journal.sessionKey)).map((t) => [t.id, t.ownerId])) : null;
+  const ownerOf = readsMemories ? new Map((await deps.store.tasks.ofSession(deps.journal.sessionKey)).map((t) => [t.id, t.ownerId])) : null;
   for (let i = log.length - 1; i >= 0; i--) {
     const entry = log[i]!;
     if (entry.type !== "agent_session_complete") continue;

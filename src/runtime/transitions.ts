@@ -65,10 +65,10 @@ export function returnToParent(
  * a tool use such a session left without a result gets one, so the log stays well-formed.
  */
 export async function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): Promise<void> {
-  for (const open of await store.openAgentSessions(journal.sessionKey)) {
+  for (const open of await store.steps.openAgentSessions(journal.sessionKey)) {
     if (live.has(open.agentSessionId)) continue;
     const owner = { frameId: null, agentSessionId: open.agentSessionId };
-    for (const use of unresolvedToolUses(rebuildHistory(await store.history(open.agentSessionId)))) {
+    for (const use of unresolvedToolUses(rebuildHistory(await store.steps.history(open.agentSessionId)))) {
       journal.append(owner, "tool_result", { tool_use_id: use.id, content: `not finished: ${reason}`, is_error: true });
     }
     journal.append(owner, "agent_session_complete", {

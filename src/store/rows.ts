@@ -3,14 +3,14 @@
 // quarantine the row or fail its session.
 import { nanoToUsd } from "../llm/prices.js";
 import { frameRecordSchema } from "./frame-schema.js";
-import type { OperationalCounts, SessionError, SessionSummary } from "./operations.js";
+import type { OperationalCounts, SessionError, SessionSummary } from "./roles/operations.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
   type ApprovalStatus,
   type FrameRecord,
   type IdempotencyRecord,
-  type Lease,
+  type LeaseRecord,
   type LogEntry,
   type MemoryJob,
   type MemoryRecord,
@@ -266,7 +266,7 @@ export function toOpenAgentSession(r: Row, sessionKey: string): { agentSessionId
   return { agentSessionId: String(r.agent_session_id), agentName: String(name) };
 }
 
-export function toLease(r: Row): Lease {
+export function toLease(r: Row): LeaseRecord {
   return { key: String(r.key), holder: String(r.holder), token: Number(r.token), expiresAt: Number(r.expires_at) };
 }
 

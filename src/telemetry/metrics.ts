@@ -1,5 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
-import type { OperationalCounts } from "../store/operations.js";
+import type { OperationalCounts } from "../store/store.js";
 
 // Seconds: a zero-latency turn is ~1 ms, a model call 1-60 s, a long agent task minutes.
 const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];

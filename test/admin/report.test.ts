@@ -86,7 +86,7 @@ describe("admin views", () => {
 
   it("lists pending approvals oldest first with their age, and calls one stuck only past the threshold", async () => {
     const { approvalId } = await world();
-    const requestedAt = (await h.store.approval(approvalId))!.requestedAt;
+    const requestedAt = (await h.store.approvals.get(approvalId))!.requestedAt;
     const { approvals } = await approvalsView(h.store, { now: requestedAt + 3 * MINUTE });
     expect(approvals).toEqual([expect.objectContaining({ id: approvalId, sessionKey: "console:t", ageMs: 3 * MINUTE })]);
 

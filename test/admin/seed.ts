@@ -2,6 +2,7 @@
 // get an approval that has waited for hours without waiting for it.
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { FrameRecord } from "../../src/store/store.js";
+import { commitStep } from "../helpers/steps.js";
 
 export interface WaitingApproval {
   sessionKey: string;
@@ -24,9 +25,9 @@ export async function seedWaitingApproval(dbFile: string, w: WaitingApproval): P
   const owner = w.owner ?? "telegram:1001";
   const top = w.skill ? "skill:interview" : "main";
   try {
-    await store.session(w.sessionKey, () => `as_main_${w.id}`);
-    await store.insertRequest({ id: `req_${w.id}`, sessionKey: w.sessionKey, externalId: `m_${w.id}`, kind: "message", userId: owner, text: "plan it" });
-    await store.commit({
+    await store.sessions.open(w.sessionKey, () => `as_main_${w.id}`);
+    await store.requests.insert({ id: `req_${w.id}`, sessionKey: w.sessionKey, externalId: `m_${w.id}`, kind: "message", userId: owner, text: "plan it" });
+    await commitStep(store, {
       sessionKey: w.sessionKey,
       taskCreated: { id: `task_${w.id}`, ownerId: owner, requestId: `req_${w.id}` },
       framesPushed: [frame(`f_main_${w.id}`, "main", "main"), ...(w.skill ? [frame(`f_skill_${w.id}`, "skill:interview", "skill")] : [])],

@@ -27,7 +27,7 @@ beforeAll(async () => {
   await seedWaitingApproval(dbFile, { sessionKey: OLD, at: Date.now() - 2 * HOUR, id: "old", skill: true });
   // A session nobody has written in yet: its key starts like OLD's, so "telegram:-100" names neither.
   const bare = new SqliteStore(dbFile, () => Date.now() - 3 * HOUR);
-  await bare.session(IDLE, () => "as_idle");
+  await bare.sessions.open(IDLE, () => "as_idle");
   await bare.close();
   const h = await startHarness({ tools: bankTools().list, dbFile });
   try {

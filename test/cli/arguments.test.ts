@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { run } from "../integration/child-process.js";
+import { commitStep } from "../helpers/steps.js";
 
 async function tool(entry: string, args: string[], env: Record<string, string> = {}) {
   const proc = run(entry, args, env);
@@ -48,10 +49,10 @@ describe("npm run export", () => {
   beforeAll(async () => {
     root = mkdtempSync(join(tmpdir(), "switchboard-export-"));
     const store = new SqliteStore(join(root, "data", "switchboard.db"));
-    await store.session("telegram:1001", () => "as_1");
-    await store.session("telegram:1002", () => "as_2");
-    await store.session("slack:T1:D1", () => "as_3");
-    await store.commit({
+    await store.sessions.open("telegram:1001", () => "as_1");
+    await store.sessions.open("telegram:1002", () => "as_2");
+    await store.sessions.open("slack:T1:D1", () => "as_3");
+    await commitStep(store, {
       sessionKey: "slack:T1:D1",
       log: [{ taskId: null, requestId: null, frameId: null, agentSessionId: "as_3", type: "message", payload: { role: "user", content: "hi" } }],
     });

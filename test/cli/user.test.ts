@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { UserExport } from "../../src/store/store.js";
+import { commitStep } from "../helpers/steps.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ALICE = "telegram:1001";
@@ -29,10 +30,10 @@ async function seed() {
   let n = 0;
   const say = async (sessionKey: string, userId: string, text: string) => {
     const owned = sessionKey.startsWith("http:");
-    if (!owned) await store.session(sessionKey, () => `as_${sessionKey}`);
+    if (!owned) await store.sessions.open(sessionKey, () => `as_${sessionKey}`);
     const id = `req_${++n}`;
-    await store.insertRequest({ id, sessionKey, externalId: `m${n}`, kind: "message", userId, text, ...(owned ? { claimSession: { mainAgentSessionId: `as_${n}` } } : {}) });
-    await store.commit({
+    await store.requests.insert({ id, sessionKey, externalId: `m${n}`, kind: "message", userId, text, ...(owned ? { claimSession: { mainAgentSessionId: `as_${n}` } } : {}) });
+    await commitStep(store, {
       sessionKey,
       request: { id, status: "done" },
       outbound: [{ id: `out_${n}`, requestId: id, taskId: null, agent: "main", depth: 1, text: `reply to ${text}`, kind: "message" }],
@@ -43,8 +44,8 @@ async function seed() {
   await say("telegram:-500", BOB, "bob in the group");
   await say("slack:T1:D2", BOB, "bob in private");
   await say("http:5f0c2d9e-1111-4222-8333-944445555666", ALICE, "alice over http");
-  await store.saveMemories(ALICE, { add: [{ id: "mem_a1", text: "Alice lives in Porto", kind: "identity" }, { id: "mem_a2", text: "Alice plans a trip" }] });
-  await store.saveMemories(BOB, { add: [{ id: "mem_b1", text: "Bob is allergic to peanuts" }] });
+  await store.memories.save(ALICE, { add: [{ id: "mem_a1", text: "Alice lives in Porto", kind: "identity" }, { id: "mem_a2", text: "Alice plans a trip" }] });
+  await store.memories.save(BOB, { add: [{ id: "mem_b1", text: "Bob is allergic to peanuts" }] });
   await store.close();
 }
 
@@ -74,7 +75,7 @@ async function readBack<T>(read: (store: SqliteStore) => Promise<T>): Promise<T>
   }
 }
 
-const texts = (userId: string) => readBack(async (s) => (await s.memories(userId)).map((m) => m.text));
+const texts = (userId: string) => readBack(async (s) => (await s.memories.list(userId)).map((m) => m.text));
 
 describe("npm run user -- export", () => {
   it("writes everything stored about that user, and nothing about anyone else, as pretty JSON", async () => {
@@ -118,8 +119,8 @@ describe("npm run user -- delete", () => {
     expect(stdout).toMatch(new RegExp(`^${ALICE}: 2 memories, 3 sessions \\(2 theirs alone\\), 3 requests, 0 tasks, \\d+ log entries, \\d+ replies, 0 approvals\\.\\n`));
     expect(stdout).toContain(`Nothing was deleted. To erase all of it, run: npm run user -- delete ${ALICE} --yes`);
     expect(await texts(ALICE)).toHaveLength(2);
-    expect(await readBack((s) => s.requests("telegram:1001"))).toHaveLength(1);
-    expect(await readBack((s) => s.requests("http:5f0c2d9e-1111-4222-8333-944445555666"))).toHaveLength(1);
+    expect(await readBack((s) => s.requests.ofSession("telegram:1001"))).toHaveLength(1);
+    expect(await readBack((s) => s.requests.ofSession("http:5f0c2d9e-1111-4222-8333-944445555666"))).toHaveLength(1);
   });
 
   it("with --yes erases the user's data, prints the counts, and leaves the other user's data alone", async () => {
@@ -127,15 +128,15 @@ describe("npm run user -- delete", () => {
     expect(stderr).toBe("");
     expect(code).toBe(0);
     expect(stdout).toMatch(new RegExp(`^deleted everything stored about ${ALICE} \\(.*\\d.*\\)\\n$`));
-    const gone = await readBack((s) => s.exportUser(ALICE));
+    const gone = await readBack((s) => s.userData.export(ALICE));
     expect(gone.memories).toEqual([]);
     expect(gone.sessions.flatMap((s) => s.requests)).toEqual([]);
     expect(gone.approvals).toEqual([]);
-    expect(await readBack((s) => s.findSession("http:5f0c2d9e-1111-4222-8333-944445555666"))).toBeNull();
+    expect(await readBack((s) => s.sessions.find("http:5f0c2d9e-1111-4222-8333-944445555666"))).toBeNull();
     expect(await texts(BOB)).toEqual(["Bob is allergic to peanuts"]);
-    const group = await readBack((s) => s.requests("telegram:-500"));
+    const group = await readBack((s) => s.requests.ofSession("telegram:-500"));
     expect(group.map((r) => r.text)).toEqual(["bob in the group"]);
-    expect((await readBack((s) => s.requests("slack:T1:D2"))).map((r) => r.text)).toEqual(["bob in private"]);
+    expect((await readBack((s) => s.requests.ofSession("slack:T1:D2"))).map((r) => r.text)).toEqual(["bob in private"]);
     // Run again: nothing left, and it says so.
     const again = await user("delete", ALICE, "--yes");
     expect(again.code).toBe(0);
@@ -150,7 +151,7 @@ describe("npm run user -- delete", () => {
       expect(code).toBe(1);
       expect(stderr).toContain(`Switchboard is running on DATA_DIR=${dataDir}`);
       expect(stderr).toContain("Stop it first");
-      expect((await gateway.memories(ALICE)).length).toBe(2);
+      expect((await gateway.memories.list(ALICE)).length).toBe(2);
       // Reading beside it works.
       const exported = await user("export", ALICE);
       expect(exported.code).toBe(0);

@@ -8,6 +8,7 @@ import { startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic
 import { deferred } from "../helpers/deferred.js";
 import { startHarness, type Harness } from "../helpers/harness.js";
 import { run, type Proc } from "../integration/child-process.js";
+import { failCommits } from "../helpers/steps.js";
 
 let fake: FakeAnthropic | undefined;
 let dir = "";
@@ -48,20 +49,16 @@ describe("a store that cannot write (disk full)", () => {
     h = await startHarness();
     h.fake.script(text("this reply cannot be stored"));
     const store = h.store;
-    const realCommit = store.commit.bind(store);
-    const full = Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-    store.commit = async () => {
-      throw full;
-    };
+    const free = failCommits(store, Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }));
     const shown = await h.send("hello");
-    store.commit = realCommit;
+    free();
     expect(shown.map((m) => [m.kind, m.text])).toEqual([
       ["error", "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later."],
     ]);
     // Nothing of the turn was written: no log rows, no task, no frames.
-    expect(await store.sessionLog("console:t")).toEqual([]);
-    expect(await store.activeTask("console:t")).toBeNull();
-    expect(await store.frames("console:t")).toEqual([]);
+    expect(await store.steps.log("console:t")).toEqual([]);
+    expect(await store.tasks.active("console:t")).toBeNull();
+    expect(await store.steps.frames("console:t")).toEqual([]);
   });
 });
 

@@ -156,13 +156,13 @@ describe("crash suite", () => {
     // No user message lost or processed twice: each reached the model's log exactly once.
     const store = new SqliteStore(join(env.DATA_DIR, "switchboard.db"));
     for (let c = 1; c <= conversations; c++) {
-      const log = await store.sessionLog(`console:c${c}`);
+      const log = await store.steps.log(`console:c${c}`);
       const said = log.filter((e) => e.type === "message" && (e.payload as { role: string }).role === "user").map((e) => JSON.stringify((e.payload as { content: unknown }).content));
       for (const message of ["plan a trip", `Lisbon (c${c})`]) {
         expect(said.filter((t) => t.includes(message)).length, `${context}: c${c} lost or doubled "${message}"`).toBe(1);
       }
-      expect(await store.activeTask(`console:c${c}`), `${context}: c${c} left a task open`).toBeNull();
-      expect(await store.openAgentSessions(`console:c${c}`), `${context}: c${c} left an agent session open`).toEqual([]);
+      expect(await store.tasks.active(`console:c${c}`), `${context}: c${c} left a task open`).toBeNull();
+      expect(await store.steps.openAgentSessions(`console:c${c}`), `${context}: c${c} left an agent session open`).toEqual([]);
     }
     // Every stack read right after a kill could be loaded back (what a restart loads).
     expect(stacksAtKill.every((s) => !s.startsWith("error")), `${context}: ${stacksAtKill.find((s) => s.startsWith("error"))}`).toBe(true);
@@ -181,7 +181,7 @@ async function storedStackNames(dataDir: string): Promise<string> {
       const keys = (db.prepare("SELECT DISTINCT session_key AS k FROM frames").all() as Array<{ k: string }>).map((r) => r.k);
       db.close();
       const stacks: string[] = [];
-      for (const k of keys) stacks.push(`${k}: ${(await store.frames(k)).map((f) => f.agentName).join(" → ")}`);
+      for (const k of keys) stacks.push(`${k}: ${(await store.steps.frames(k)).map((f) => f.agentName).join(" → ")}`);
       return stacks.join("; ");
     } finally {
       await store.close();

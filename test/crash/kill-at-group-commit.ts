@@ -3,13 +3,13 @@
 // messages, before any writer of that group was told it committed (so no HTTP client got its answer). It says
 // what the group held on stderr first. Without the variable it changes nothing.
 import { GroupCommit } from "../../src/store/sqlite/group-commit.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { SqliteRequests } from "../../src/store/sqlite/requests.js";
 
 const wanted = Number(process.env.KILL_AT_INBOUND_GROUP ?? 0);
 if (wanted > 0) {
   let inbound = 0;
-  const insert = SqliteStore.prototype.insertRequest;
-  SqliteStore.prototype.insertRequest = function (this: SqliteStore, ...args: Parameters<SqliteStore["insertRequest"]>) {
+  const insert = SqliteRequests.prototype.insert;
+  SqliteRequests.prototype.insert = function (this: SqliteRequests, ...args: Parameters<SqliteRequests["insert"]>) {
     inbound++;
     return insert.apply(this, args);
   };

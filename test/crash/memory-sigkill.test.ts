@@ -63,9 +63,9 @@ it("an extraction cut off by SIGKILL runs after the restart exactly once", async
   expect(JSON.stringify(extractions[1]!.messages)).toContain("cycling trip in June");
   const store = new SqliteStore(join(defs.root, "data", "switchboard.db"));
   try {
-    const user = (await store.requests("console:local"))[0]!.userId;
-    expect((await store.memories(user)).map((m) => m.text)).toEqual(["Name is Ana.", "Plans a cycling trip in June."]);
-    expect(await store.pendingMemoryJobs()).toEqual([]);
+    const user = (await store.requests.ofSession("console:local"))[0]!.userId;
+    expect((await store.memories.list(user)).map((m) => m.text)).toEqual(["Name is Ana.", "Plans a cycling trip in June."]);
+    expect(await store.memories.pendingJobs()).toEqual([]);
   } finally {
     await store.close();
   }

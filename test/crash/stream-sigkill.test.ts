@@ -104,10 +104,10 @@ async function withStore<T>(read: (store: SqliteStore) => Promise<T>): Promise<T
 function replies(sessionKey: string) {
   return withStore(async (store) => {
     const out: Array<{ text: string; kind: string; chunks: number[] }> = [];
-    for (const request of await store.requests(sessionKey)) {
-      for (const reply of await store.outboundFor(request.id)) out.push({ text: reply.text, kind: reply.kind, chunks: await store.deliveredChunks(reply.id) });
+    for (const request of await store.requests.ofSession(sessionKey)) {
+      for (const reply of await store.outbox.ofRequest(request.id)) out.push({ text: reply.text, kind: reply.kind, chunks: await store.outbox.deliveredChunks(reply.id) });
     }
-    return { out, unfinished: await store.unfinishedRequestsOf(sessionKey), pending: await store.pendingOutbound(sessionKey), indicators: await store.indicators("telegram") };
+    return { out, unfinished: await store.requests.unfinishedOf(sessionKey), pending: await store.outbox.pending(sessionKey), indicators: await store.indicators.list("telegram") };
   });
 }
 

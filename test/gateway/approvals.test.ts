@@ -29,7 +29,7 @@ describe("approvals", () => {
     const { prompt } = await askForTransfer(h);
     expect(t.runs).toEqual(["balance"]);
     expect(prompt.text).toMatch(/^🔐 main wants to run transfer\n• amount: 50\nApprove or deny it \(ap_\d+\)\.$/);
-    expect((await h.store.activeTask("console:t"))?.status).toBe("waiting_approval");
+    expect((await h.store.tasks.active("console:t"))?.status).toBe("waiting_approval");
     expect(h.fake.calls).toHaveLength(1);
   });
 
@@ -91,7 +91,7 @@ describe("approvals", () => {
       "switchboard: Only the person who started this task can approve or deny its tool calls.",
     ]);
     expect(t.runs).toEqual(["balance"]);
-    expect((await h.store.approval(id))?.status).toBe("pending");
+    expect((await h.store.approvals.get(id))?.status).toBe("pending");
   });
 
   it("answers new messages with a reminder while the approval is pending, without calling the model", async () => {
@@ -125,15 +125,15 @@ describe("approvals", () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
-    // The store writes the resume inside the decision's transaction (insertRequestNow): make that insert fail.
-    const store = h.store as unknown as { insertRequestNow: (...args: unknown[]) => unknown };
-    const real = store.insertRequestNow.bind(store);
-    store.insertRequestNow = () => {
+    // The store writes the resume inside the decision's transaction (requests.insertNow): make that insert fail.
+    const store = h.store.requests as unknown as { insertNow: (...args: unknown[]) => unknown };
+    const real = store.insertNow.bind(store);
+    store.insertNow = () => {
       throw new Error("disk I/O error");
     };
     await expect(h.gateway.decide(id, "alice", "approve")).rejects.toThrow("disk I/O error");
-    store.insertRequestNow = real;
-    expect((await h.store.approval(id))?.status).toBe("pending");
+    store.insertNow = real;
+    expect((await h.store.approvals.get(id))?.status).toBe("pending");
     h.fake.script(text("Sent."));
     expect(await h.gateway.decide(id, "alice", "approve")).toMatchObject({ status: "approved" });
     await h.gateway.idle();
@@ -150,7 +150,7 @@ describe("approvals", () => {
       text("ok"),
     );
     await h.send("go");
-    const results = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => e.payload as { tool_use_id: string; content: string });
+    const results = (await h.store.steps.log("console:t")).filter((e) => e.type === "tool_result").map((e) => e.payload as { tool_use_id: string; content: string });
     expect(results.find((r) => r.tool_use_id === "toolu_pay")?.content).toBe("not run: agent:banker finished in the same message");
     expect(t.runs).toEqual([]);
   });
@@ -167,7 +167,7 @@ describe("approvals", () => {
       },
     );
     await h.send("go");
-    const answered = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    const answered = (await h.store.steps.log("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toContain("toolu_pay");
     expect(t.runs).toEqual([]);
   });
@@ -198,7 +198,7 @@ describe("approvals", () => {
     const [theirs] = (await h.send("pay mallory 500", { session: "bob-dm", user: "bob" })).filter((m) => m.approvalId);
     expect(t.runs).toEqual(["transfer 500"]);
     expect(theirs?.approvalId).not.toBe(mine!.approvalId);
-    expect(await h.store.approval(theirs!.approvalId!)).toMatchObject({ sessionKey: "console:bob-dm", ownerId: "bob", status: "pending" });
+    expect(await h.store.approvals.get(theirs!.approvalId!)).toMatchObject({ sessionKey: "console:bob-dm", ownerId: "bob", status: "pending" });
     expect(await h.gateway.decide(theirs!.approvalId!, "alice", "approve")).toEqual({ status: "not_owner" });
   });
 
@@ -211,22 +211,22 @@ describe("approvals", () => {
     h.fake.script(text("Paid 20."));
     await h.gateway.decide(first!.approvalId!, "alice", "approve");
     await h.gateway.idle();
-    expect((await h.store.activeTask("console:group"))).toBeNull();
+    expect((await h.store.tasks.active("console:group"))).toBeNull();
 
     h.fake.script(call());
     const [second] = (await h.send("pay 20 for me too", { session: "group", user: "bob" })).filter((m) => m.approvalId);
     expect(second?.approvalId).toBeDefined();
     expect(t.runs).toEqual(["transfer 20"]);
-    const approval = await h.store.approval(second!.approvalId!);
-    expect(approval).toMatchObject({ ownerId: "bob", status: "pending", taskId: (await h.store.activeTask("console:group"))?.id });
+    const approval = await h.store.approvals.get(second!.approvalId!);
+    expect(approval).toMatchObject({ ownerId: "bob", status: "pending", taskId: (await h.store.tasks.active("console:group"))?.id });
   });
 
   it("an approval names the request whose turn it paused", async () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list });
     const { prompt, id } = await askForTransfer(h);
-    expect((await h.store.approval(id))?.requestId).toBe(prompt.requestId);
-    expect((await h.store.request(prompt.requestId!))?.text).toBe("send Bob 50");
+    expect((await h.store.approvals.get(id))?.requestId).toBe(prompt.requestId);
+    expect((await h.store.requests.get(prompt.requestId!))?.text).toBe("send Bob 50");
   });
 
   it("fails closed: a definition that asks approval for a tool, or cannot be read any more, gates its calls", async () => {

@@ -31,16 +31,16 @@ describe("/cancel", () => {
   it("unwinds the whole stack at depth 3+, closes every frame as an error and says which agents stopped", async () => {
     h = await startHarness({ files: FILES });
     await depthFour(h);
-    const taskId = (await h.store.activeTask("console:t"))!.id;
+    const taskId = (await h.store.tasks.active("console:t"))!.id;
 
     const shown = await h.send("/cancel");
     expect(shown.map((m) => [m.agent, m.text])).toEqual([
       ["switchboard", "Cancelled. Stopped: skill:interview, agent:researcher, agent:checker."],
     ]);
-    expect((await h.store.task(taskId))?.status).toBe("cancelled");
-    expect(await h.store.activeTask("console:t")).toBeNull();
-    expect(await h.store.frames("console:t")).toEqual([]);
-    const closed = (await h.store.sessionLog("console:t"))
+    expect((await h.store.tasks.get(taskId))?.status).toBe("cancelled");
+    expect(await h.store.tasks.active("console:t")).toBeNull();
+    expect(await h.store.steps.frames("console:t")).toEqual([]);
+    const closed = (await h.store.steps.log("console:t"))
       .filter((e) => e.type === "agent_session_complete")
       .map((e) => e.payload as { agent_name: string; is_error: boolean });
     expect(closed).toEqual([

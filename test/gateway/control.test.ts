@@ -29,7 +29,7 @@ describe("commands during a running turn", () => {
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text).at(-1)).toBe("Cancelled. Stopped: skill:interview.");
     // The cut-off turn is closed, so a restart will not resume it.
-    expect(await h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.store.requests.unfinished()).toEqual([]);
     h.fake.script(text("Ready."));
     expect(await h.say("new question")).toEqual(["main: Ready."]);
     expect(h.fake.rejected()).toEqual([]);
@@ -49,7 +49,7 @@ describe("a turn cut off before its first commit", () => {
     await h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/cancel" });
     await h.gateway.idle();
     // Found by the simulation: the cut-off request stayed pending and ran again on the next start.
-    expect(await h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.store.requests.unfinished()).toEqual([]);
     expect(await h.gateway.recover()).toBe(0);
   });
 });
@@ -98,8 +98,8 @@ describe("owner rules when a stored request runs", () => {
     await h.gateway.submit({ sessionKey: "console:g", messageId: "a1", userId: "alice", text: "plan a trip" });
     await first.entered;
     // Stored as a version without the owner rule stored them (or a race let them in): nothing checked them yet.
-    await h.store.insertRequest({ id: "req-b1", sessionKey: "console:g", externalId: "b1", kind: "message", userId: "bob", text: "book me a flight" });
-    await h.store.insertRequest({ id: "req-b2", sessionKey: "console:g", externalId: "b2", kind: "command", userId: "bob", text: "/cancel" });
+    await h.store.requests.insert({ id: "req-b1", sessionKey: "console:g", externalId: "b1", kind: "message", userId: "bob", text: "book me a flight" });
+    await h.store.requests.insert({ id: "req-b2", sessionKey: "console:g", externalId: "b2", kind: "command", userId: "bob", text: "/cancel" });
     await h.gateway.poll();
     first.release(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })));
     await h.gateway.idle();
@@ -110,11 +110,11 @@ describe("owner rules when a stored request runs", () => {
       ["req-b1", busy],
     ]);
     expect(h.fake.accepted().map(lastUserText)).toEqual(["plan a trip", "plan a trip"]);
-    expect((await h.store.requests("console:g")).map((r) => [r.userId, r.status])).toEqual([
+    expect((await h.store.requests.ofSession("console:g")).map((r) => [r.userId, r.status])).toEqual([
       ["alice", "done"],
       ["bob", "failed"],
       ["bob", "failed"],
     ]);
-    expect(await h.store.activeTask("console:g")).toMatchObject({ ownerId: "alice", status: "waiting_user" });
+    expect(await h.store.tasks.active("console:g")).toMatchObject({ ownerId: "alice", status: "waiting_user" });
   });
 });

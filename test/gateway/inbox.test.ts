@@ -90,7 +90,7 @@ describe("inbox", () => {
     await done.promise;
     await h.gateway.idle();
     expect(shown).toEqual(["one", "two"]);
-    expect(await h.store.pendingOutbound("flaky:x")).toEqual([]);
+    expect(await h.store.outbox.pending("flaky:x")).toEqual([]);
   });
 
   it("records token usage per request", async () => {
@@ -99,6 +99,6 @@ describe("inbox", () => {
     const submitted = await h.gateway.submit({ sessionKey: "console:t", messageId: "u1", userId: "alice", text: "count me" });
     await h.gateway.idle();
     expect(submitted.status).toBe("accepted");
-    expect(await h.store.request((submitted as { requestId: string }).requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
+    expect(await h.store.requests.get((submitted as { requestId: string }).requestId)).toMatchObject({ status: "done", inputTokens: 120, outputTokens: 7 });
   });
 });

@@ -28,13 +28,16 @@ function replica(name: string) {
   // A paused process (a long GC, a frozen VM): its renewals wait until it is thawed.
   let thawed: Promise<void> = Promise.resolve();
   let thaw = () => {};
-  const pausable = new Proxy(store, {
-    get(target, property) {
-      if (property === "renewLease") return (...args: Parameters<SqliteStore["renewLease"]>) => thawed.then(() => target.renewLease(...args));
-      const value = Reflect.get(target, property, target) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+  const { leases } = store;
+  const pausable = {
+    leases: {
+      acquire: leases.acquire.bind(leases),
+      renew: (...args: Parameters<typeof leases.renew>) => thawed.then(() => leases.renew(...args)),
+      release: leases.release.bind(leases),
+      get: leases.get.bind(leases),
+      orphanedSessions: leases.orphanedSessions.bind(leases),
     },
-  });
+  };
   const events: string[] = [];
   let gained = deferred<void>();
   let lost = deferred<void>();
@@ -87,10 +90,10 @@ it("a replica that froze is taken over once its lease runs out, and it stops the
   await b.leadership.start();
   // A freezes (its renewals stop) and its lease runs out: B takes the job with a new token.
   a.freeze();
-  const token = (await a.store.lease("@telegram-polling"))!.token;
+  const token = (await a.store.leases.get("@telegram-polling"))!.token;
   now += 10_000;
   await b.gained();
-  expect((await b.store.lease("@telegram-polling"))!.token).toBe(token + 1);
+  expect((await b.store.leases.get("@telegram-polling"))!.token).toBe(token + 1);
   // A thaws; its renewal finds the lease taken: it stops running the job.
   a.thaw();
   await a.lost();

@@ -16,11 +16,11 @@ const BOB = ["Name is Bob", "Allergic to peanuts"];
 
 /** Alice's three memories and Bob's two, oldest first (ids sort the same way, so ties in time change nothing). */
 async function seed(harness: Harness) {
-  await harness.store.saveMemories("alice", { add: ALICE.map((text, i) => ({ id: `mem_a${i + 1}`, text, ...(i === 1 ? { kind: "preference" } : {}) })) });
-  await harness.store.saveMemories("bob", { add: BOB.map((text, i) => ({ id: `mem_b${i + 1}`, text })) });
+  await harness.store.memories.save("alice", { add: ALICE.map((text, i) => ({ id: `mem_a${i + 1}`, text, ...(i === 1 ? { kind: "preference" } : {}) })) });
+  await harness.store.memories.save("bob", { add: BOB.map((text, i) => ({ id: `mem_b${i + 1}`, text })) });
 }
 
-const texts = async (user: string) => (await h.store.memories(user)).map((m) => m.text);
+const texts = async (user: string) => (await h.store.memories.list(user)).map((m) => m.text);
 
 describe("/memory", () => {
   it("lists the sender's memories numbered oldest first, with how to forget them", async () => {
@@ -59,7 +59,7 @@ describe("/memory", () => {
 
   it("says so kindly when nothing is remembered, and compares whole user ids", async () => {
     h = await startHarness();
-    await h.store.saveMemories("telegram:4242", { add: [{ id: "mem_t1", text: "Lives in Porto" }] });
+    await h.store.memories.save("telegram:4242", { add: [{ id: "mem_t1", text: "Lives in Porto" }] });
     expect(await h.say("/memory", { user: "slack:T1:4242" })).toEqual(["switchboard: I don't remember anything about you yet."]);
     expect(await h.say("/memory", { user: "telegram:4242" })).toEqual([
       "switchboard: Here is what I remember about you (1 memory):\n1. Lives in Porto\n\nTo make me forget it, send /forget 1.",
@@ -68,7 +68,7 @@ describe("/memory", () => {
 
   it("keeps each memory on one line", async () => {
     h = await startHarness();
-    await h.store.saveMemories("alice", { add: [{ id: "mem_x", text: "Likes\n\n1. fake numbering\tand tabs" }] });
+    await h.store.memories.save("alice", { add: [{ id: "mem_x", text: "Likes\n\n1. fake numbering\tand tabs" }] });
     const [shown] = await h.say("/memory");
     expect(shown!.split("\n")[1]).toBe("1. Likes 1. fake numbering and tabs");
   });
@@ -120,7 +120,7 @@ describe("/forget", () => {
     expect(await h.say("/forget 99999999999999999999")).toEqual([expect.stringContaining(range)]);
     expect(await texts("alice")).toEqual(ALICE);
     // With one memory left the hint is that one number.
-    await h.store.deleteMemories("alice", ["mem_a1", "mem_a2"]);
+    await h.store.memories.delete("alice", ["mem_a1", "mem_a2"]);
     expect(await h.say("/forget 2")).toEqual(["switchboard: There is no memory 2. Send /forget 1 (as /memory lists them), or /forget all."]);
     expect(await h.say("/forget 1", { user: "carol" })).toEqual(["switchboard: I don't remember anything about you yet. There is nothing to forget."]);
     expect(await texts("alice")).toEqual([ALICE[2]]);
@@ -154,7 +154,7 @@ describe("while a turn is running", () => {
     expect(await texts("bob")).toEqual([BOB[0]]);
     // Nobody was told their command waits, and the commands never reached the model's history.
     expect(h.seen.filter((m) => m.text.startsWith("Got it."))).toEqual([]);
-    expect(JSON.stringify(await h.store.sessionLog("console:group"))).not.toContain("/memory");
+    expect(JSON.stringify(await h.store.steps.log("console:group"))).not.toContain("/memory");
   });
 });
 
@@ -164,7 +164,7 @@ describe("in a chat held by someone else's task", () => {
     await seed(h);
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan" })), text("Where to?"));
     expect(await h.say("plan a trip", { session: "group", user: "alice" })).toEqual(["skill:interview: Where to?"]);
-    expect((await h.store.activeTask("console:group"))?.ownerId).toBe("alice");
+    expect((await h.store.tasks.active("console:group"))?.ownerId).toBe("alice");
 
     const refused = await h.gateway.submit({ sessionKey: "console:group", messageId: "b1", userId: "bob", text: "hello?" });
     expect(refused.status).toBe("refused");
@@ -173,7 +173,7 @@ describe("in a chat held by someone else's task", () => {
     expect(await h.say("/forget all", { session: "group", user: "bob" })).toEqual(["switchboard: Done: I forgot everything I remembered about you (2 memories)."]);
     expect(await texts("alice")).toEqual(ALICE);
     // Alice's task goes on untouched.
-    expect((await h.store.activeTask("console:group"))?.status).toBe("waiting_user");
+    expect((await h.store.tasks.active("console:group"))?.status).toBe("waiting_user");
     expect(h.fake.calls).toHaveLength(2);
   });
 });

@@ -41,10 +41,10 @@ describe("MID_TURN=steer", () => {
     expect(lastUserContent(calls[1]!)[1]!.text).toBe("actually, make it Porto");
     expect(h.seen.map((m) => m.text)).toEqual([notice.text, "Porto it is: 2 flights."]);
     // The steered request is finished (it was read once, by this task) and is never run on its own.
-    const steered = await h.store.request(second.status === "accepted" ? second.requestId : "");
-    const task = (await h.store.tasks("console:t"))[0]!;
+    const steered = await h.store.requests.get(second.status === "accepted" ? second.requestId : "");
+    const task = (await h.store.tasks.ofSession("console:t"))[0]!;
     expect(steered).toMatchObject({ status: "done", taskId: task.id });
-    const told = (await h.store.sessionLog("console:t")).filter(
+    const told = (await h.store.steps.log("console:t")).filter(
       (e) => e.type === "message" && JSON.stringify(e.payload).includes("actually, make it Porto"),
     );
     expect(told).toHaveLength(1);
@@ -76,8 +76,8 @@ describe("MID_TURN=steer", () => {
     search.release();
     await h.gateway.idle();
     expect(h.fake.accepted()).toHaveLength(1);
-    expect((await h.store.tasks("console:t"))[0]!.status).toBe("cancelled");
-    expect(JSON.stringify(await h.store.sessionLog("console:t"))).not.toContain("/status");
+    expect((await h.store.tasks.ofSession("console:t"))[0]!.status).toBe("cancelled");
+    expect(JSON.stringify(await h.store.steps.log("console:t"))).not.toContain("/status");
   });
 
   it("with MID_TURN=queue (the default) the same message waits for its own turn", async () => {

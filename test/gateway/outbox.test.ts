@@ -57,8 +57,8 @@ describe("a delivery the platform refuses for good", () => {
     await send(h, "tg:1", "1", "hello");
     await h.gateway.idle();
     expect(tg.attempts).toEqual(["first answer"]);
-    expect((await h.store.undeliverable("tg:1")).map((o) => [o.text, o.failure])).toEqual([["first answer", "bot was blocked by the user"]]);
-    expect(await h.store.pendingOutbound("tg:1")).toEqual([]);
+    expect((await h.store.outbox.undeliverable("tg:1")).map((o) => [o.text, o.failure])).toEqual([["first answer", "bot was blocked by the user"]]);
+    expect(await h.store.outbox.pending("tg:1")).toEqual([]);
 
     blocked = false;
     await send(h, "tg:1", "2", "/status");
@@ -113,8 +113,8 @@ describe("a chat that moved", () => {
     await send(h, "tg:100", "1", "remember the word swordfish");
     await h.gateway.idle();
     expect(tg.shown).toEqual([{ key: "tg:-100200", text: "hello group" }]);
-    expect(await h.store.findSession("tg:100")).toBeNull();
-    expect(await h.store.requests("tg:-100200")).toHaveLength(1);
+    expect(await h.store.sessions.find("tg:100")).toBeNull();
+    expect(await h.store.requests.ofSession("tg:-100200")).toHaveLength(1);
 
     const seen = deferred<string>();
     h.fake.script((req) => {
@@ -137,9 +137,9 @@ describe("moving a conversation", () => {
     await send(h, "tg:100", "1", "hi");
     await send(h, "tg:-1002", "2", "start something");
     await h.gateway.idle();
-    expect((await h.store.activeTask("tg:-1002"))?.status).toBe("waiting_user");
-    expect(await h.store.moveSession("tg:100", "tg:-1002")).toEqual({ refused: "tg:-1002 already has a conversation under way" });
-    expect(await h.store.requests("tg:100")).toHaveLength(1);
+    expect((await h.store.tasks.active("tg:-1002"))?.status).toBe("waiting_user");
+    expect(await h.store.sessions.move("tg:100", "tg:-1002")).toEqual({ refused: "tg:-1002 already has a conversation under way" });
+    expect(await h.store.requests.ofSession("tg:100")).toHaveLength(1);
   });
 });
 
@@ -165,6 +165,6 @@ describe("indicators a previous process left behind", () => {
     await done.promise;
     expect(cleared).toEqual([["tg:1", '{"reaction":"eyes","ts":"1.2"}']]);
     await h.gateway.idle();
-    expect(await h.store.indicators("tg")).toEqual([]);
+    expect(await h.store.indicators.list("tg")).toEqual([]);
   });
 });

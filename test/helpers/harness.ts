@@ -157,8 +157,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   // Real timers for the renewal: a test driving its own timers by hand sees only the ones it is about.
   const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: systemTimers });
   const runtime: RuntimeDeps = {
-    store: leases.fenced(),
-    stacks: new AgentStackManager(leases.fenced()),
+    store,
+    stacks: new AgentStackManager(store),
     model,
     tools,
     catalog: () => catalog.current,

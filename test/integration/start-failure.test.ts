@@ -23,7 +23,7 @@ function start(plant: "app" | "timer"): Proc {
 const messages = (p: Proc) => p.stderr.trim().split("\n").map((l) => (JSON.parse(l) as { msg: string }).msg);
 
 it.each([
-  ["an unexpected error while the app is built", "app" as const, "planted: the store could not be wrapped"],
+  ["an unexpected error while the app is built", "app" as const, "planted: the store's change feed could not be watched"],
   ["a timer that throws while the gateway recovers its work", "timer" as const, "planted: a timer threw while the gateway started"],
 ])("exits 1 on %s, naming it, instead of serving on", async (_what, plant, planted) => {
   const p = start(plant);

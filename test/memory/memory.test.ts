@@ -17,7 +17,7 @@ const save = (...memories: Array<{ text: string; kind?: string; replaces?: strin
 const isExtraction = (req: MessagesRequest) => (req as { tool_choice?: { name?: string } }).tool_choice?.name === "save_memories";
 const mainCalls = () => h.fake.accepted().filter((r) => !isExtraction(r));
 const extractionCalls = () => h.fake.accepted().filter(isExtraction);
-const texts = async (user: string) => (await h.store.memories(user)).map((m) => m.text);
+const texts = async (user: string) => (await h.store.memories.list(user)).map((m) => m.text);
 
 describe("memory across conversations", () => {
   it("a fact told in one task is recalled after /reset and in a new chat of the same user, never for another user", async () => {
@@ -55,8 +55,8 @@ describe("memory across conversations", () => {
 
   it("a group task recalls only its owner's memories", async () => {
     h = await startHarness({ memory: true });
-    await h.store.saveMemories("console:bob", { add: [{ id: "m-bob", text: "Bob's passport expires in May." }] });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m-ana", text: "Ana prefers trains." }] });
+    await h.store.memories.save("console:bob", { add: [{ id: "m-bob", text: "Bob's passport expires in May." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m-ana", text: "Ana prefers trains." }] });
     h.fake.script(text("Trains it is."), save());
     await h.say("plan our team trip by train", { user: "console:ana", session: "group" });
     const system = systemText(mainCalls().at(-1)!);
@@ -66,7 +66,7 @@ describe("memory across conversations", () => {
 
   it("a newer fact replaces the one it updates instead of piling up", async () => {
     h = await startHarness({ memory: true });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m-porto", text: "Lives in Porto." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m-porto", text: "Lives in Porto." }] });
     h.fake.script(text("Congratulations on the move!"), save({ text: "Lives in Lisbon.", replaces: ["m-porto"] }));
     await h.say("I just moved from Porto to Lisbon!", { user: "console:ana" });
     expect(await texts("console:ana")).toEqual(["Lives in Lisbon."]);
@@ -79,7 +79,7 @@ describe("memory across conversations", () => {
     h.fake.script(text("Noted."), reply(toolUse("save_memories", { memories: "Name is Ana" })));
     await h.say("My name is Ana, remember me please.", { user: "console:ana" });
     expect(await texts("console:ana")).toEqual([]);
-    expect(await h.store.pendingMemoryJobs()).toEqual([]);
+    expect(await h.store.memories.pendingJobs()).toEqual([]);
     expect(extractionCalls()).toHaveLength(1);
   });
 
@@ -125,14 +125,14 @@ describe("memory across conversations", () => {
     await h.say("hi", { user: "console:ana" });
     await h.say("/status", { user: "console:ana" });
     expect(extractionCalls()).toEqual([]);
-    expect(await h.store.pendingMemoryJobs()).toEqual([]);
+    expect(await h.store.memories.pendingJobs()).toEqual([]);
   });
 
   it("a failed extraction is retried, and its tokens count in the session's usage", async () => {
     h = await startHarness({ memory: true });
     const retry = heldStep<ReturnType<typeof save>>();
     h.fake.script(text("Sure, Ana."), { error: { status: 529, type: "overloaded_error", message: "Overloaded", noRetry: true } }, retry.step);
-    const before = (await h.store.sessionUsage("console:t")).inputTokens;
+    const before = (await h.store.sessions.usage("console:t")).inputTokens;
     // Not h.say: it waits for the gateway to be idle, and on a slow machine the retry (due 1 ms later) is already
     // running then, held by this test until it releases it below.
     await h.gateway.submit({ sessionKey: "console:t", messageId: "ana-1", userId: "console:ana", text: "I'm Ana, please call me that from now on." });
@@ -143,7 +143,7 @@ describe("memory across conversations", () => {
     await h.gateway.idle();
     expect(await texts("console:ana")).toEqual(["Name is Ana."]);
     expect(extractionCalls()).toHaveLength(2);
-    const usage = await h.store.sessionUsage("console:t");
+    const usage = await h.store.sessions.usage("console:t");
     const mainInput = mainCalls().length; // at least one token per call
     expect(usage.inputTokens - before).toBeGreaterThan(mainInput);
   });
@@ -166,8 +166,8 @@ describe("memory across conversations", () => {
 describe("memory tools and children", () => {
   it("remember, recall and forget work in plain words, on the owner's memories only", async () => {
     h = await startHarness({ memory: true });
-    await h.store.saveMemories("console:bob", { add: [{ id: "m-bob", text: "Lives on Rua Augusta 12." }] });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m-addr", text: "Address is Rua do Ouro 5." }] });
+    await h.store.memories.save("console:bob", { add: [{ id: "m-bob", text: "Lives on Rua Augusta 12." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m-addr", text: "Address is Rua do Ouro 5." }] });
     h.fake.script(reply(toolUse("remember", { text: "Prefers window seats." })), text("I'll remember that."), save());
     await h.say("remember that I prefer window seats", { user: "console:ana" });
     expect(await texts("console:ana")).toEqual(["Address is Rua do Ouro 5.", "Prefers window seats."]);
@@ -190,7 +190,7 @@ describe("memory tools and children", () => {
 
   it("hostile tool input from the model gets an error result and changes nothing", async () => {
     h = await startHarness({ memory: true });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Prefers trains." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m1", text: "Prefers trains." }] });
     h.fake.script(
       reply(
         toolUse("remember", { text: 42 }, "toolu_1"),
@@ -210,7 +210,7 @@ describe("memory tools and children", () => {
 
   it("/forget removes a fact from every later model request", async () => {
     h = await startHarness({ memory: true });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Lives in Lisbon." }, { id: "m2", text: "Prefers trains." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m1", text: "Lives in Lisbon." }, { id: "m2", text: "Prefers trains." }] });
     expect(await h.say("/forget 1", { user: "console:ana" })).toEqual([expect.stringContaining("Lives in Lisbon")]);
     h.fake.script(text("Trains, then."), save());
     await h.say("how should I travel to Porto?", { user: "console:ana" });
@@ -225,7 +225,7 @@ describe("memory tools and children", () => {
       memory: true,
       files: { ...skillFile("planner", "Plan.", "memory: true\n"), ...skillFile("quiz", "Ask.") },
     });
-    await h.store.saveMemories("console:ana", { add: [{ id: "m1", text: "Prefers trains." }] });
+    await h.store.memories.save("console:ana", { add: [{ id: "m1", text: "Prefers trains." }] });
     h.fake.script(reply(toolUse("use_skill", { name: "planner", message: "plan" })), text("Train or bus?"));
     await h.say("plan a trip to Porto", { user: "console:ana" });
     const planner = mainCalls().at(-1)!;

@@ -143,6 +143,6 @@ describe("the approval prompt in the chat", () => {
     const prompt = (await h.send("deploy it")).find((m) => m.approvalId)!;
     expect(lines(prompt.text)[0]).toBe("🔐 main wants to run http_request: POST https://hooks.example.com/deploy");
     expect(lines(prompt.text).at(-1)).toBe(`Approve or deny it (${prompt.approvalId}).`);
-    expect(await h.store.approval(prompt.approvalId!)).toMatchObject({ toolName: "http_request", status: "pending" });
+    expect(await h.store.approvals.get(prompt.approvalId!)).toMatchObject({ toolName: "http_request", status: "pending" });
   });
 });

@@ -1,9 +1,14 @@
 // One test per row of the Interactive Agents Behaviors table, driven through the gateway, the real
 // Anthropic SDK and the strict fake Messages API.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import type { RequestRecord } from "../../src/store/store.js";
+import { commitStep } from "../helpers/steps.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -52,7 +57,7 @@ describe("Behaviors", () => {
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan a trip" })), text("Where to?"));
     const first = await h.send("plan a trip");
     expect(first.map((m) => [m.agent, m.depth, m.text])).toEqual([["skill:interview", 2, "Where to?"]]);
-    expect((await h.store.activeTask("console:t"))?.status).toBe("waiting_user");
+    expect((await h.store.tasks.active("console:t"))?.status).toBe("waiting_user");
 
     h.fake.script(text("When?"));
     expect(await h.say("Lisbon")).toEqual(["skill:interview: When?"]);
@@ -115,7 +120,7 @@ describe("Behaviors", () => {
     );
     expect(await h.say("go")).toEqual(["main: All set."]);
     expect(h.fake.accepted()).toHaveLength(5);
-    expect(await h.store.activeTask("console:t")).toBeNull();
+    expect(await h.store.tasks.active("console:t")).toBeNull();
   });
 
   it("stack empty + message: the main agent answers and the task completes", async () => {
@@ -126,10 +131,10 @@ describe("Behaviors", () => {
     expect(systemText(req)).toContain("- interview: The interview skill for tests.");
     expect(systemText(req)).toContain("- researcher: The researcher agent for tests.");
     expect(toolNames(req)).toEqual(["use_skill", "use_agent", "call_agent"]);
-    const tasks = (await h.store.sessionLog("console:t")).map((e) => e.taskId);
-    expect((await h.store.task(tasks[0]!))?.status).toBe("completed");
+    const tasks = (await h.store.steps.log("console:t")).map((e) => e.taskId);
+    expect((await h.store.tasks.get(tasks[0]!))?.status).toBe("completed");
     // Pushed and popped in one step: nothing may stay behind to be resurrected after a restart.
-    expect(await h.store.frames("console:t")).toEqual([]);
+    expect(await h.store.steps.frames("console:t")).toEqual([]);
   });
 
   it("stack active + message: the message goes to the top frame, not main", async () => {
@@ -196,12 +201,23 @@ describe("Errors", () => {
   });
 
   it("a resumed request whose stack is already empty is closed without a model call", async () => {
-    h = await startHarness();
-    const { request } = await h.store.insertRequest({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" }) as { request: RequestRecord };
-    await h.store.commit({ sessionKey: "console:t", request: { id: request.id, status: "running" } });
-    await h.gateway.recover();
-    await h.gateway.idle();
-    expect((await h.store.request("r1"))?.status).toBe("done");
-    expect(h.fake.calls).toHaveLength(0);
+    // Left by an earlier process: the request was running when it stopped, its stack already empty.
+    const dir = mkdtempSync(join(tmpdir(), "switchboard-resumed-"));
+    const dbFile = join(dir, "db.sqlite");
+    const earlier = new SqliteStore(dbFile);
+    const { request } = (await earlier.requests.insert({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" })) as { request: RequestRecord };
+    await commitStep(earlier, { sessionKey: "console:t", request: { id: request.id, status: "running" } });
+    await earlier.close();
+    try {
+      h = await startHarness({ dbFile });
+      await h.gateway.recover();
+      await h.gateway.idle();
+      expect((await h.store.requests.get("r1"))?.status).toBe("done");
+      expect(h.fake.calls).toHaveLength(0);
+    } finally {
+      await h?.close();
+      h = undefined!;
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -66,19 +66,19 @@ describe("call_agent: a callee whose caller gave up", () => {
     await ledger.ran;
 
     // Main is still in the middle of its step (search_flights runs): nothing of that step is on disk yet.
-    const midway = await h.store.sessionLog("console:t");
+    const midway = await h.store.steps.log("console:t");
     expect(toolResultIds(midway)).not.toContain("toolu_call");
-    const main = (await h.store.frames("console:t"))[0]!;
+    const main = (await h.store.steps.frames("console:t"))[0]!;
     expect(main.runningToolUseId).toBe("toolu_call");
 
     search.release();
     await h.gateway.idle();
     await h.runtime.limiter.idle();
     expect(h.seen.map((m) => m.text)).toEqual(["main saw: call to slow timed out after 5 s | 3 flights to Lisbon"]);
-    const rows = await h.store.sessionLog("console:t");
+    const rows = await h.store.steps.log("console:t");
     expect(toolResultIds(rows).filter((id) => id === "toolu_call")).toHaveLength(1);
     expect(toolResultIds(rows)).toEqual(expect.arrayContaining(["toolu_think", "toolu_book"]));
-    expect(await h.store.openAgentSessions("console:t")).toEqual([]);
+    expect(await h.store.steps.openAgentSessions("console:t")).toEqual([]);
     expect(ledger.runs()).toBe(1);
   });
 });

@@ -131,7 +131,7 @@ describe("call_agent", () => {
     clock.fireAll();
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text)).toEqual(["The slow agent did not answer in time."]);
-    const closed = (await h.store.sessionLog("console:t")).filter((e) => e.type === "agent_session_complete");
+    const closed = (await h.store.steps.log("console:t")).filter((e) => e.type === "agent_session_complete");
     expect(closed.map((e) => e.payload)).toEqual([
       expect.objectContaining({ agent_name: "agent:slow", is_error: true, result: "call to slow timed out after 1 s" }),
     ]);
@@ -156,9 +156,9 @@ describe("call_agent", () => {
     clock.fireAll();
     await h.gateway.idle();
     // Found by the simulation: toolu_later stayed without a result.
-    const answered = (await h.store.sessionLog("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
+    const answered = (await h.store.steps.log("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toEqual(expect.arrayContaining(["toolu_inner", "toolu_later"]));
-    expect(await h.store.openAgentSessions("console:t")).toEqual([]);
+    expect(await h.store.steps.openAgentSessions("console:t")).toEqual([]);
   });
 
   it("caps calls in flight per target: others wait in a bounded queue, then get 'target busy'", async () => {

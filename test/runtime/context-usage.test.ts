@@ -26,7 +26,7 @@ afterEach(async () => {
 
 const isSummary = (req: MessagesRequest) => systemText(req) === COMPACTION_PROMPT;
 const summaryInput = (req: MessagesRequest) => (req.messages[0]!.content as Array<{ text: string }>)[0]!.text;
-const compactions = async () => (await h.store.sessionLog("console:t")).filter((e) => e.type === "compaction").map((e) => e.payload as Record<string, unknown>);
+const compactions = async () => (await h.store.steps.log("console:t")).filter((e) => e.type === "compaction").map((e) => e.payload as Record<string, unknown>);
 
 async function boot(limit: number, options: HarnessOptions = {}) {
   fake = await startFakeAnthropic({ contextLimit: limit });

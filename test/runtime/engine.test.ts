@@ -5,7 +5,6 @@ import { AgentStack, type StackFrame } from "../../src/runtime/frame.js";
 import { Journal } from "../../src/runtime/journal.js";
 import { returnToParent } from "../../src/runtime/transitions.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
-import { openMemoryStore } from "../../src/store/memory.js";
 import { lastUserText, reply, systemText, text, toolUse } from "../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { toolResults } from "../helpers/requests.js";
@@ -171,7 +170,7 @@ describe("batch mode", () => {
     );
     expect(await h.say("summarise this")).toEqual(["main: Here is the summary: short text"]);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_b", content: "short text", error: false }]);
-    const types = (await h.store.sessionLog("console:t")).map((e) => e.type);
+    const types = (await h.store.steps.log("console:t")).map((e) => e.type);
     expect(types).toContain("agent_session");
     expect(types).toContain("agent_session_complete");
   });
@@ -186,7 +185,8 @@ describe("programming bugs", () => {
       callChain: [], runningToolUseId: null, outputSchema: null, reportAttempts: 0, contextTokens: 0, approvalTools: [], history: [],
     });
     const stack = new AgentStack([frame("main", null), frame("skill:x", null)]);
-    const journal = new Journal(openMemoryStore(), "console:t", null, null);
+    const writer = { sessionKey: "console:t", fence: { holder: "test", token: 1 }, commit: async () => {} };
+    const journal = new Journal(writer, null, null);
     expect(() => returnToParent(stack, journal, "done", false)).toThrow(/has no parent_tool_use_id/);
   });
 });

@@ -44,7 +44,7 @@ describe("compaction", () => {
       expect(shown.at(-1)?.text).toBe(`Noted Turn ${i}:`.slice(0, 14));
     }
     expect(fake.rejected()).toEqual([]);
-    const compactions = (await h.store.sessionLog("console:t")).filter((e) => e.type === "compaction");
+    const compactions = (await h.store.steps.log("console:t")).filter((e) => e.type === "compaction");
     expect(compactions.length).toBeGreaterThanOrEqual(3);
     for (const c of compactions) {
       const p = c.payload as { tokens_before: number; tokens_after: number; limit: number; fallback: boolean };
@@ -65,7 +65,7 @@ describe("compaction", () => {
     await boot(1500);
     fake.fallback((req) => (isSummary(req) ? text(empty) : text("ok")));
     for (let i = 1; i <= 30; i++) await h.send(said(i));
-    const compaction = (await h.store.sessionLog("console:t")).find((e) => e.type === "compaction")!;
+    const compaction = (await h.store.steps.log("console:t")).find((e) => e.type === "compaction")!;
     expect(compaction.payload).toMatchObject({ fallback: true });
     expect((compaction.payload as { summary: string }).summary).not.toContain(empty);
   });
@@ -74,7 +74,7 @@ describe("compaction", () => {
     await boot(1500);
     fake.fallback((req) => (isSummary(req) ? { error: { status: 500, type: "api_error", message: "boom" } } : text("ok")));
     for (let i = 1; i <= 30; i++) await h.send(said(i));
-    const compaction = (await h.store.sessionLog("console:t")).find((e) => e.type === "compaction")!;
+    const compaction = (await h.store.steps.log("console:t")).find((e) => e.type === "compaction")!;
     expect(compaction.payload).toMatchObject({ fallback: true });
     expect((compaction.payload as { summary: string }).summary).toMatch(/^\(Automatic summary: the model's summary was not available.\)\nLast user request: Turn \d+/);
     expect(fake.rejected()).toEqual([]);
@@ -92,7 +92,7 @@ describe("compaction", () => {
     for (let i = 1; i <= 30 && summaryRequests.length < 2; i++) await h.send(said(i));
     expect(summaryRequests.length).toBe(2);
     expect(summaryRequests[1]!).toBeLessThan(summaryRequests[0]!);
-    expect((await h.store.sessionLog("console:t")).find((e) => e.type === "compaction")!.payload).toMatchObject({ fallback: false });
+    expect((await h.store.steps.log("console:t")).find((e) => e.type === "compaction")!.payload).toMatchObject({ fallback: false });
   });
 
   it("compacting a parent while its child runs keeps the pending tool_use, and the child's result lands", async () => {
@@ -109,8 +109,8 @@ describe("compaction", () => {
     });
     await h.send(said(1));
     expect((await h.send("plan it")).at(-1)?.text).toBe("Where to?");
-    const main = (await h.store.frames("console:t"))[0]!.agentSessionId;
-    const parentCompaction = (await h.store.sessionLog("console:t")).filter((e) => e.type === "compaction" && e.agentSessionId === main).at(-1)!;
+    const main = (await h.store.steps.frames("console:t"))[0]!.agentSessionId;
+    const parentCompaction = (await h.store.steps.log("console:t")).filter((e) => e.type === "compaction" && e.agentSessionId === main).at(-1)!;
     const history = (parentCompaction.payload as { history: Array<{ role: string; content: Array<{ type: string; id?: string }> }> }).history;
     expect(history.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "tool_use", id: "toolu_wait" }] });
 
@@ -187,14 +187,14 @@ describe("cost and context", () => {
     fake.script({ content: [{ type: "text", text: "b" }], usage: { input_tokens: 20, output_tokens: 5, cache_read_input_tokens: 1000, cache_creation_input_tokens: 0 } });
     await h.send("one");
     await h.send("two");
-    expect((await h.store.requests("console:t")).map((r) => [r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens])).toEqual([
+    expect((await h.store.requests.ofSession("console:t")).map((r) => [r.inputTokens, r.outputTokens, r.cacheReadTokens, r.cacheWriteTokens])).toEqual([
       [100, 10, 900, 50],
       [20, 5, 1000, 0],
     ]);
-    expect(await h.store.sessionUsage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085, costUsd: 0, costSinceResetUsd: 0 });
-    const firstTask = (await h.store.requests("console:t"))[0]!.taskId!;
+    expect(await h.store.sessions.usage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085, costUsd: 0, costSinceResetUsd: 0 });
+    const firstTask = (await h.store.requests.ofSession("console:t"))[0]!.taskId!;
     // claude-test has no price: its tokens cost nothing (test/telemetry/cost.test.ts prices them).
-    expect(await h.store.taskUsage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50, costUsd: 0 });
+    expect(await h.store.tasks.usage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50, costUsd: 0 });
     const [line] = await h.say("/context");
     expect(line).toMatch(
       /^switchboard: Context \(main\): [\d,]+ of 100,000 tokens \(\d+%\); compacts at 70%\.\nCompactions in this conversation: 0\.\nTokens used: 120 input, 15 output, 1,900 cache read, 50 cache write\.\nSince the last \/reset: 2,085 tokens\.\nCost: \$0\.0000 in all; \$0\.0000 since the last \/reset\.$/,

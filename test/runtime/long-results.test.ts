@@ -68,7 +68,7 @@ describe("a long tool result", () => {
     );
     expect(await h.say("export everything")).toEqual(["main: All 10,000 characters read."]);
     // The log keeps the whole result beside what the history shows.
-    const row = (await h.store.sessionLog("console:t")).find((e) => e.type === "tool_result" && (e.payload as { tool_use_id: string }).tool_use_id === "toolu_rows")!;
+    const row = (await h.store.steps.log("console:t")).find((e) => e.type === "tool_result" && (e.payload as { tool_use_id: string }).tool_use_id === "toolu_rows")!;
     expect(row.payload).toMatchObject({ content: whole.slice(0, 3700) + cutNote("10,000", "3,700", "6,300", "toolu_rows", 3700), full_content: whole });
     expect(h.fake.rejected()).toEqual([]);
   });
@@ -123,7 +123,7 @@ describe("a long tool result", () => {
     );
     expect(await h.say("go")).toEqual(["main: done"]);
     // The child's own log entry keeps the whole result.
-    const complete = (await h.store.sessionLog("console:t")).find((e) => e.type === "agent_session_complete")!;
+    const complete = (await h.store.steps.log("console:t")).find((e) => e.type === "agent_session_complete")!;
     expect((complete.payload as { result: string }).result).toBe(result);
   });
 
@@ -215,12 +215,12 @@ describe("compaction around a mid-turn tail", () => {
     });
     expect(await h.say("read three pages")).toEqual(["main: Read the start of three pages."]);
     expect(fake.rejected()).toEqual([]);
-    const log = await h.store.sessionLog("console:t");
+    const log = await h.store.steps.log("console:t");
     const entry = log.find((e) => e.type === "compaction")!;
     expect(entry.payload).toMatchObject({ summary: null, results_cut: 3 });
     // What the model saw is what a restart rebuilds.
     const main = log.find((e) => e.type === "message")!.agentSessionId!;
-    const rebuilt = rebuildHistory(await h.store.history(main));
+    const rebuilt = rebuildHistory(await h.store.steps.history(main));
     const seen = fake.accepted().at(-1)!.messages;
     expect(JSON.stringify(rebuilt.slice(0, seen.length))).toBe(JSON.stringify(seen));
   });
@@ -236,7 +236,7 @@ describe("compaction around a mid-turn tail", () => {
     const last = fake.accepted().at(-1)!;
     expect(JSON.stringify(last.messages)).toContain("[Summary of the earlier conversation]");
     expect(toolResults(last).every((r) => r.content.includes("[Cut: this result has"))).toBe(true);
-    const entry = (await h.store.sessionLog("console:t")).filter((e) => e.type === "compaction").at(-1)!;
+    const entry = (await h.store.steps.log("console:t")).filter((e) => e.type === "compaction").at(-1)!;
     expect(entry.payload).toMatchObject({ fallback: false, results_cut: 3 });
   });
 });

@@ -25,7 +25,7 @@ const spawn = (schema: unknown = CONTACT) => reply(toolUse("use_agent", { name: 
 
 /** The extractor's own tool results, as the log keeps them. */
 async function childResults() {
-  return (await h.store.sessionLog("console:t"))
+  return (await h.store.steps.log("console:t"))
     .filter((e) => e.type === "tool_result")
     .map((e) => e.payload as { tool_use_id: string; content: string; is_error: boolean })
     .filter((p) => p.tool_use_id !== "toolu_parent");
@@ -43,8 +43,8 @@ describe("two report_back calls in one message", () => {
       { tool_use_id: "toolu_rb1", content: "reported", is_error: false },
       { tool_use_id: "toolu_rb2", content: "not run: agent:extractor finished in the same message", is_error: true },
     ]);
-    const task = (await h.store.requests("console:t"))[0]!.taskId!;
-    expect((await h.store.task(task))?.structuredOutput).toEqual(ANA);
+    const task = (await h.store.requests.ofSession("console:t"))[0]!.taskId!;
+    expect((await h.store.tasks.get(task))?.structuredOutput).toEqual(ANA);
   });
 
   it("an invalid first report gets its violations, and the valid second one wins", async () => {
@@ -95,7 +95,7 @@ describe("output_schema: false", () => {
       text("Here it is: a short summary."),
     );
     expect(await h.say("summarise")).toEqual(["main: Here it is: a short summary."]);
-    expect((await h.store.sessionLog("console:t")).filter((e) => e.type === "agent_session")).toHaveLength(1);
+    expect((await h.store.steps.log("console:t")).filter((e) => e.type === "agent_session")).toHaveLength(1);
   });
 
   it("refuses call_agent's and use_skill's output_schema the same way", async () => {
@@ -118,7 +118,7 @@ describe("output_schema: false", () => {
       return text("Neither takes a schema.");
     });
     expect(await h.say("go")).toEqual(["main: Neither takes a schema."]);
-    expect((await h.store.sessionLog("console:t")).some((e) => e.type === "agent_session")).toBe(false);
+    expect((await h.store.steps.log("console:t")).some((e) => e.type === "agent_session")).toBe(false);
   });
 
   it("is the only value besides a schema object: output_schema: true is a load error naming the field", async () => {
@@ -139,7 +139,7 @@ describe("a batch callee's structured result", () => {
       text("Saved Ana."),
     );
     expect(await h.say("save Ana")).toEqual(["main: Saved Ana."]);
-    const task = (await h.store.requests("console:t"))[0]!.taskId!;
-    expect(await h.store.task(task)).toMatchObject({ status: "completed", structuredOutput: ANA });
+    const task = (await h.store.requests.ofSession("console:t"))[0]!.taskId!;
+    expect(await h.store.tasks.get(task)).toMatchObject({ status: "completed", structuredOutput: ANA });
   });
 });

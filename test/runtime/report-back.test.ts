@@ -52,9 +52,9 @@ describe("report_back", () => {
       },
     );
     expect(await h.say("save this contact")).toEqual(["main: Saved Ana."]);
-    const complete = (await h.store.sessionLog("console:t")).find((e) => e.type === "agent_session_complete")!;
+    const complete = (await h.store.steps.log("console:t")).find((e) => e.type === "agent_session_complete")!;
     expect(complete.payload).toMatchObject({ structured_output: { name: "Ana Lima", email: "ana@example.com" }, is_error: false });
-    expect((await h.store.task(complete.taskId!))?.structuredOutput).toEqual({ name: "Ana Lima", email: "ana@example.com" });
+    expect((await h.store.tasks.get(complete.taskId!))?.structuredOutput).toEqual({ name: "Ana Lima", email: "ana@example.com" });
   });
 
   it("lists every violation so the child can correct itself on the next call", async () => {
@@ -97,7 +97,7 @@ describe("report_back", () => {
       return text("The extractor could not produce a valid contact.");
     });
     expect(await h.say("go")).toEqual(["main: The extractor could not produce a valid contact."]);
-    const complete = (await h.store.sessionLog("console:t")).find((e) => e.type === "agent_session_complete")!;
+    const complete = (await h.store.steps.log("console:t")).find((e) => e.type === "agent_session_complete")!;
     expect(complete.payload).toMatchObject({ is_error: true });
   });
 
@@ -124,7 +124,7 @@ describe("report_back", () => {
       },
     );
     await h.send("go");
-    expect((await h.store.sessionLog("console:t")).some((e) => e.type === "agent_session")).toBe(false);
+    expect((await h.store.steps.log("console:t")).some((e) => e.type === "agent_session")).toBe(false);
   });
 
   it("validates nested 2020-12 schemas with $defs/$ref and draft-07 schemas with definitions", async () => {
@@ -191,7 +191,7 @@ describe("report_back", () => {
     );
     await h.send("go");
     expect(runs).toBe(1);
-    const childResults = (await h.store.sessionLog("console:t"))
+    const childResults = (await h.store.steps.log("console:t"))
       .filter((e) => e.type === "tool_result" && e.agentSessionId !== null && e.frameId !== null)
       .map((e) => e.payload as { tool_use_id: string; content: string; is_error: boolean })
       .filter((p) => p.tool_use_id !== "toolu_parent");

@@ -23,15 +23,15 @@ const STOPPED = /^switchboard: I had to stop before finishing\. This conversatio
 
 /** What must hold whatever stopped the task: nothing left running, every agent session closed once, every call answered. */
 async function consistent(): Promise<void> {
-  expect(await h.store.frames(KEY)).toEqual([]);
-  expect(await h.store.unfinishedRequests()).toEqual([]);
-  expect(await h.store.activeTask(KEY)).toBeNull();
-  const log = await h.store.sessionLog(KEY);
+  expect(await h.store.steps.frames(KEY)).toEqual([]);
+  expect(await h.store.requests.unfinished()).toEqual([]);
+  expect(await h.store.tasks.active(KEY)).toBeNull();
+  const log = await h.store.steps.log(KEY);
   const started = log.filter((e) => e.type === "agent_session").map((e) => e.agentSessionId);
   const ended = log.filter((e) => e.type === "agent_session_complete").map((e) => e.agentSessionId);
   expect([...ended].sort()).toEqual([...started].sort());
   for (const id of new Set(log.map((e) => e.agentSessionId).filter((a): a is string => a !== null))) {
-    expect(unresolvedToolUses(rebuildHistory(await h.store.history(id))), id).toEqual([]);
+    expect(unresolvedToolUses(rebuildHistory(await h.store.steps.history(id))), id).toEqual([]);
   }
   expect(h.fake.rejected()).toEqual([]);
 }
@@ -52,8 +52,8 @@ describe("a session's token budget inside one request", () => {
     expect(shown[0]).toContain("used 1,200 tokens");
     expect(h.fake.accepted()).toHaveLength(3);
     expect(h.fake.pending()).toBe(2);
-    expect((await h.store.tasks(KEY)).map((t) => t.status)).toEqual(["failed"]);
-    expect((await h.store.requests(KEY)).map((r) => [r.status, r.inputTokens + r.outputTokens])).toEqual([["failed", 1200]]);
+    expect((await h.store.tasks.ofSession(KEY)).map((t) => t.status)).toEqual(["failed"]);
+    expect((await h.store.requests.ofSession(KEY)).map((r) => [r.status, r.inputTokens + r.outputTokens])).toEqual([["failed", 1200]]);
     await consistent();
 
     // Spent: the next message is refused before any task starts, and /reset gives a fresh budget.
@@ -83,7 +83,7 @@ describe("a session's token budget inside one request", () => {
     expect(h.fake.accepted()).toHaveLength(3);
     // The tool call the model had already made still ran; no model call came after it.
     expect(bank.runs).toEqual(["balance"]);
-    const closed = (await h.store.sessionLog(KEY)).filter((e) => e.type === "agent_session_complete").map((e) => e.payload as { agent_name: string; is_error: boolean; result: string });
+    const closed = (await h.store.steps.log(KEY)).filter((e) => e.type === "agent_session_complete").map((e) => e.payload as { agent_name: string; is_error: boolean; result: string });
     expect(closed.map((c) => [c.agent_name, c.is_error])).toEqual([
       ["agent:scout", true],
       ["skill:interview", true],
@@ -118,8 +118,8 @@ describe("a spent session's memory extraction", () => {
     h.fake.script(costing(1000, { type: "text", text: "Nice to meet you, Ana." }));
     expect(await h.say("Hi, I'm Ana and I live in Lisbon.", { user: "console:ana" })).toEqual(["main: Nice to meet you, Ana."]);
     expect(h.fake.calls).toHaveLength(1);
-    expect(await h.store.pendingMemoryJobs()).toEqual([]);
-    expect(await h.store.memories("console:ana")).toEqual([]);
+    expect(await h.store.memories.pendingJobs()).toEqual([]);
+    expect(await h.store.memories.list("console:ana")).toEqual([]);
   });
 });
 

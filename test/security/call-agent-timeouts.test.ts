@@ -63,7 +63,7 @@ describe("a callee that ignores its abort signal", () => {
 
       // The tool still hangs: the callee keeps its slot, so the cap of one still holds for everyone.
       expect(limiter.inFlight("slow")).toBe(1);
-      expect((await h.store.openAgentSessions("console:s1")).map((s) => s.agentName)).toEqual(["agent:slow"]);
+      expect((await h.store.steps.openAgentSessions("console:s1")).map((s) => s.agentName)).toEqual(["agent:slow"]);
       await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "think too" });
       const refused = await h.delivered((m) => m.sessionKey === "console:s2");
       expect(refused.text).toBe("main got: target busy: 1 calls to slow are running and 0 are waiting; try again later (error)");
@@ -71,8 +71,8 @@ describe("a callee that ignores its abort signal", () => {
       stuck.release();
       await limiter.idle();
       expect(limiter.inFlight("slow")).toBe(0);
-      expect(await h.store.openAgentSessions("console:s1")).toEqual([]);
-      const closed = (await h.store.sessionLog("console:s1")).filter((e) => e.type === "agent_session_complete");
+      expect(await h.store.steps.openAgentSessions("console:s1")).toEqual([]);
+      const closed = (await h.store.steps.log("console:s1")).filter((e) => e.type === "agent_session_complete");
       expect(closed.map((e) => e.payload)).toEqual([
         expect.objectContaining({
           agent_name: "agent:slow",
@@ -108,10 +108,10 @@ describe("a callee that ignores its abort signal", () => {
     flights.release();
     expect((await h.delivered((m) => m.sessionKey === "console:s1")).text).toBe("main is done");
     await h.gateway.idle();
-    const log = await h.store.sessionLog("console:s1");
+    const log = await h.store.steps.log("console:s1");
     const callee = log.filter((e) => e.agentSessionId !== null && log.some((s) => s.type === "agent_session" && s.agentSessionId === e.agentSessionId));
     expect(callee.map((e) => e.type)).toEqual(["agent_session", "message", "agent_session_complete"]);
-    expect(await h.store.openAgentSessions("console:s1")).toEqual([]);
+    expect(await h.store.steps.openAgentSessions("console:s1")).toEqual([]);
   });
 
   it("a caller waiting in the queue gives up at its own deadline and says why", { timeout: 5_000 }, async () => {

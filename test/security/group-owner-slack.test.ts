@@ -45,8 +45,8 @@ describe("a channel thread before its first commit", () => {
     await h.gateway.idle();
     const key = `slack:${TEAM}:${CHANNEL}:thread:${root.ts}`;
     expect(world.model.accepted().map(lastUserText)).toEqual(["plan the offsite"]);
-    expect((await h.store.requests(key)).map((r) => [r.userId, r.status])).toEqual([[`slack:${TEAM}:${ALICE}`, "done"]]);
-    expect((await h.store.tasks(key)).map((t) => [t.ownerId, t.status])).toEqual([[`slack:${TEAM}:${ALICE}`, "completed"]]);
+    expect((await h.store.requests.ofSession(key)).map((r) => [r.userId, r.status])).toEqual([[`slack:${TEAM}:${ALICE}`, "done"]]);
+    expect((await h.store.tasks.ofSession(key)).map((t) => [t.ownerId, t.status])).toEqual([[`slack:${TEAM}:${ALICE}`, "completed"]]);
     expect(world.slack.posted(CHANNEL)).toHaveLength(1);
   });
 
@@ -66,7 +66,7 @@ describe("a channel thread before its first commit", () => {
     expect((await slash(ALICE, "cancel")).status).toBe(200);
     expect(await nthPost(2)).toMatchObject({ thread_ts: root.ts, text: "Cancelled." });
     await h.gateway.idle();
-    expect(await h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.store.requests.unfinished()).toEqual([]);
     first.release(text("never shown"));
     expect(world.model.accepted().map(lastUserText)).toEqual(["draft the agenda"]);
   });

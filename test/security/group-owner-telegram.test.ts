@@ -43,8 +43,8 @@ describe("a group conversation before its first commit", () => {
     // Nothing of Bob's reached the model or Alice's task; her task ended with her answer.
     expect(world.model.accepted().map(lastUserText)).toEqual(["plan a trip to Rome"]);
     expect(world.model.rejected()).toEqual([]);
-    expect((await h.store.requests(KEY)).map((r) => [r.userId, r.text, r.status])).toEqual([[`telegram:${ALICE}`, "plan a trip to Rome", "done"]]);
-    expect((await h.store.tasks(KEY)).map((t) => [t.ownerId, t.status])).toEqual([[`telegram:${ALICE}`, "completed"]]);
+    expect((await h.store.requests.ofSession(KEY)).map((r) => [r.userId, r.text, r.status])).toEqual([[`telegram:${ALICE}`, "plan a trip to Rome", "done"]]);
+    expect((await h.store.tasks.ofSession(KEY)).map((t) => [t.ownerId, t.status])).toEqual([[`telegram:${ALICE}`, "completed"]]);
     expect(world.tg.sent(GROUP)).toHaveLength(4);
   });
 
@@ -62,14 +62,14 @@ describe("a group conversation before its first commit", () => {
     expect((await world.nth(GROUP, 3)).text).toBe("Somewhere warm: Lisbon?");
     await h.gateway.idle();
     first.release(reply(toolUse("use_skill", { name: "interview", message: "never" })));
-    expect(await h.store.unfinishedRequests()).toEqual([]);
+    expect(await h.store.requests.unfinished()).toEqual([]);
 
     // Free again: Bob starts his own task, and it is his.
     world.model.script(text("Hi Bob."));
     world.tg.userMessage({ ...group, fromId: BOB, text: mention("hello") });
     expect((await world.nth(GROUP, 4)).text).toBe("Hi Bob.");
     await h.gateway.idle();
-    expect((await h.store.tasks(KEY)).map((t) => t.ownerId)).toEqual([`telegram:${ALICE}`, `telegram:${BOB}`]);
+    expect((await h.store.tasks.ofSession(KEY)).map((t) => t.ownerId)).toEqual([`telegram:${ALICE}`, `telegram:${BOB}`]);
     expect(world.model.accepted().map(lastUserText)).toEqual(["plan a trip", "somewhere warm", "hello"]);
   });
 });

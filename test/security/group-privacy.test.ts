@@ -12,6 +12,7 @@ import { openMemoryStore } from "../../src/store/memory.js";
 import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { agentFile, counterIds, skillFile } from "../helpers/harness.js";
 import { ALICE, BOB, useTelegramWorld } from "../helpers/telegram-world.js";
+import { commitStep } from "../helpers/steps.js";
 
 const GROUP = -1007788;
 const KEY = `telegram:${GROUP}`;
@@ -36,7 +37,7 @@ async function boot() {
 describe("a member's memories in a shared conversation", () => {
   it("stay out of the next member's task, in the history and the artifacts hint, also after a restart, and come back for their owner", async () => {
     let { h } = await boot();
-    await h.store.saveMemories(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
+    await h.store.memories.save(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
     const mention = (words: string) => `@${world.tg.botUsername} ${words}`;
 
     world.model.script(reply(toolUse("recall", { query: "passport" })), text("Found it, Alice."));
@@ -85,7 +86,7 @@ describe("a child that reads its owner's memories", () => {
     const { h } = await world.boot({}, [], { memory: true });
     await h.gateway.recover();
     world.model.fallback((req) => (isExtraction(req) ? reply(toolUse("save_memories", { memories: [] })) : text("(unscripted)")));
-    await h.store.saveMemories(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
+    await h.store.memories.save(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
     const mention = (words: string) => `@${world.tg.botUsername} ${words}`;
     const secretaryCall = () => agentCalls().filter((r) => systemText(r).includes("You are the secretary")).at(-1)!;
 
@@ -113,7 +114,7 @@ describe("a compaction in a member's task", () => {
   it("leaves what memory tools returned out of the summary that later tasks of others read", async () => {
     const { h } = await world.boot({}, [], { memory: true, contextTokens: { "*": 1500 } });
     await h.gateway.recover();
-    await h.store.saveMemories(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
+    await h.store.memories.save(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
     const summaries: MessagesRequest[] = [];
     world.model.fallback((req) => {
       if (isExtraction(req)) return reply(toolUse("save_memories", { memories: [] }));
@@ -152,14 +153,14 @@ describe("memory extraction of a task", () => {
     const store = openMemoryStore();
     try {
       const add = async (id: string, userId: string, words: string) => {
-        await store.insertRequest({ id, sessionKey: KEY, externalId: id, kind: "message", userId, text: words });
-        await store.commit({ sessionKey: KEY, request: { id, status: "done", taskId: "t1" } });
+        await store.requests.insert({ id, sessionKey: KEY, externalId: id, kind: "message", userId, text: words });
+        await commitStep(store, { sessionKey: KEY, request: { id, status: "done", taskId: "t1" } });
       };
-      await store.insertRequest({ id: "r0", sessionKey: KEY, externalId: "r0", kind: "message", userId: "telegram:1001", text: "I'm Alice and I live in Lisbon" });
-      await store.commit({ sessionKey: KEY, taskCreated: { id: "t1", ownerId: "telegram:1001", requestId: "r0" }, request: { id: "r0", status: "done", taskId: "t1" } });
+      await store.requests.insert({ id: "r0", sessionKey: KEY, externalId: "r0", kind: "message", userId: "telegram:1001", text: "I'm Alice and I live in Lisbon" });
+      await commitStep(store, { sessionKey: KEY, taskCreated: { id: "t1", ownerId: "telegram:1001", requestId: "r0" }, request: { id: "r0", status: "done", taskId: "t1" } });
       // Accepted into Alice's task by a version that decided ownership at the first commit.
       await add("r1", "telegram:1002", "I'm Bob and my bank PIN hint is my dog's name");
-      await store.commit({ sessionKey: KEY, task: { id: "t1", status: "completed" } });
+      await commitStep(store, { sessionKey: KEY, task: { id: "t1", status: "completed" } });
       world.model.script(reply(toolUse("save_memories", { memories: [{ text: "Lives in Lisbon.", kind: "context" }] })));
       const model = new AnthropicModel({ apiKey: "test-key", baseURL: world.model.url, maxRetries: 0, defaultModel: "claude-test" });
       const changes = await extractMemories({ store, model, modelName: "claude-memory-test", ids: counterIds(), log: silentLogger() }, { taskId: "t1", userId: "telegram:1001", sessionKey: KEY, attempts: 1 });

@@ -15,6 +15,7 @@ import type { Harness, HarnessOptions } from "../helpers/harness.js";
 import { message, post, startApi, type ApiExtra } from "../helpers/http-api.js";
 import { transferTool } from "../helpers/tools.js";
 import { run } from "../integration/child-process.js";
+import { failCommits } from "../helpers/steps.js";
 
 let h: Harness | undefined;
 let api: HttpProvider | undefined;
@@ -86,7 +87,7 @@ describe("identities carry their source", () => {
     const jwt = await new SignJWT({ sub: "alice" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt().setExpirationTime("5m").sign(privateKey);
     expect((await get(base, `/v1/sessions/${String(mine.session_id)}`, jwt)).status).toBe(403);
     expect((await post(base, "/v1/messages", message("me too", { session_id: mine.session_id }), jwt)).status).toBe(403);
-    expect((await h.store.task(String(mine.task_id)))?.ownerId).toBe("http:alice");
+    expect((await h.store.tasks.get(String(mine.task_id)))?.ownerId).toBe("http:alice");
   });
 
   it("an HTTP user named like a Telegram user id cannot decide that Telegram user's approval", async () => {
@@ -95,10 +96,10 @@ describe("identities carry their source", () => {
     h.fake.script(reply(toolUse("transfer", { amount: 5 })));
     await h.gateway.submit({ sessionKey: "telegram:4242", messageId: "1", userId: "telegram:4242", text: "pay" });
     await h.gateway.idle();
-    const [approval] = await h.store.pendingApprovals("telegram:4242");
+    const [approval] = await h.store.approvals.pending("telegram:4242");
     const r = await post(base, `/v1/approvals/${approval!.id}`, { decision: "approve" }, "tok-4242");
     expect(r.status).toBe(403);
-    expect((await h.store.approval(approval!.id))?.status).toBe("pending");
+    expect((await h.store.approvals.get(approval!.id))?.status).toBe("pending");
     expect(runs).toEqual([]);
   });
 });
@@ -116,7 +117,7 @@ describe("session ownership", () => {
     expect(JSON.stringify(await squat.json())).not.toContain("secret");
     held.release(text("noted"));
     expect((await json(await first)).text).toBe("noted");
-    expect((await h.store.requests(`http:${sessionId}`)).map((r) => r.userId)).toEqual(["http:alice"]);
+    expect((await h.store.requests.ofSession(`http:${sessionId}`)).map((r) => r.userId)).toEqual(["http:alice"]);
     expect(h.fake.calls).toHaveLength(1);
     expect((await get(base, `/v1/sessions/${sessionId}`, "tok-bob")).status).toBe(403);
   });
@@ -130,7 +131,7 @@ describe("session ownership", () => {
       post(base, "/v1/messages", message("second", { session_id: sessionId }), "tok-bob"),
     ]);
     expect([a.status, b.status].sort()).toEqual([200, 403]);
-    expect(await h.store.requests(`http:${sessionId}`)).toHaveLength(1);
+    expect(await h.store.requests.ofSession(`http:${sessionId}`)).toHaveLength(1);
   });
 });
 
@@ -231,7 +232,7 @@ describe("Idempotency-Key", () => {
     const { request_id } = (await decided.json()) as { request_id: string };
     await h.gateway.whenDone(request_id);
     expect(runs).toEqual(["sent"]);
-    expect((await h.store.outboundFor(request_id)).map((m) => m.text)).toEqual(["paid"]);
+    expect((await h.store.outbox.ofRequest(request_id)).map((m) => m.text)).toEqual(["paid"]);
   });
 });
 
@@ -242,15 +243,12 @@ describe("a full disk", () => {
     const options: HarnessOptions = { fake, dbFile: join(dir, "db.sqlite"), ids: randomIds };
     const { h: first, base } = await boot(options);
     fake.script(text("cannot be stored"));
-    const realCommit = first.store.commit.bind(first.store);
-    first.store.commit = async () => {
-      throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
-    };
+    const free = failCommits(first.store, Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" }));
     const failed = await post(base, "/v1/messages", message("first"), "tok-alice", key("k-full"));
     expect(failed.status).toBe(500);
     const retry = await post(base, "/v1/messages", message("first"), "tok-alice", key("k-full"));
     expect(retry.status).toBe(500);
-    first.store.commit = realCommit;
+    free();
     // Newer messages go through once the disk has room again.
     fake.script(text("second answer"));
     const newer = await json(await post(base, "/v1/messages", message("second"), "tok-alice"));
@@ -262,7 +260,7 @@ describe("a full disk", () => {
     expect(await second.gateway.recover()).toBe(0);
     await second.gateway.idle();
     expect(fake.calls).toHaveLength(calls);
-    const [request] = await second.store.unfinishedRequests();
+    const [request] = await second.store.requests.unfinished();
     expect(request).toBeUndefined();
 
     function key(k: string) {

@@ -37,8 +37,8 @@ function nested(levels: number): string {
 /** Nothing of a refused request was stored, and the model was never called. */
 async function nothingStored(): Promise<void> {
   expect(h!.fake.calls).toHaveLength(0);
-  expect(await h!.store.unfinishedRequests()).toEqual([]);
-  expect((await h!.store.recentSessions(10)).length).toBe(0);
+  expect(await h!.store.requests.unfinished()).toEqual([]);
+  expect((await h!.store.operations.recentSessions(10)).length).toBe(0);
 }
 
 describe("metadata", () => {
@@ -172,8 +172,8 @@ describe("ids", () => {
     h!.fake.script(text("hello from the chat"));
     await h!.gateway.submit({ sessionKey: "telegram:4242", messageId: "1", userId: "http:alice", text: "hi" });
     await h!.gateway.idle();
-    const [task] = await h!.store.tasks("telegram:4242");
-    const [request] = await h!.store.requests("telegram:4242");
+    const [task] = await h!.store.tasks.ofSession("telegram:4242");
+    const [request] = await h!.store.requests.ofSession("telegram:4242");
     expect((await get(base, `/v1/tasks/${task!.id}`)).status).toBe(404);
     expect((await get(base, `/v1/requests/${request!.id}`)).status).toBe(404);
   });

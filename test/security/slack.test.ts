@@ -29,7 +29,7 @@ describe("request timestamps", () => {
     const answer = await sendSigned(url, dmEnvelope("from the future"), "application/json", { secret: SECRET, timestamp: future });
     expect(answer.status).toBe(401);
     await h.gateway.idle();
-    expect(await h.store.requests(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
     expect(world.model.calls).toHaveLength(0);
   });
 
@@ -39,7 +39,7 @@ describe("request timestamps", () => {
     const answer = await sendSigned(url, dmEnvelope("from the past"), "application/json", { secret: SECRET, timestamp: past });
     expect(answer.status).toBe(401);
     await h.gateway.idle();
-    expect(await h.store.requests(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
     expect(world.model.calls).toHaveLength(0);
   });
 
@@ -57,7 +57,7 @@ describe("request timestamps", () => {
     expect(fresh.status).toBe(200);
     expect(fresh.body).toContain("still-fresh");
     await h.gateway.idle();
-    expect(await h.store.requests(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(world.slack.teamId, DM))).toEqual([]);
     expect(world.model.calls).toHaveLength(0);
   });
 });
@@ -75,7 +75,7 @@ describe("the /switchboard slash command", () => {
     const { url, h } = await world.boot({ allowedUsers: [ALICE] });
     await slash(url, h, BOB, CHANNEL);
     expect(world.slack.posted(CHANNEL)).toEqual([]);
-    expect(await h.store.requests(slackSessionKey(world.slack.teamId, CHANNEL))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(world.slack.teamId, CHANNEL))).toEqual([]);
     expect(world.slack.responses().map((r) => r.body)).toEqual([
       expect.objectContaining({ response_type: "ephemeral", text: "Sorry, this bot is private and you are not on its list of users." }),
     ]);
@@ -85,7 +85,7 @@ describe("the /switchboard slash command", () => {
     const { url, h } = await world.boot({ allowedChannels: ["C0ALLOWED"] });
     await slash(url, h, ALICE, CHANNEL);
     expect(world.slack.posted(CHANNEL)).toEqual([]);
-    expect(await h.store.requests(slackSessionKey(world.slack.teamId, CHANNEL))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(world.slack.teamId, CHANNEL))).toEqual([]);
     expect(world.slack.responses().map((r) => r.body)).toEqual([
       expect.objectContaining({ response_type: "ephemeral", text: "Sorry, I'm not enabled in this channel." }),
     ]);
@@ -103,7 +103,7 @@ describe("identity", () => {
     await world.slack.waitFor("chat.postMessage");
     const prompt = world.slack.posted(CHANNEL)[0]!;
     const key = slackSessionKey(world.slack.teamId, CHANNEL, ts);
-    expect((await h.store.tasks(key)).map((t) => t.ownerId)).toEqual([`slack:${world.slack.teamId}:${ALICE}`]);
+    expect((await h.store.tasks.ofSession(key)).map((t) => t.ownerId)).toEqual([`slack:${world.slack.teamId}:${ALICE}`]);
 
     const click = (team: string) => world.clickButton(url, prompt, "switchboard_approve", { id: ALICE, team_id: team }, team);
 

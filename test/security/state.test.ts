@@ -52,7 +52,7 @@ describe("corrupt rows affect only their own session", () => {
     await app.gateway.submit({ sessionKey: "console:other", messageId: "1", userId: "console:bob", text: "hello" });
     fake.script(text("hello bob"));
     await app.gateway.idle();
-    const [approval] = await app.store.pendingApprovals("console:t");
+    const [approval] = await app.store.approvals.pending("console:t");
     await app.close();
     app = undefined;
 
@@ -67,12 +67,12 @@ describe("corrupt rows affect only their own session", () => {
     const reports = lines.filter((l) => String(l.msg).includes(`stored approval ${approval!.id} could not be read`));
     expect(reports).toHaveLength(1);
     expect(reports[0]).toMatchObject({ level: 50, session: "console:t", kind: "approval" });
-    expect((await app.store.quarantined()).map((q) => [q.kind, q.rowId])).toEqual([["approval", approval!.id]]);
+    expect((await app.store.operations.quarantined()).map((q) => [q.kind, q.rowId])).toEqual([["approval", approval!.id]]);
     // The other session never noticed; the damaged one asks for a fresh approval of the same call.
-    expect(await app.store.activeTask("console:other")).toBeNull();
+    expect(await app.store.tasks.active("console:other")).toBeNull();
     await app.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "console:alice", text: "still there?" });
     await app.gateway.idle();
-    const [fresh] = await app.store.pendingApprovals("console:t");
+    const [fresh] = await app.store.approvals.pending("console:t");
     expect(fresh?.toolUseId).toBe("toolu_post");
     expect(fresh?.id).not.toBe(approval!.id);
   });
@@ -90,8 +90,8 @@ describe("corrupt rows affect only their own session", () => {
     expect(await h.say("/reset")).toEqual(["switchboard: Started a fresh conversation: earlier messages are forgotten."]);
     h.fake.script(text("Fresh start."));
     expect(await h.say("hello")).toEqual(["main: Fresh start."]);
-    expect((await h.store.quarantined()).filter((q) => q.kind === "frame")).toHaveLength(2);
-    expect((await h.store.tasks("console:t"))[0]?.status).toBe("cancelled");
+    expect((await h.store.operations.quarantined()).filter((q) => q.kind === "frame")).toHaveLength(2);
+    expect((await h.store.tasks.ofSession("console:t"))[0]?.status).toBe("cancelled");
   });
 
   it("/cancel also recovers it", async () => {
@@ -116,8 +116,8 @@ describe("corrupt rows affect only their own session", () => {
     db.close();
     h.fake.script(text("two"));
     expect(await h.say("second")).toEqual(["main: two"]);
-    expect((await h.store.tasks("console:t"))[0]?.structuredOutput).toBeNull();
-    expect((await h.store.quarantined()).map((q) => q.kind)).toEqual(["task"]);
+    expect((await h.store.tasks.ofSession("console:t"))[0]?.structuredOutput).toBeNull();
+    expect((await h.store.operations.quarantined()).map((q) => q.kind)).toEqual(["task"]);
   });
 });
 
@@ -136,7 +136,7 @@ describe("approvals are bound to the call, and inherited", () => {
     const shown = await h.send("pay 1000", { session: "b" });
     expect(t.runs).toEqual(["transfer 1"]);
     expect(shown.at(-1)?.text).toMatch(/^🔐 main wants to run transfer\n• amount: 1000\n/);
-    expect(await h.store.pendingApprovals("console:b")).toHaveLength(1);
+    expect(await h.store.approvals.pending("console:b")).toHaveLength(1);
   });
 
   it("a guarded agent cannot shed its guard by handing the call to a skill", async () => {
@@ -189,12 +189,12 @@ describe("user ids stored before they carried their source", () => {
     const store = new SqliteStore(file);
     try {
       const owners: Array<string | undefined> = [];
-      for (const id of ["t1", "t2", "t3", "t4"]) owners.push((await store.task(id))?.ownerId);
+      for (const id of ["t1", "t2", "t3", "t4"]) owners.push((await store.tasks.get(id))?.ownerId);
       expect(owners).toEqual(["telegram:4242", "slack:T1:U1", "http:alice", "console:me"]);
-      expect((await store.request("r1"))?.userId).toBe("slack:T1:U7");
-      expect(await store.approval("ap1")).toMatchObject({ ownerId: "telegram:4242", decidedBy: "timeout" });
-      expect((await store.approvalFor({ id: "toolu_1", name: "transfer", input: { amount: 1 } }, { sessionKey: "telegram:4242", taskId: null }))?.id).toBe("ap1");
-      expect((await store.findSession("http:3b1f"))?.ownerId).toBe("http:alice");
+      expect((await store.requests.get("r1"))?.userId).toBe("slack:T1:U7");
+      expect(await store.approvals.get("ap1")).toMatchObject({ ownerId: "telegram:4242", decidedBy: "timeout" });
+      expect((await store.approvals.forCall({ id: "toolu_1", name: "transfer", input: { amount: 1 } }, { sessionKey: "telegram:4242", taskId: null }))?.id).toBe("ap1");
+      expect((await store.sessions.find("http:3b1f"))?.ownerId).toBe("http:alice");
     } finally {
       await store.close();
     }

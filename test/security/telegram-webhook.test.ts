@@ -160,7 +160,7 @@ describe("telegram webhook: bad requests", () => {
     expect(rejections().map((r) => r.status)).toEqual([401, 401]);
     expect(logs.join("")).not.toContain("guessed-secret-value");
     expect(logs.join("")).not.toContain(SECRET);
-    expect(await h.store.requests(`telegram:${ALICE}`)).toEqual([]);
+    expect(await h.store.requests.ofSession(`telegram:${ALICE}`)).toEqual([]);
   });
 
   it("answers another path with 404 and another method with 405", async () => {
@@ -206,7 +206,7 @@ describe("telegram webhook: bad requests", () => {
     const typed = await post(port, message(ALICE, { text: "hi" }), { "content-type": "text/plain" });
     expect(typed.status).toBe(415);
     expect(rejections().map((r) => r.status)).toEqual([413, 413, 415]);
-    expect(await h.store.requests(`telegram:${ALICE}`)).toEqual([]);
+    expect(await h.store.requests.ofSession(`telegram:${ALICE}`)).toEqual([]);
 
     world.model.script(text("fine after all that"));
     expect((await post(port, message(ALICE, { text: "hi" }))).status).toBe(200);
@@ -243,7 +243,7 @@ describe("telegram webhook: a Bot API that does not answer", () => {
     world.model.script((req) => text(`answered: ${lastUserText(req)}`));
     expect((await post(port, message(ALICE, { text: "are you there?" }))).status).toBe(200);
     // Stored before the 200, not merely on its way.
-    expect((await h.store.requests(`telegram:${ALICE}`)).map((r) => r.text)).toEqual(["are you there?"]);
+    expect((await h.store.requests.ofSession(`telegram:${ALICE}`)).map((r) => r.text)).toEqual(["are you there?"]);
     await gate.holding("sendMessage", ALICE);
     expect(world.tg.sent(ALICE)).toEqual([]);
 
@@ -269,7 +269,7 @@ describe("telegram webhook: a Bot API that does not answer", () => {
 
     gate.release();
     expect((await world.nth(BOB, 1)).text).toBe(NOT_ALLOWED);
-    expect(await h.store.requests(`telegram:${BOB}`)).toEqual([]);
+    expect(await h.store.requests.ofSession(`telegram:${BOB}`)).toEqual([]);
     expect(world.model.calls).toHaveLength(0);
   });
 });

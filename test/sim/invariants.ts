@@ -2,7 +2,8 @@ import type { ChatMessage } from "../../src/llm/types.js";
 import type { AgentStack } from "../../src/runtime/frame.js";
 import { toRecord } from "../../src/runtime/frame.js";
 import { rebuildHistory } from "../../src/runtime/history.js";
-import type { FrameRecord, LogEntry, LogEntryInput, StepCommit, Store } from "../../src/store/store.js";
+import type { FrameRecord, LogEntry, LogEntryInput, Store } from "../../src/store/store.js";
+import type { SimStep } from "./sim-store.js";
 import type { Outside } from "./world.js";
 
 /** A stack as comparable text: frame records plus their histories. */
@@ -11,8 +12,8 @@ export function serializeStack(frames: ReadonlyArray<FrameRecord & { history: Ch
 }
 
 export async function storedStack(store: Store, key: string): Promise<string> {
-  const frames = await store.frames(key);
-  const histories = await Promise.all(frames.map((r) => store.history(r.agentSessionId)));
+  const frames = await store.steps.frames(key);
+  const histories = await Promise.all(frames.map((r) => store.steps.history(r.agentSessionId)));
   return serializeStack(frames.map((r, i) => ({ ...r, history: rebuildHistory(histories[i]!) })));
 }
 
@@ -36,7 +37,7 @@ export class Checker {
     if (!this.violations.includes(message)) this.violations.push(message);
   }
 
-  async afterCommit(store: Store, cached: AgentStack | undefined, step: StepCommit): Promise<void> {
+  async afterCommit(store: Store, cached: AgentStack | undefined, step: SimStep): Promise<void> {
     for (const row of step.log ?? []) this.track(row);
     this.trackMarks(step);
     const changesStack = (step.log?.length ?? 0) > 0 || step.framesPushed?.length || step.framesPopped?.length || step.framesUpdated?.length;
@@ -54,7 +55,7 @@ export class Checker {
       (step.log ?? []).some((r) => r.agentSessionId !== null && inMemory.has(r.agentSessionId));
     if (memory === null) this.lastStack.delete(step.sessionKey);
     else if (touchesMemory) this.lastStack.set(step.sessionKey, memory);
-    const frames = await store.frames(step.sessionKey);
+    const frames = await store.steps.frames(step.sessionKey);
     if (frames.length - 1 > this.callDepthMax) {
       this.report(`stack depth: ${step.sessionKey} has ${frames.length - 1} frames below main, over the limit ${this.callDepthMax}`);
     }
@@ -82,7 +83,7 @@ export class Checker {
    * A frame's "tool about to run" mark may leave the disk only with (or after) that tool's result: a mark
    * cleared alone means a restart would find the call open and unmarked, and run it again.
    */
-  private trackMarks(step: StepCommit): void {
+  private trackMarks(step: SimStep): void {
     for (const row of step.log ?? []) if (row.type === "tool_result") this.results.add((row.payload as { tool_use_id: string }).tool_use_id);
     for (const frame of [...(step.framesPushed ?? []), ...(step.framesUpdated ?? [])]) {
       const marked = this.marks.get(frame.agentSessionId);
@@ -120,16 +121,16 @@ export class Checker {
 
   /** Once everything is idle. */
   async atEnd(store: Store, sessions: string[], outside: Outside, messages: ReadonlyArray<{ text: string; accepted: boolean }>): Promise<void> {
-    const allRows: LogEntry[] = (await Promise.all(sessions.map((key) => store.sessionLog(key)))).flat();
+    const allRows: LogEntry[] = (await Promise.all(sessions.map((key) => store.steps.log(key)))).flat();
     const requests = (await Promise.all(sessions.map((key) => requestsOf(store, key)))).flat();
     for (const r of requests) {
       if (r.status !== "done" && r.status !== "failed") this.report(`no hang: request ${r.id} is still ${r.status}`);
     }
     for (const key of sessions) {
-      const task = await store.activeTask(key);
-      const waitsForApproval = task?.status === "waiting_approval" && (await store.pendingApprovals(key)).length > 0;
+      const task = await store.tasks.active(key);
+      const waitsForApproval = task?.status === "waiting_approval" && (await store.approvals.pending(key)).length > 0;
       if (task && task.status !== "waiting_user" && !waitsForApproval) this.report(`no hang: task ${task.id} of ${key} was left ${task.status}`);
-      if (task && (await store.frames(key)).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
+      if (task && (await store.steps.frames(key)).length === 0) this.report(`no hang: task ${task.id} of ${key} waits with an empty stack`);
     }
     for (const m of messages) {
       const stored = requests.filter((r) => r.text === m.text).length;
@@ -146,11 +147,11 @@ export class Checker {
       seen.add(d.id);
     }
     for (const key of sessions) {
-      const live = await store.frames(key);
+      const live = await store.steps.frames(key);
       // A frame below the top waits for its child: its spawning tool use and any after it are answered later.
       const waiting = new Set(live.slice(0, -1).map((f) => f.agentSessionId));
       const liveSessions = new Set(live.map((f) => f.agentSessionId));
-      const rows = await store.sessionLog(key);
+      const rows = await store.steps.log(key);
       const used = new Map<string, { session: string; task: string | null; name: string; input: Record<string, unknown> }>();
       const answered = new Set<string>();
       for (const row of rows) {
@@ -163,7 +164,7 @@ export class Checker {
       }
       for (const [id, { session, task, name, input }] of used) {
         // Open while its owner has not decided (approval pending), or while its frame waits for a child.
-        const awaitingDecision = (await store.approvalFor({ id, name, input }, { sessionKey: key, taskId: task }))?.status === "pending";
+        const awaitingDecision = (await store.approvals.forCall({ id, name, input }, { sessionKey: key, taskId: task }))?.status === "pending";
         if (!answered.has(id) && !waiting.has(session) && !awaitingDecision) this.report(`tool pairing: ${id} in ${key} never got a tool_result`);
       }
       const started = rows.filter((r) => r.type === "agent_session").map((r) => r.agentSessionId!);
@@ -176,5 +177,5 @@ export class Checker {
 }
 
 function requestsOf(store: Store, key: string) {
-  return store.requests(key);
+  return store.requests.ofSession(key);
 }

@@ -78,11 +78,11 @@ async function takeOverMidCall(world: ReplicaWorld, point: PausePoint, nth: numb
   await world.advance(world.ttlMs + 1);
   await world.poll("B");
   await world.settle();
-  expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
-  expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual([
+  expect(await b.store.leases.get("sim:s1")).toMatchObject({ holder: "B", token: 2 });
+  expect((await b.store.outbox.ofRequest(requestId)).map((o) => o.text)).toEqual([
     "All set (call_agent was interrupted by a restart; it may or may not have run. Check its effect before trying again.)",
   ]);
-  expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
+  expect(await b.store.steps.openAgentSessions("sim:s1")).toEqual([]);
   return b;
 }
 
@@ -135,30 +135,30 @@ describe("replicas and leases (simulation)", () => {
       const b = world.start("B");
       await world.submit("A", "sim:s1", "plan a trip (s1#1)", "m1");
       await world.settle();
-      expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "A", token: 1 });
+      expect(await b.store.leases.get("sim:s1")).toMatchObject({ holder: "A", token: 1 });
 
       // A takes the next message and freezes right after its model answered, before it handled the answer.
       world.pause("A", "model");
       const requestId = accepted(await world.submit("A", "sim:s1", "Lisbon (s1#2)", "m2"));
       await world.settle();
       expect(a.state).toBe("paused");
-      const held = await b.store.lease("sim:s1");
+      const held = await b.store.leases.get("sim:s1");
       expect(held).toMatchObject({ holder: "A", token: 1 });
       // While A's lease lives, B's poll leaves the session alone.
       await world.poll("B");
       await world.settle();
-      expect(await b.store.lease("sim:s1")).toEqual(held);
+      expect(await b.store.leases.get("sim:s1")).toEqual(held);
 
       // A's renewals are frozen with it: once the lease ran out, B's poll finds the session orphaned and takes it.
       await world.advance(world.ttlMs + 1);
       await world.poll("B");
       await world.settle();
-      expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
-      expect((await b.store.request(requestId))?.status).toBe("done");
-      const replies = (await b.store.outboundFor(requestId)).map((o) => o.text);
+      expect(await b.store.leases.get("sim:s1")).toMatchObject({ holder: "B", token: 2 });
+      expect((await b.store.requests.get(requestId))?.status).toBe("done");
+      const replies = (await b.store.outbox.ofRequest(requestId)).map((o) => o.text);
       expect(replies).toEqual(["Interview skill finished.", "All set (booked: booked Lisbon (s1#2))"]);
       expect(world.outside.bookings.get("Lisbon (s1#2)")).toBe(1);
-      const logBefore = await b.store.sessionLog("sim:s1");
+      const logBefore = await b.store.steps.log("sim:s1");
 
       // A resumes and handles its model's answer: its step carries token 1, and the store refuses it.
       await world.resume("A", "work-first");
@@ -172,10 +172,10 @@ describe("replicas and leases (simulation)", () => {
 
       // Nothing of that step reached the store: not its rows, not its running mark; the tool never ran on A.
       const aToolUse = JSON.stringify(refused!.step.log).match(/toolu_\d+/)![0];
-      expect(await b.store.sessionLog("sim:s1")).toEqual(logBefore);
+      expect(await b.store.steps.log("sim:s1")).toEqual(logBefore);
       expect(JSON.stringify(logBefore)).not.toContain(`"${aToolUse}"`);
-      expect((await b.store.frames("sim:s1")).map((f) => f.runningToolUseId)).toEqual([]);
-      expect((await b.store.outboundFor(requestId)).map((o) => o.text)).toEqual(replies);
+      expect((await b.store.steps.frames("sim:s1")).map((f) => f.runningToolUseId)).toEqual([]);
+      expect((await b.store.outbox.ofRequest(requestId)).map((o) => o.text)).toEqual(replies);
       expect(world.outside.runs.get(aToolUse)).toBeUndefined();
       expect(world.outside.bookings.get("Lisbon (s1#2)")).toBe(1);
 
@@ -216,7 +216,7 @@ describe("replicas and leases (simulation)", () => {
         await world.finish(["sim:s1"]);
         expect(world.violations, order).toEqual([]);
         expect(world.outside.bookings.get("guide (s1#1)"), order).toBeUndefined();
-        expect(await b.store.openAgentSessions("sim:s1")).toEqual([]);
+        expect(await b.store.steps.openAgentSessions("sim:s1")).toEqual([]);
       } finally {
         world.close();
       }
@@ -234,7 +234,7 @@ describe("replicas and leases (simulation)", () => {
       await world.advance(world.ttlMs + 1);
       await world.poll("B");
       await world.settle();
-      expect(await b.store.lease("sim:s1")).toMatchObject({ holder: "B", token: 2 });
+      expect(await b.store.leases.get("sim:s1")).toMatchObject({ holder: "B", token: 2 });
       const before = world.checker.commits.length;
       await world.resume("A", "timers-first");
       await world.settle();
@@ -242,7 +242,7 @@ describe("replicas and leases (simulation)", () => {
       expect(world.checker.commits.slice(before)).toEqual([]);
       await world.finish(["sim:s1"]);
       expect(world.violations).toEqual([]);
-      expect((await b.store.outboundFor("req_A_1")).map((o) => o.text)).toEqual(["answer to question (s1#1)"]);
+      expect((await b.store.outbox.ofRequest("req_A_1")).map((o) => o.text)).toEqual(["answer to question (s1#1)"]);
     } finally {
       world.close();
     }
@@ -250,9 +250,9 @@ describe("replicas and leases (simulation)", () => {
 });
 
 describe("every checker fires on its planted bug (and the same seed is clean without it)", () => {
-  it("1 and 2, stale commits and one writer per token: a replica whose runtime bypasses fenced()", async () => {
-    const found = await plantedSeed(/stale commit|one writer per token/, { plants: { A: { bypassFence: true } }, pausedTakeoverOnly: true });
-    expect(found.join("\n")).toMatch(/^seed \d+: stale commit: A committed an unfenced step of sim:s\d \(it believed it held token \d+\) while the lease was B's, token \d+\n {2}replay: SIM_SEED=\d+ /);
+  it("1 and 2, stale commits and one writer per token: a replica whose writer takes the current lease instead of its own", async () => {
+    const found = await plantedSeed(/stale commit|one writer per token/, { plants: { A: { stealFence: true } }, pausedTakeoverOnly: true });
+    expect(found.join("\n")).toMatch(/^seed \d+: stale commit: A committed a step of sim:s\d under B's token \d+ \(it believed it held token \d+\) while the lease was B's, token \d+\n {2}replay: SIM_SEED=\d+ /);
     expect(found.join("\n")).toMatch(/seed \d+: one writer per token: commits of sim:s\d under token \d+ came from A and B/);
   });
 

@@ -147,9 +147,9 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const closeLeftOpen = async () => {
     if (restarts === 0) return;
     for (const key of sessions) {
-      const live = new Set((await world.store.frames(key)).map((f) => f.agentSessionId));
-      if ((await world.store.openAgentSessions(key)).every((s) => live.has(s.agentSessionId))) continue;
-      const waiting = (await world.store.activeTask(key)) !== null;
+      const live = new Set((await world.store.steps.frames(key)).map((f) => f.agentSessionId));
+      if ((await world.store.steps.openAgentSessions(key)).every((s) => live.has(s.agentSessionId))) continue;
+      const waiting = (await world.store.tasks.active(key)) !== null;
       const message = { session: key, id: `closing-${key}`, text: waiting ? "/cancel" : `message closing: please help with ${key}`, accepted: false };
       messages.push(message);
       await deliver(message);
@@ -167,7 +167,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         try {
           if (kind === "expire") await world.gateway.expireApprovals(time.now() + 120_000);
           else {
-            const pending = await world.store.pendingApprovals(session);
+            const pending = await world.store.approvals.pending(session);
             if (pending.length > 0) {
               const approval = prng.pick(pending);
               const decision = prng.chance(0.6) ? "approve" : "deny";
@@ -201,7 +201,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   let compactions = 0;
   const refusals = { busy: 0, unavailable: 0 };
   try {
-    const rows = (await Promise.all(sessions.map((key) => world.store.sessionLog(key)))).flat();
+    const rows = (await Promise.all(sessions.map((key) => world.store.steps.log(key)))).flat();
     compactions = rows.filter((e) => e.type === "compaction").length;
     for (const row of rows) {
       if (row.type !== "tool_result") continue;
@@ -270,8 +270,8 @@ function randomIdSource(): Ids {
 async function trace(world: World, sessions: string[], outside: Outside): Promise<string> {
   const hash = createHash("sha256");
   for (const key of sessions) {
-    for (const e of await world.store.sessionLog(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
-    for (const r of await world.store.requests(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
+    for (const e of await world.store.steps.log(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
+    for (const r of await world.store.requests.ofSession(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
   }
   for (const d of outside.delivered) hash.update(JSON.stringify([d.id, d.agent, d.text]));
   hash.update(String(outside.ledger));

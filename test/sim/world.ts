@@ -13,10 +13,9 @@ import { AgentStackManager } from "../../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import { buildChildFrame } from "../../src/runtime/tools/spawn.js";
 import { fail, type Tool } from "../../src/runtime/tools/tool.js";
-import type { StepCommit } from "../../src/store/store.js";
 import type { Prng } from "./prng.js";
 import { currentRequest, type SimModel } from "./sim-model.js";
-import { SimStore, type CrashPoint, type StorePlants } from "./sim-store.js";
+import { SimStore, type CrashPoint, type SimStep, type StorePlants } from "./sim-store.js";
 import type { VirtualTime } from "./virtual-time.js";
 import { InlineSchemaChecker } from "../../src/catalog/schema-checker.js";
 
@@ -79,14 +78,14 @@ export class World {
     /** This process's name among the replicas: a restarted process is a new holder of its leases. */
     replica: string;
     midTurn: "queue" | "steer";
-    onCommit: (world: World, step: StepCommit) => Promise<void>;
+    onCommit: (world: World, step: SimStep) => Promise<void>;
   }) {
     this.store = new SimStore(opts.dbFile, () => opts.time.now(), opts.crashAt, opts.plants, (step) => opts.onCommit(this, step));
     const leases = new Leases(this.store, { replica: opts.replica, ttlMs: 15_000, timers: opts.time });
-    this.stacks = new AgentStackManager(leases.fenced());
+    this.stacks = new AgentStackManager(this.store);
     const tools = new ToolRegistry(simTools(opts.prng, opts.outside, opts.plants.ruleFreeSpawn === true));
     const runtime: RuntimeDeps = {
-      store: leases.fenced(),
+      store: this.store,
       stacks: this.stacks,
       model: opts.model,
       tools,
@@ -112,12 +111,12 @@ export class World {
     const orchestrator = new Orchestrator(runtime);
     // Tag every model call with its request, so the no-hang bound is per request.
     const handle = orchestrator.handleMessage.bind(orchestrator);
-    orchestrator.handleMessage = (request, signal) => currentRequest.run(request.id, () => handle(request, signal));
+    orchestrator.handleMessage = (request, writer, signal) => currentRequest.run(request.id, () => handle(request, writer, signal));
     this.gateway = new Gateway({ store: this.store, leases, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1, midTurn: opts.midTurn });
     if (opts.midTurn === "steer") runtime.steering = (key, running) => this.gateway.steerable(key, running);
     if (opts.midTurn === "steer" && opts.plants.steerTwice) {
       runtime.steering = async (key, running) =>
-        (await this.store.requests(key)).filter((r) => r.kind === "message" && r.id !== running).map((r) => ({ id: `${r.id}-again`, text: r.text }));
+        (await this.store.requests.ofSession(key)).filter((r) => r.kind === "message" && r.id !== running).map((r) => ({ id: `${r.id}-again`, text: r.text }));
     }
     this.gateway.register({
       prefix: "sim",

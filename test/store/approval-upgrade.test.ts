@@ -13,6 +13,7 @@ import { migrate as migrateSqlite } from "../../src/store/sqlite/migrations.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
 import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
+import { commitStep } from "../helpers/steps.js";
 
 const OLD_ROWS = [
   `INSERT INTO approvals (id, session_key, task_id, frame_id, tool_use_id, tool_name, input, input_hash, agent, owner_id, status, requested_at, expires_at)
@@ -25,14 +26,14 @@ const OLD_ROWS = [
 
 /** What the upgrade must give: ap1's request read from its prompt, none for ap2 (no prompt row), and per-session calls. */
 async function expectUpgraded(store: Store): Promise<void> {
-  expect(await store.approval("ap1")).toMatchObject({ requestId: "req_1", taskId: "t1", status: "pending" });
-  expect(await store.approval("ap2")).toMatchObject({ requestId: null, status: "approved" });
+  expect(await store.approvals.get("ap1")).toMatchObject({ requestId: "req_1", taskId: "t1", status: "pending" });
+  expect(await store.approvals.get("ap2")).toMatchObject({ requestId: null, status: "approved" });
   const call = { id: "toolu_1", name: "transfer", input: { amount: 1 } };
-  await store.commit({
+  await commitStep(store, {
     sessionKey: "telegram:2",
     approvalsCreated: [{ id: "ap3", taskId: "t9", requestId: "req_9", frameId: "f9", toolUseId: call.id, toolName: call.name, input: call.input, agent: "main", ownerId: "telegram:2", timeoutMs: 1_000 }],
   });
-  expect(await store.approvalFor(call, { sessionKey: "telegram:2", taskId: "t9" })).toMatchObject({ id: "ap3", requestId: "req_9" });
+  expect(await store.approvals.forCall(call, { sessionKey: "telegram:2", taskId: "t9" })).toMatchObject({ id: "ap3", requestId: "req_9" });
 }
 
 describe("SQLite: upgrading approvals from schema version 11", () => {

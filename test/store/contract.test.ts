@@ -14,6 +14,7 @@ import { ownerContract } from "./contract/owners.js";
 import { requestContract } from "./contract/requests.js";
 import { stepContract } from "./contract/steps.js";
 import { taskOptionContract } from "./contract/task-options.js";
+import { commitStep } from "../helpers/steps.js";
 
 for (const backend of BACKENDS) {
   const suite = backend.unavailable ? describe.skip : describe;
@@ -49,9 +50,9 @@ function contract(backend: StoreBackend): void {
       const K = "telegram:100";
       let { store } = ctx;
       await startTask(store, K, { task: "t1", request: "r1", frames: [frame("f-main"), frame("f-skill", { agentType: "skill" })] });
-      await store.insertRequest(newRequest("r2", K, { idempotency: { key: "idem-1", fingerprint: "fp" } }));
-      await store.saveIdempotentResponse(ALICE, "idem-1", "resp");
-      await store.commit({
+      await store.requests.insert(newRequest("r2", K, { idempotency: { key: "idem-1", fingerprint: "fp" } }));
+      await store.requests.saveIdempotentResponse(ALICE, "idem-1", "resp");
+      await commitStep(store, {
         sessionKey: K,
         log: [logEntry("message", { n: 1 }, { agentSessionId: "as-f-main" })],
         task: { id: "t1", status: "waiting_approval", structuredOutput: { k: "v" } },
@@ -59,27 +60,27 @@ function contract(backend: StoreBackend): void {
         outbound: [outbound("o1", { requestId: "r1" }), outbound("o2", { requestId: "r1" })],
         approvalsCreated: [newApproval("a1"), newApproval("a2")],
       });
-      await store.markDelivered("o1");
-      await store.recordChunk("o1", 0, "msg-1");
-      await store.decideApproval("a2", "denied", ALICE);
-      await store.saveIndicator(K, "typing");
+      await store.outbox.markDelivered("o1");
+      await store.outbox.recordChunk("o1", 0, "msg-1");
+      await store.approvals.decide("a2", "denied", ALICE);
+      await store.indicators.save(K, "typing");
 
       const read = async () => ({
-        session: await store.findSession(K),
-        requests: await store.requests(K),
-        tasks: await store.tasks(K),
-        frames: await store.frames(K),
-        log: await store.sessionLog(K),
-        history: await store.history("as-f-main"),
-        usage: await store.sessionUsage(K),
-        taskUsage: await store.taskUsage("t1"),
-        pending: await store.pendingOutbound(),
-        sent: await store.outboundFor("r1"),
-        chunks: await store.deliveredChunks("o1"),
-        approvals: [await store.approval("a1"), await store.approval("a2")],
-        idempotency: await store.idempotency(ALICE, "idem-1"),
-        indicators: await store.indicators("telegram"),
-        unfinished: await store.unfinishedRequests(),
+        session: await store.sessions.find(K),
+        requests: await store.requests.ofSession(K),
+        tasks: await store.tasks.ofSession(K),
+        frames: await store.steps.frames(K),
+        log: await store.steps.log(K),
+        history: await store.steps.history("as-f-main"),
+        usage: await store.sessions.usage(K),
+        taskUsage: await store.tasks.usage("t1"),
+        pending: await store.outbox.pending(),
+        sent: await store.outbox.ofRequest("r1"),
+        chunks: await store.outbox.deliveredChunks("o1"),
+        approvals: [await store.approvals.get("a1"), await store.approvals.get("a2")],
+        idempotency: await store.requests.idempotency(ALICE, "idem-1"),
+        indicators: await store.indicators.list("telegram"),
+        unfinished: await store.requests.unfinished(),
       });
       const before = await read();
       ctx.clock.advance(60_000);
@@ -95,11 +96,11 @@ function contract(backend: StoreBackend): void {
 
     it("a decision taken before a restart still wins over one after it", async () => {
       let { store } = ctx;
-      await store.commit({ sessionKey: "telegram:100", approvalsCreated: [newApproval("a1")] });
-      expect(await store.decideApproval("a1", "approved", ALICE)).toBe(true);
+      await commitStep(store, { sessionKey: "telegram:100", approvalsCreated: [newApproval("a1")] });
+      expect(await store.approvals.decide("a1", "approved", ALICE)).toBe(true);
       store = ctx.store = await backend.reopen(store, ctx.clock.now);
-      expect(await store.decideApproval("a1", "denied", ALICE)).toBe(false);
-      expect((await store.approval("a1"))?.status).toBe("approved");
+      expect(await store.approvals.decide("a1", "denied", ALICE)).toBe(false);
+      expect((await store.approvals.get("a1"))?.status).toBe("approved");
     });
   });
 }

@@ -58,7 +58,7 @@ describe("restart recovery", () => {
 
     const third = await boot();
     expect(await third.runtime.stacks.hasActive("console:t")).toBe(false);
-    expect(await third.store.frames("console:t")).toEqual([]);
+    expect(await third.store.steps.frames("console:t")).toEqual([]);
   });
 
   it("a request cut off mid-turn runs again from its last commit, without repeating what was committed", async () => {
@@ -81,7 +81,7 @@ describe("restart recovery", () => {
     await second.gateway.recover();
     await second.gateway.idle();
     expect(second.seen.map((m) => `${m.agent}: ${m.text}`)).toEqual(["skill:interview: Where to?"]);
-    const log = await second.store.sessionLog("console:t");
+    const log = await second.store.steps.log("console:t");
     expect(log.filter((e) => e.type === "agent_session")).toHaveLength(1);
     expect(log.filter((e) => e.type === "message" && (e.payload as { role: string }).role === "user")).toHaveLength(2);
   });
@@ -140,8 +140,8 @@ describe("restart recovery", () => {
     await second.gateway.recover();
     await second.gateway.idle();
     // Found by the simulation: the mailer's session stayed open with send_email unanswered.
-    const log = await second.store.sessionLog("console:t");
-    expect(await second.store.openAgentSessions("console:t")).toEqual([]);
+    const log = await second.store.steps.log("console:t");
+    expect(await second.store.steps.openAgentSessions("console:t")).toEqual([]);
     const answered = log.filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toContain("toolu_mail");
   });

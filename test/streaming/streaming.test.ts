@@ -53,7 +53,7 @@ it("the HTTP API streams delta events before the model finishes, then the whole 
   const written = deltas.map((e) => (JSON.parse(e.split("data: ")[1]!) as { text: string }).text).join("");
   expect(written).toBe("Lisbon is lovely in May.");
   // Stored is the whole reply, once.
-  const replies = await h.store.outboundFor((JSON.parse(events.state.received.split("event: done\ndata: ")[1]!.split("\n")[0]!) as { request_id: string }).request_id);
+  const replies = await h.store.outbox.ofRequest((JSON.parse(events.state.received.split("event: done\ndata: ")[1]!.split("\n")[0]!) as { request_id: string }).request_id);
   expect(replies.map((r) => r.text)).toEqual(["Lisbon is lovely in May."]);
 });
 
@@ -128,9 +128,9 @@ it("what the model writes beside a tool call reaches the user while the tool run
   expect(await h.say("plan a trip")).toEqual(["main: Let me ask the trip planner.", "skill:interview: Where to?"]);
   expect(toolAnswered).toEqual(["main: Let me ask the trip planner."]);
   // Stored with the step that ran the tool, once.
-  const said = (await h.store.sessionLog("console:t")).filter((e) => e.type === "message").length;
+  const said = (await h.store.steps.log("console:t")).filter((e) => e.type === "message").length;
   expect(said).toBeGreaterThan(0);
-  const replies = (await h.store.requests("console:t")).flatMap((r) => [r.id]);
-  const outbound = (await Promise.all(replies.map((id) => h.store.outboundFor(id)))).flat().map((o) => o.text);
+  const replies = (await h.store.requests.ofSession("console:t")).flatMap((r) => [r.id]);
+  const outbound = (await Promise.all(replies.map((id) => h.store.outbox.ofRequest(id)))).flat().map((o) => o.text);
   expect(outbound).toEqual(["Let me ask the trip planner.", "Where to?"]);
 });

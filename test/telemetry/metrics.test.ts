@@ -25,7 +25,7 @@ const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => 
 
 async function start(token?: string) {
   let metrics: Metrics | undefined;
-  const telemetry = new Telemetry({ metrics: (metrics = new Metrics(() => h!.store.operationalCounts())), tracer: null, captureContent: false });
+  const telemetry = new Telemetry({ metrics: (metrics = new Metrics(() => h!.store.operations.operationalCounts())), tracer: null, captureContent: false });
   h = await startHarness({ files: skillFile("interview", "Ask."), telemetry, prices: PRICES, tools: [transferTool([])] });
   api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-api": "alice" } }, log: silentLogger(), metrics: metricsHandler(metrics, token, silentLogger()) });
   await api.start();
@@ -79,7 +79,7 @@ describe("GET /metrics after a scripted conversation", () => {
     expect(body).toMatch(/^process_resident_memory_bytes \d+/m);
 
     // The store and the metrics agree on what it cost (nano-USD sums are exact).
-    expect((await h.store.sessionUsage("console:t")).costUsd).toBeCloseTo(cost, 12);
+    expect((await h.store.sessions.usage("console:t")).costUsd).toBeCloseTo(cost, 12);
   });
 
   it("a failing model call counts as an error; the store going away makes the scrape a 503, not a crash", async () => {

@@ -94,7 +94,7 @@ describe("traces of a takeover conversation", () => {
     );
 
     // The request: provider, a digest of the session key (never the key), the task, and its events.
-    const task = (await h.store.tasks("console:t"))[0]!;
+    const task = (await h.store.tasks.ofSession("console:t"))[0]!;
     expect(first!.kind).toBe(2); // SERVER
     expect(first!.attributes).toMatchObject({ "switchboard.provider": "console", "switchboard.task.id": task.id, "switchboard.request.kind": "message" });
     // Keyed by the deployment's secret: whoever reads the traces cannot hash chat ids until one matches.
@@ -165,7 +165,7 @@ describe("traces of a takeover conversation", () => {
     const { h, receiver, provider } = await traced((url) => new ProtoExporter({ url }), false, [transferTool(runs)]);
     h.fake.script(reply(toolUse("transfer", { amount: 5 })), text("Done: sent."));
     await h.say("send 5");
-    const [approval] = await h.store.pendingApprovals("console:t");
+    const [approval] = await h.store.approvals.pending("console:t");
     expect((await h.gateway.decide(approval!.id, "alice", "approve")).status).toBe("approved");
     await h.gateway.idle();
     expect(runs).toEqual(["sent"]);

@@ -81,12 +81,12 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
   const transcript = await transcriptOf(store, job);
   if (transcript === null) return null;
   // Extraction's calls count against the conversation's budget like its agents' do.
-  const over = deps.budget ? overBudget(await store.sessionUsage(job.sessionKey), deps.budget) : null;
+  const over = deps.budget ? overBudget(await store.sessions.usage(job.sessionKey), deps.budget) : null;
   if (over) {
     log.info({ task: job.taskId }, "memory extraction skipped: the conversation's budget is spent");
     return null;
   }
-  const existing = (await store.memories(job.userId)).slice(-100);
+  const existing = (await store.memories.list(job.userId)).slice(-100);
   const kept = existing.length ? existing.map((m) => `[${m.id}] ${m.text}`).join("\n") : "(none yet)";
   const response = await deps.model.complete({
     model: deps.modelName,
@@ -141,13 +141,13 @@ function decide(found: z.infer<typeof answer>["memories"], existing: readonly Me
  * there is nothing worth reading (only commands, a few words).
  */
 async function transcriptOf(store: Store, job: MemoryJob): Promise<string | null> {
-  const requests = (await store.requests(job.sessionKey)).filter((r) => r.taskId === job.taskId && r.kind === "message" && r.userId === job.userId);
+  const requests = (await store.requests.ofSession(job.sessionKey)).filter((r) => r.taskId === job.taskId && r.kind === "message" && r.userId === job.userId);
   const userWords = requests.reduce((n, r) => n + r.text.trim().length, 0);
   if (userWords < TRIVIAL_CHARS) return null;
   const lines: Array<{ at: number; line: string }> = [];
   for (const request of requests) {
     lines.push({ at: request.createdAt, line: `User: ${request.text}` });
-    for (const reply of await store.outboundFor(request.id)) {
+    for (const reply of await store.outbox.ofRequest(request.id)) {
       if (reply.kind === "message") lines.push({ at: reply.createdAt, line: `${agentLabel(reply.agent)}: ${reply.text}` });
     }
   }

@@ -31,7 +31,7 @@ export function hidesResults(history: readonly ChatMessage[]): boolean {
  * Reads the log only when the history holds memory tool calls at all. Returns the same array when nothing changes.
  */
 export async function privateTo(
-  store: Pick<Store, "history" | "tasks">,
+  store: Pick<Store, "steps" | "tasks">,
   sessionKey: string,
   agentSessionId: string,
   history: ChatMessage[],
@@ -40,14 +40,14 @@ export async function privateTo(
   const uses = memoryToolUses(history);
   if (uses.size === 0) return history;
   const taskOf = new Map<string, string | null>();
-  for (const entry of await store.history(agentSessionId)) {
+  for (const entry of await store.steps.history(agentSessionId)) {
     // Where each call was made: its own message row (a compaction's copy of it carries the compacting task instead).
     if (entry.type !== "message") continue;
     const payload = entry.payload as { role?: string; content?: Array<{ type?: string; id?: string }> };
     if (payload.role !== "assistant" || !Array.isArray(payload.content)) continue;
     for (const block of payload.content) if (block.type === "tool_use" && block.id && uses.has(block.id)) taskOf.set(block.id, entry.taskId);
   }
-  const ownerOf = new Map((await store.tasks(sessionKey)).map((t) => [t.id, t.ownerId]));
+  const ownerOf = new Map((await store.tasks.ofSession(sessionKey)).map((t) => [t.id, t.ownerId]));
   const foreign = new Set([...uses.keys()].filter((id) => {
     const task = taskOf.get(id);
     return owner === null || !task || ownerOf.get(task) !== owner;

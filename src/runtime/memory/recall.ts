@@ -10,8 +10,8 @@ export const RECALL_TOKENS = 800;
  * volatile part of its system prompt; null when the user has none.
  */
 export async function recallFor(store: Store, userId: string, message: string, budgetTokens = RECALL_TOKENS): Promise<string | null> {
-  const relevant = await store.searchMemories(userId, message, RECALL_LIMIT);
-  const recent = relevant.length < RECALL_LIMIT ? await store.searchMemories(userId, "", RECALL_LIMIT) : [];
+  const relevant = await store.memories.search(userId, message, RECALL_LIMIT);
+  const recent = relevant.length < RECALL_LIMIT ? await store.memories.search(userId, "", RECALL_LIMIT) : [];
   const seen = new Set<string>();
   const picked = [...relevant, ...recent].filter((m) => !seen.has(m.id) && seen.add(m.id));
   return memoryBlock(picked, budgetTokens);

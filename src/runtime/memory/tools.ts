@@ -36,11 +36,11 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
       if (!fact) return fail("text must be a non-empty string");
       if (fact.length > MAX_TEXT) return fail(`text is ${fact.length} characters; keep a memory under ${MAX_TEXT}`);
       if (holdsSecret(fact)) return fail("not stored: it looks like a password, token, key or card number, which are never kept");
-      const existing = await store.memories(owner);
+      const existing = await store.memories.list(owner);
       const same = existing.find((m) => normal(m.text) === normal(fact));
       if (same) return { content: `already remembered [${same.id}]` };
       const id = ids.next("mem");
-      await store.saveMemories(owner, { add: [{ id, text: fact, kind: "told" }] });
+      await store.memories.save(owner, { add: [{ id, text: fact, kind: "told" }] });
       return { content: `remembered [${id}]` };
     },
   };
@@ -55,7 +55,7 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
       const store = storeOf();
       const owner = ownerOf(ctx);
       if (!owner) return fail("recall is not available here");
-      const found = await store.searchMemories(owner, text(input, "query"), 10);
+      const found = await store.memories.search(owner, text(input, "query"), 10);
       return { content: found.length ? listed(found) : "nothing remembered about that" };
     },
   };
@@ -73,11 +73,11 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
       const query = text(input, "query");
       if (!owner) return fail("forget is not available here");
       if (!query) return fail("query must name a memory id or what to forget");
-      const mine = await store.memories(owner);
+      const mine = await store.memories.list(owner);
       const byId = mine.filter((m) => m.id === query || `[${m.id}]` === query);
-      const targets = byId.length > 0 ? byId : (await store.searchMemories(owner, query, 3)).filter((m) => sharesAWord(m.text, query));
+      const targets = byId.length > 0 ? byId : (await store.memories.search(owner, query, 3)).filter((m) => sharesAWord(m.text, query));
       if (targets.length === 0) return { content: "nothing remembered matches that; nothing was deleted" };
-      await store.deleteMemories(owner, targets.map((m) => m.id));
+      await store.memories.delete(owner, targets.map((m) => m.id));
       return { content: `forgot:\n${listed(targets)}` };
     },
   };

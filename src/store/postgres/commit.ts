@@ -3,7 +3,7 @@
 // whose notifications PostgreSQL delivers only if the transaction commits.
 import type pg from "pg";
 import { inputHash } from "../input-hash.js";
-import { FencedError, type StepCommit, type StoreChange } from "../store.js";
+import { FencedError, type Fence, type OutboundInput, type StepCommit, type StoreChange } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
 import { queueMemoryJob } from "./memories.js";
 import { S, type Sql } from "./statements.js";
@@ -11,17 +11,15 @@ import { S, type Sql } from "./statements.js";
 const run = (client: pg.ClientBase, statement: Sql, values: unknown[]) => client.query({ ...statement, values });
 
 /**
- * Writes `step` at time `now`; throws FencedError (after which the caller rolls back) when its lease moved on.
- * Returns the changes it wrote to the feed, for this replica to hear once the transaction commits.
+ * Writes `step` of session `key` at time `now`; throws FencedError (after which the caller rolls back) when its
+ * lease moved on from `fence`. Returns the changes it wrote to the feed, for this replica to hear once the
+ * transaction commits.
  */
-export async function writeStep(client: pg.ClientBase, step: StepCommit, now: number): Promise<FeedEntry[]> {
-  const key = step.sessionKey;
-  if (step.fence) {
-    // Locks the lease row until the commit: a takeover waits for this step instead of racing it.
-    const { rows } = await run(client, S.fence, [key]);
-    const current = rows[0] ? Number(rows[0].token) : null;
-    if (current !== step.fence.token) throw new FencedError(key, step.fence.token, current);
-  }
+export async function writeStep(client: pg.ClientBase, key: string, fence: Fence, step: StepCommit, now: number): Promise<FeedEntry[]> {
+  // Locks the lease row until the commit: a takeover waits for this step instead of racing it.
+  const { rows } = await run(client, S.fence, [key]);
+  const current = rows[0] ? Number(rows[0].token) : null;
+  if (current !== fence.token) throw new FencedError(key, fence.token, current);
   if (step.taskCreated) {
     const t = step.taskCreated;
     await run(client, S.insertTask, [t.id, key, t.ownerId, t.requestId, now, t.options?.expiresAt ?? null, t.options?.metadataJson ?? null]);
@@ -56,21 +54,7 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
     const u = step.usage;
     await run(client, S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key, u.costNanoUsd]);
   }
-  const outbound = step.outbound ?? [];
-  if (outbound.length > 0) {
-    await run(client, S.insertOutbound, [
-      key,
-      now,
-      outbound.map((o) => o.id),
-      outbound.map((o) => o.requestId),
-      outbound.map((o) => o.taskId),
-      outbound.map((o) => o.agent),
-      outbound.map((o) => o.depth),
-      outbound.map((o) => o.text),
-      outbound.map((o) => o.kind),
-      outbound.map((o) => o.approvalId ?? null),
-    ]);
-  }
+  await insertOutbound(client, key, step.outbound ?? [], now);
   if (step.newMainAgentSessionId) await run(client, S.setMainSession, [step.newMainAgentSessionId, now, key]);
   const approvals = step.approvalsCreated ?? [];
   if (approvals.length > 0) {
@@ -92,7 +76,24 @@ export async function writeStep(client: pg.ClientBase, step: StepCommit, now: nu
   }
   if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
   if (step.memoryJob) await queueMemoryJob(client, key, step.memoryJob, now);
-  return writeChanges(client, stepChanges(step));
+  return writeChanges(client, stepChanges(key, step));
+}
+
+/** Writes `messages` to the outbox of `key`, in one statement (inside the caller's transaction). */
+export async function insertOutbound(client: pg.ClientBase, key: string, messages: OutboundInput[], now: number): Promise<void> {
+  if (messages.length === 0) return;
+  await run(client, S.insertOutbound, [
+    key,
+    now,
+    messages.map((o) => o.id),
+    messages.map((o) => o.requestId),
+    messages.map((o) => o.taskId),
+    messages.map((o) => o.agent),
+    messages.map((o) => o.depth),
+    messages.map((o) => o.text),
+    messages.map((o) => o.kind),
+    messages.map((o) => o.approvalId ?? null),
+  ]);
 }
 
 /** Writes `changes` to the feed (their notifications go out when the transaction commits), in order. */
@@ -122,8 +123,7 @@ async function updateRequests(client: pg.ClientBase, step: StepCommit, now: numb
 }
 
 /** What the step tells the other replicas: requests it finished, and replies it queued. */
-export function stepChanges(step: StepCommit): StoreChange[] {
-  const sessionKey = step.sessionKey;
+export function stepChanges(sessionKey: string, step: StepCommit): StoreChange[] {
   const changes: StoreChange[] = [];
   for (const r of [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])]) {
     if (r.status === "done" || r.status === "failed") changes.push({ kind: "done", sessionKey, requestId: r.id });

@@ -2,11 +2,11 @@
 // `@telegram-polling`), each call one atomic statement. Rows are never deleted, so a key's token only grows; a
 // released lease keeps holder and token with expires_at = 0. The fence itself is checked in commit.ts.
 import type pg from "pg";
-import type { Lease } from "../store.js";
+import type { Lease, LeaseRecord, LeaseStore } from "../store.js";
 import { toLease, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
-export class Leases {
+export class PostgresLeases implements LeaseStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly now: () => number,
@@ -19,7 +19,7 @@ export class Leases {
   async acquire(key: string, holder: string, ttlMs: number): Promise<Lease | null> {
     const now = this.now();
     const { rows } = await this.query(S.acquireLease, [key, holder, now, now + ttlMs]);
-    return rows[0] ? toLease(rows[0]) : null;
+    return rows[0] ? (toLease(rows[0]) as Lease) : null;
   }
 
   async renew(key: string, holder: string, token: number, ttlMs: number): Promise<boolean> {
@@ -30,7 +30,7 @@ export class Leases {
     await this.query(S.releaseLease, [key, holder, token]);
   }
 
-  async get(key: string): Promise<Lease | null> {
+  async get(key: string): Promise<LeaseRecord | null> {
     const { rows } = await this.query(S.lease, [key]);
     return rows[0] ? toLease(rows[0]) : null;
   }

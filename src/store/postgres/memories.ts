@@ -3,7 +3,7 @@
 import type pg from "pg";
 import { byRelevanceThenRecency, candidateCount, searchWords } from "../memory-search.js";
 import { toMemory, toMemoryJob, toMemoryJobStatus, type Row } from "../rows.js";
-import type { MemoryChanges, MemoryJob, MemoryRecord } from "../store.js";
+import type { MemoryChanges, MemoryJob, MemoryJobStatus, MemoryRecord, MemoryStore } from "../store.js";
 import { transaction } from "./connection.js";
 import { M } from "./memory-statements.js";
 import type { Sql } from "./statements.js";
@@ -15,7 +15,7 @@ export async function queueMemoryJob(client: pg.ClientBase, sessionKey: string, 
   await run(client, M.insertMemoryJob, [job.taskId, job.userId, sessionKey, now]);
 }
 
-export class PostgresMemories {
+export class PostgresMemories implements MemoryStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly now: () => number,
@@ -25,7 +25,7 @@ export class PostgresMemories {
     return (await this.pool.query<Row>({ ...statement, values })).rows;
   }
 
-  async memories(userId: string): Promise<MemoryRecord[]> {
+  async list(userId: string): Promise<MemoryRecord[]> {
     return (await this.all(M.memoriesOf, [userId])).map(toMemory);
   }
 
@@ -78,7 +78,7 @@ export class PostgresMemories {
     await this.pool.query({ ...M.retryMemoryJob, values: [retryAt, error, this.now(), taskId, holder] });
   }
 
-  async pendingJobs(): Promise<Array<MemoryJob & { status: string; nextAt: number; error: string | null }>> {
+  async pendingJobs(): Promise<MemoryJobStatus[]> {
     return (await this.all(M.pendingMemoryJobs, [])).map(toMemoryJobStatus);
   }
 }

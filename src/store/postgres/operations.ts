@@ -1,9 +1,8 @@
 // The operator's queries on PostgreSQL (what each returns: ../operations.ts). Read-only, one named statement each
 // (operation-statements.ts) on the pool; approval rows go through the quarantine like every other approval read.
 import type pg from "pg";
-import type { OperationalCounts, OperationsQueries, SessionError, SessionSummary, StuckWork } from "../operations.js";
 import { toOperationalCounts, toOutbound, toRequest, toSessionError, toSessionSummary, type Row } from "../rows.js";
-import type { ApprovalRecord } from "../store.js";
+import type { ApprovalRecord, OperationalCounts, OperationsStore, QuarantineRecord, SessionError, SessionSummary, StuckWork } from "../store.js";
 import { O } from "./operation-statements.js";
 import type { Quarantine } from "./quarantine.js";
 import type { Sql } from "./statements.js";
@@ -11,7 +10,7 @@ import type { Sql } from "./statements.js";
 /** A limit as SQL takes it (PostgreSQL refuses a negative LIMIT). */
 const bounded = (limit: number): number => Math.max(0, Math.floor(limit));
 
-export class PostgresOperations implements OperationsQueries {
+export class PostgresOperations implements OperationsStore {
   constructor(
     private readonly pool: pg.Pool,
     private readonly quarantine: Quarantine,
@@ -50,5 +49,9 @@ export class PostgresOperations implements OperationsQueries {
 
   async operationalCounts(): Promise<OperationalCounts> {
     return toOperationalCounts((await this.all(O.operationalCounts))[0]!);
+  }
+
+  quarantined(): Promise<QuarantineRecord[]> {
+    return this.quarantine.list();
   }
 }

@@ -3,9 +3,11 @@
 // concurrent twin on another replica: the unique keys decide, and ON CONFLICT waits for the twin's transaction
 // before it answers; a conversation's owner is decided under its advisory lock.
 import type pg from "pg";
-import { CorruptStateError, ownerAdmits, type InsertResult, type NewRequest, type RequestRecord } from "../store.js";
+import { CorruptStateError, ownerAdmits, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
-import { toRequest, type Row } from "../rows.js";
+import { transaction } from "./connection.js";
+import type { PostgresContext } from "./context.js";
+import { toIdempotency, toRequest, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase | pg.Pool, statement: Sql, values: unknown[]) => client.query<Row>({ ...statement, values });
@@ -77,4 +79,52 @@ async function requestByKey(client: pg.ClientBase | pg.Pool, userId: string, key
   const { rows } = await run(client, S.requestByIdempotency, [userId, key]);
   if (!rows[0]) throw new CorruptStateError(`idempotency key ${key} of ${userId} points at a request that does not exist`);
   return toRequest(rows[0]);
+}
+
+export class PostgresRequests implements RequestStore {
+  constructor(private readonly ctx: PostgresContext) {}
+
+  async insert(input: NewRequest): Promise<InsertResult> {
+    const now = this.ctx.now();
+    const announced: FeedEntry[] = [];
+    const { pool } = this.ctx;
+    const result = needsTransaction(input)
+      ? await transaction(pool, (client) => insertRequestWith(client, input, now, announced))
+      : await insertRequestWith(pool, input, now, announced);
+    this.ctx.feed.committed(announced);
+    return result;
+  }
+
+  get(id: string): Promise<RequestRecord | null> {
+    return this.ctx.maybe(S.requestById, [id], toRequest);
+  }
+
+  async ofSession(sessionKey: string): Promise<RequestRecord[]> {
+    return (await this.ctx.all(S.requestsOf, [sessionKey])).map(toRequest);
+  }
+
+  async unfinished(): Promise<RequestRecord[]> {
+    return (await this.ctx.all(S.unfinished)).map(toRequest);
+  }
+
+  async unfinishedOf(sessionKey: string): Promise<RequestRecord[]> {
+    return (await this.ctx.all(S.unfinishedOf, [sessionKey])).map(toRequest);
+  }
+
+  async running(sessionKey: string): Promise<RequestRecord[]> {
+    return (await this.ctx.all(S.runningFor, [sessionKey])).map(toRequest);
+  }
+
+  async conversationOwner(sessionKey: string): Promise<string | null> {
+    const owner = (await this.ctx.one(S.conversationOwner, [sessionKey]))?.owner;
+    return owner === null || owner === undefined ? null : String(owner);
+  }
+
+  idempotency(userId: string, key: string): Promise<IdempotencyRecord | null> {
+    return this.ctx.maybe(S.idempotency, [userId, key], toIdempotency);
+  }
+
+  async saveIdempotentResponse(userId: string, key: string, response: string): Promise<void> {
+    await this.ctx.changed(S.saveIdempotent, [response, userId, key]);
+  }
 }

@@ -2,7 +2,9 @@
 // by the same rules as the SQLite store (src/store/sqlite/user-data.ts). Rare, so plain statements.
 import type pg from "pg";
 import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "../rows.js";
-import type { ApprovalRecord, UserExport } from "../store.js";
+import type { ApprovalRecord, UserDataStore, UserExport, UserFootprint } from "../store.js";
+import { transaction } from "./connection.js";
+import { userFootprint } from "./footprint.js";
 
 /**
  * The sessions `userId` owns or wrote in. A session is the user's own (`owned`: exported and erased whole) when
@@ -104,4 +106,24 @@ export async function deleteUser(client: pg.ClientBase, userId: string): Promise
   await run("memories", `DELETE FROM memories WHERE user_id = $1`, [userId]);
   await run("memory_jobs", `DELETE FROM memory_jobs WHERE user_id = $1`, [userId]);
   return counts;
+}
+
+export class PostgresUserData implements UserDataStore {
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly now: () => number,
+  ) {}
+
+  export(userId: string): Promise<UserExport> {
+    const now = this.now();
+    return transaction(this.pool, (client) => exportUser(client, userId, now));
+  }
+
+  erase(userId: string): Promise<Record<string, number>> {
+    return transaction(this.pool, (client) => deleteUser(client, userId));
+  }
+
+  footprint(userId: string): Promise<UserFootprint> {
+    return userFootprint(this.pool, userId);
+  }
 }

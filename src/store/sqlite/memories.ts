@@ -3,21 +3,21 @@
 import type Database from "better-sqlite3";
 import { byRelevanceThenRecency, candidateCount, fts5Query, searchWords } from "../memory-search.js";
 import { toMemory, toMemoryJob, toMemoryJobStatus, type Row } from "../rows.js";
-import type { MemoryChanges, MemoryJob, MemoryRecord } from "../store.js";
+import type { MemoryChanges, MemoryJob, MemoryJobStatus, MemoryRecord, MemoryStore } from "../store.js";
 import type { Statements } from "./statements.js";
 
-export class SqliteMemories {
+export class SqliteMemories implements MemoryStore {
   constructor(
     private readonly db: Database.Database,
     private readonly stmts: Statements,
     private readonly now: () => number,
   ) {}
 
-  memories(userId: string): MemoryRecord[] {
+  async list(userId: string): Promise<MemoryRecord[]> {
     return (this.stmts.memoriesOf.all(userId) as Row[]).map(toMemory);
   }
 
-  search(userId: string, query: string, limit: number): MemoryRecord[] {
+  async search(userId: string, query: string, limit: number): Promise<MemoryRecord[]> {
     if (limit <= 0) return [];
     const words = searchWords(query);
     if (words.length === 0) return (this.stmts.recentMemories.all(userId, limit) as Row[]).map(toMemory);
@@ -28,11 +28,11 @@ export class SqliteMemories {
     );
   }
 
-  save(userId: string, changes: MemoryChanges): void {
+  async save(userId: string, changes: MemoryChanges): Promise<void> {
     this.db.transaction(() => this.apply(userId, null, changes))();
   }
 
-  delete(userId: string, ids?: string[]): number {
+  async delete(userId: string, ids?: string[]): Promise<number> {
     if (ids === undefined) return this.stmts.deleteAllMemories.run(userId).changes;
     if (ids.length === 0) return 0;
     return this.stmts.deleteMemoriesById.run(userId, JSON.stringify(ids)).changes;
@@ -57,7 +57,7 @@ export class SqliteMemories {
     this.stmts.insertMemoryJob.run(job.taskId, job.userId, sessionKey, now, now, now);
   }
 
-  claimJob(holder: string, now: number, claimMs: number, maxAttempts: number): MemoryJob | null {
+  async claimJob(holder: string, now: number, claimMs: number, maxAttempts: number): Promise<MemoryJob | null> {
     const s = this.stmts;
     return this.db.transaction((): MemoryJob | null => {
       for (;;) {
@@ -74,7 +74,7 @@ export class SqliteMemories {
     })();
   }
 
-  finishJob(taskId: string, holder: string, changes: MemoryChanges | null): boolean {
+  async finishJob(taskId: string, holder: string, changes: MemoryChanges | null): Promise<boolean> {
     const s = this.stmts;
     return this.db.transaction((): boolean => {
       const job = s.heldMemoryJob.get(taskId, holder) as Row | undefined;
@@ -85,11 +85,11 @@ export class SqliteMemories {
     })();
   }
 
-  retryJob(taskId: string, holder: string, error: string, retryAt: number): void {
+  async retryJob(taskId: string, holder: string, error: string, retryAt: number): Promise<void> {
     this.stmts.retryMemoryJob.run(retryAt, error, this.now(), taskId, holder);
   }
 
-  pendingJobs(): Array<MemoryJob & { status: string; nextAt: number; error: string | null }> {
+  async pendingJobs(): Promise<MemoryJobStatus[]> {
     return (this.stmts.pendingMemoryJobs.all() as Row[]).map(toMemoryJobStatus);
   }
 }

@@ -1,4 +1,4 @@
-import type { Lease } from "../store.js";
+import type { Lease, LeaseRecord } from "../store.js";
 
 /**
  * Session leases kept in memory, for a SQLite file the gateway holds exclusively (the process lock): no other
@@ -8,7 +8,7 @@ import type { Lease } from "../store.js";
  * Saves two writes per message (take and give back).
  */
 export class MemoryLeases {
-  private readonly leases = new Map<string, Lease>();
+  private readonly leases = new Map<string, LeaseRecord>();
 
   acquire(key: string, holder: string, ttlMs: number, now: number): Lease | null {
     const current = this.leases.get(key);
@@ -16,7 +16,7 @@ export class MemoryLeases {
     const token = !current ? 1 : current.holder === holder ? current.token : current.token + 1;
     const lease = { key, holder, token, expiresAt: now + ttlMs };
     this.leases.set(key, lease);
-    return { ...lease };
+    return { ...lease } as Lease;
   }
 
   renew(key: string, holder: string, token: number, expiresAt: number): boolean {
@@ -31,7 +31,7 @@ export class MemoryLeases {
     if (current && current.holder === holder && current.token === token) current.expiresAt = 0;
   }
 
-  get(key: string): Lease | null {
+  get(key: string): LeaseRecord | null {
     const current = this.leases.get(key);
     return current ? { ...current } : null;
   }

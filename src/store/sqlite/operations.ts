@@ -1,47 +1,47 @@
-// The operator's queries on SQLite (what each returns: ../operations.ts). Read-only, one prepared statement each
-// (statements.ts); approval rows are read through the store, which quarantines the ones it cannot read.
-import type { OperationalCounts, SessionError, SessionSummary, StuckWork } from "../operations.js";
-import { toOperationalCounts, toOutbound, toRequest, toSessionError, toSessionSummary, type Row } from "../rows.js";
-import type { ApprovalRecord } from "../store.js";
-import type { Statements } from "./statements.js";
+// The operator's queries on SQLite (what each returns: ../roles/operations.ts). Read-only, one prepared statement
+// each (statements.ts); approval rows are read through the quarantine, like every other approval read.
+import { toOperationalCounts, toOutbound, toQuarantine, toRequest, toSessionError, toSessionSummary, type Row } from "../rows.js";
+import type { ApprovalRecord, OperationalCounts, OperationsStore, QuarantineRecord, SessionError, SessionSummary, StuckWork } from "../store.js";
+import type { SqliteContext } from "./context.js";
 
 /** A limit as SQL takes it: SQLite reads a negative LIMIT as "no limit". */
 const bounded = (limit: number): number => Math.max(0, Math.floor(limit));
 
-export class SqliteOperations {
-  constructor(
-    private readonly stmts: Statements,
-    private readonly readApprovals: (rows: Row[]) => ApprovalRecord[],
-  ) {}
+export class SqliteOperations implements OperationsStore {
+  constructor(private readonly ctx: SqliteContext) {}
 
-  recentSessions(limit: number): SessionSummary[] {
-    return (this.stmts.recentSessions.all({ limit: bounded(limit) }) as Row[]).map(toSessionSummary);
+  async recentSessions(limit: number): Promise<SessionSummary[]> {
+    return (this.ctx.stmts.recentSessions.all({ limit: bounded(limit) }) as Row[]).map(toSessionSummary);
   }
 
-  sessionSummary(sessionKey: string): SessionSummary | null {
-    const row = this.stmts.sessionSummary.get({ key: sessionKey }) as Row | undefined;
+  async sessionSummary(sessionKey: string): Promise<SessionSummary | null> {
+    const row = this.ctx.stmts.sessionSummary.get({ key: sessionKey }) as Row | undefined;
     return row ? toSessionSummary(row) : null;
   }
 
-  allPendingApprovals(): ApprovalRecord[] {
-    return this.readApprovals(this.stmts.allPendingApprovals.all() as Row[]);
+  async allPendingApprovals(): Promise<ApprovalRecord[]> {
+    return this.ctx.quarantine.approvals(this.ctx.stmts.allPendingApprovals.all() as Row[]);
   }
 
-  stuckWork(before: number, limit: number): StuckWork {
-    const s = this.stmts;
+  async stuckWork(before: number, limit: number): Promise<StuckWork> {
+    const s = this.ctx.stmts;
     const n = bounded(limit);
     return {
       requests: (s.stuckRequests.all(before, n) as Row[]).map(toRequest),
       outbound: (s.stuckOutbound.all(before, n) as Row[]).map(toOutbound),
-      approvals: this.readApprovals(s.stuckApprovals.all(before, n) as Row[]),
+      approvals: this.ctx.quarantine.approvals(s.stuckApprovals.all(before, n) as Row[]),
     };
   }
 
-  recentErrors(sessionKey: string, limit: number): SessionError[] {
-    return (this.stmts.recentErrors.all({ key: sessionKey, limit: bounded(limit) }) as Row[]).map(toSessionError);
+  async recentErrors(sessionKey: string, limit: number): Promise<SessionError[]> {
+    return (this.ctx.stmts.recentErrors.all({ key: sessionKey, limit: bounded(limit) }) as Row[]).map(toSessionError);
   }
 
-  operationalCounts(): OperationalCounts {
-    return toOperationalCounts(this.stmts.operationalCounts.get() as Row);
+  async operationalCounts(): Promise<OperationalCounts> {
+    return toOperationalCounts(this.ctx.stmts.operationalCounts.get() as Row);
+  }
+
+  async quarantined(): Promise<QuarantineRecord[]> {
+    return (this.ctx.stmts.quarantined.all() as Row[]).map(toQuarantine);
   }
 }

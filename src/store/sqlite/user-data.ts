@@ -2,7 +2,8 @@
 // Rare, so statements are prepared on the spot. Which sessions are whose is decided in `userSessions`.
 import type Database from "better-sqlite3";
 import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "../rows.js";
-import type { ApprovalRecord, UserExport } from "../store.js";
+import type { ApprovalRecord, UserDataStore, UserExport, UserFootprint } from "../store.js";
+import { userFootprint } from "./footprint.js";
 
 /**
  * The sessions `userId` owns or wrote in. A session is the user's own (`owned`: exported and erased whole) when
@@ -102,4 +103,23 @@ export function deleteUser(db: Database.Database, userId: string): Record<string
     run("memory_jobs", `DELETE FROM memory_jobs WHERE user_id = @user`, p);
     return counts;
   })();
+}
+
+export class SqliteUserData implements UserDataStore {
+  constructor(
+    private readonly db: Database.Database,
+    private readonly now: () => number,
+  ) {}
+
+  async export(userId: string): Promise<UserExport> {
+    return exportUser(this.db, userId, this.now());
+  }
+
+  async erase(userId: string): Promise<Record<string, number>> {
+    return deleteUser(this.db, userId);
+  }
+
+  async footprint(userId: string): Promise<UserFootprint> {
+    return userFootprint(this.db, userId);
+  }
 }

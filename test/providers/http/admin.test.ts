@@ -170,10 +170,10 @@ describe("admin API", () => {
     const clock = manualTimeouts();
     const base = await boot(undefined, clock.timers);
     // Count the stream's subscriptions to the store's changes.
-    const watch = h.store.watch.bind(h.store);
+    const watch = h.store.feed.watch.bind(h.store);
     let unsubscribed!: () => void;
     const gone = new Promise<void>((resolve) => (unsubscribed = resolve));
-    h.store.watch = (listener) => {
+    h.store.feed.watch = (listener) => {
       const stop = watch(listener);
       return () => {
         stop();
@@ -207,7 +207,7 @@ describe("admin API", () => {
     abort.abort();
     await gone;
     expect([clock.count(250), clock.count(15_000)]).toEqual([0, 0]);
-    await h.store.announce({ kind: "stack", sessionKey: "console:t", event: { type: "push", agent: "main", depth: 1 } });
+    await h.store.feed.announce({ kind: "stack", sessionKey: "console:t", event: { type: "push", agent: "main", depth: 1 } });
     expect(clock.count(250)).toBe(0);
   });
 });

@@ -48,7 +48,7 @@ describe("per-user caps", () => {
     expect(body.error.message).toContain("you have 3 sessions, the most allowed (HTTP_SESSIONS_PER_USER_MAX=3)");
     // Refused before anything was stored or asked of the model.
     expect(h.fake.calls.length).toBe(calls);
-    expect(await h.store.userFootprint("http:alice")).toMatchObject({ sessions: 3 });
+    expect(await h.store.userData.footprint("http:alice")).toMatchObject({ sessions: 3 });
     // An unknown session_id would be a new session too; a known one goes on.
     expect((await post(base, "/v1/messages", message("x", { session_id: "6f1c1d9e-8b44-4f57-9a47-3c4b1f0e2a11" }))).status).toBe(429);
     expect((await post(base, "/v1/messages", message("go on", { session_id: opened[0] }))).status).toBe(200);
@@ -61,7 +61,7 @@ describe("per-user caps", () => {
     const statuses = (await Promise.all(Array.from({ length: 6 }, (_, i) => post(base, "/v1/messages", message(`race ${i}`))))).map((r) => r.status);
     expect(statuses.filter((s) => s === 200)).toHaveLength(2);
     expect(statuses.filter((s) => s === 429)).toHaveLength(4);
-    expect((await h.store.userFootprint("http:alice")).sessions).toBe(2);
+    expect((await h.store.userData.footprint("http:alice")).sessions).toBe(2);
   });
 
   it("responses held open are capped by HTTP_STREAMS_PER_USER_MAX, streamed or waited for; a finished one frees its place", async () => {
@@ -115,7 +115,7 @@ describe("per-user caps", () => {
     });
     // Read again from the store after a while: what the session's log really holds (the message in its JSON, the reply).
     now += 10_000;
-    const stored = (await h.store.userFootprint("http:alice")).bytes;
+    const stored = (await h.store.userData.footprint("http:alice")).bytes;
     expect(stored).toBeGreaterThan(1_200);
     const again = await post(base, "/v1/messages", message("z".repeat(2_000 - stored + 1), { session_id }));
     expect(again.status).toBe(429);

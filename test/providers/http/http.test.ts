@@ -156,7 +156,7 @@ describe("POST /v1/messages", () => {
     slow.resolve(reply(toolUse("complete", { result: "Rome" })));
     h.fake.script(text("Rome it is."));
     await h.gateway.idle();
-    expect((await h.store.tasks(`http:${sessionId}`))[0]!.status).toBe("completed");
+    expect((await h.store.tasks.ofSession(`http:${sessionId}`))[0]!.status).toBe("completed");
   });
 });
 
@@ -171,7 +171,7 @@ describe("JWT", () => {
     const ok = await post(base, "/v1/messages", message("hi"), await sign({ oid: "carol", sub: "x" }));
     expect(ok.status).toBe(200);
     const task = (await ok.json()) as { task_id: string };
-    expect((await h.store.task(task.task_id))?.ownerId).toBe("jwt:https://idp.test:carol");
+    expect((await h.store.tasks.get(task.task_id))?.ownerId).toBe("jwt:https://idp.test:carol");
     const expired = await new SignJWT({ sub: "dave" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt(1_600_000_000).setExpirationTime(1_600_000_100).sign(privateKey);
     expect((await post(base, "/v1/messages", message("hi"), expired)).status).toBe(401);
     expect((await post(base, "/v1/messages", message("hi"), await sign({ sub: "dave" }, "someone-else"))).status).toBe(401);

@@ -21,8 +21,8 @@ const B1 = "mem_b1";
 async function boot(): Promise<string> {
   let base: string;
   ({ h, api, base } = await startApi());
-  await h.store.saveMemories("http:alice", { add: [{ id: A1, text: "Name is Alice", kind: "identity" }, { id: A2, text: "Prefers window seats" }] });
-  await h.store.saveMemories("http:bob", { add: [{ id: B1, text: "Allergic to peanuts", kind: "health" }] });
+  await h.store.memories.save("http:alice", { add: [{ id: A1, text: "Name is Alice", kind: "identity" }, { id: A2, text: "Prefers window seats" }] });
+  await h.store.memories.save("http:bob", { add: [{ id: B1, text: "Allergic to peanuts", kind: "health" }] });
   return base;
 }
 
@@ -62,7 +62,7 @@ describe("GET /v1/memories", () => {
 
   it("is an empty list for a user the bot knows nothing about", async () => {
     const base = await boot();
-    await h.store.deleteMemories("http:alice");
+    await h.store.memories.delete("http:alice");
     expect(await (await call(base, "GET", "/v1/memories")).json()).toEqual({ memories: [] });
   });
 
@@ -73,7 +73,7 @@ describe("GET /v1/memories", () => {
       expect(res.status, `${method} ${path}`).toBe(401);
     }
     expect((await call(base, "GET", "/v1/memories", "tok-nobody")).status).toBe(401);
-    expect(await h.store.memories("http:alice")).toHaveLength(2);
+    expect(await h.store.memories.list("http:alice")).toHaveLength(2);
   });
 });
 
@@ -96,7 +96,7 @@ describe("DELETE /v1/memories/{id}", () => {
     const message = (r: unknown) => (r as { error: { type: string; message: string } }).error;
     expect(message(await theirs.json())).toEqual({ type: "not_found_error", message: `no memory ${B1}` });
     expect(message(await unknown.json())).toEqual({ type: "not_found_error", message: "no memory mem_zz" });
-    expect(await h.store.memories("http:bob")).toHaveLength(1);
+    expect(await h.store.memories.list("http:bob")).toHaveLength(1);
   });
 
   it("rejects ids that no memory can have with 400, before the store is asked", async () => {
@@ -109,7 +109,7 @@ describe("DELETE /v1/memories/{id}", () => {
     expect((await raw(base, "DELETE", `/v1/memories/${"x".repeat(128)}`)).status).toBe(404);
     // A dot segment is resolved by the URL parser: it names no memory route at all.
     expect((await raw(base, "DELETE", "/v1/memories/%2e%2e")).status).toBe(404);
-    expect(await h.store.memories("http:alice")).toHaveLength(2);
+    expect(await h.store.memories.list("http:alice")).toHaveLength(2);
   });
 });
 

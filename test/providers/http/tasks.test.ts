@@ -88,7 +88,7 @@ describe("a task's expiry and metadata", () => {
     // The expired task is gone for good: its id gets 410 again, without anything stored or run.
     const again = await post(base, "/v1/messages", message("Rome, please", { task_id: first.task_id }));
     expect(again.status).toBe(410);
-    expect((await h.store.requests(`http:${String(first.session_id)}`)).length).toBe(2);
+    expect((await h.store.requests.ofSession(`http:${String(first.session_id)}`)).length).toBe(2);
 
     h.fake.script(text("A new start. Where to?"));
     const fresh = await json(await post(base, "/v1/messages", message("plan another trip", { session_id: first.session_id })));
@@ -117,7 +117,7 @@ describe("a task's expiry and metadata", () => {
     expect(await json(late)).toMatchObject({ error: { type: "task_expired_error" }, task_id: asked.task_id });
     await h.gateway.idle();
     expect(runs).toEqual([]);
-    expect(await h.store.approval(pending.approval_id)).toMatchObject({ status: "withdrawn", decidedBy: "task-expired" });
+    expect(await h.store.approvals.get(pending.approval_id)).toMatchObject({ status: "withdrawn", decidedBy: "task-expired" });
     expect(await json(await get(base, `/v1/tasks/${String(asked.task_id)}`))).toMatchObject({ status: "expired", pending_approvals: [] });
     // The conversation shows the approval as withdrawn, so a client offers no buttons for it any more.
     const history = await json(await get(base, `/v1/sessions/${String(asked.session_id)}/messages`));
@@ -131,7 +131,7 @@ describe("a task's expiry and metadata", () => {
     const { clock, runs, base, asked, pending } = await transferWaiting();
     clock.advance(5 * MINUTE); // expires_at itself is already too late
     expect((await post(base, "/v1/messages", message("are you there?", { task_id: asked.task_id }))).status).toBe(410);
-    expect((await h.store.approval(pending.approval_id))?.status).toBe("withdrawn");
+    expect((await h.store.approvals.get(pending.approval_id))?.status).toBe("withdrawn");
     expect((await post(base, `/v1/approvals/${pending.approval_id}`, { decision: "approve" })).status).toBe(410);
     await h.gateway.idle();
     expect(runs).toEqual([]);
@@ -186,9 +186,9 @@ describe("a task's expiry and metadata", () => {
     const submitted = await h.gateway.submit({ sessionKey: key, messageId: "raced", userId: "http:alice", text: "Rome", taskOptions: { expiresAt: null, metadataJson: '{"a":1}' } });
     expect(submitted.status).toBe("accepted");
     await h.gateway.idle();
-    const request = await h.store.request((submitted as { requestId: string }).requestId);
+    const request = await h.store.requests.get((submitted as { requestId: string }).requestId);
     expect(request).toMatchObject({ status: "failed", error: expect.stringMatching(`^Sorry, this message sets an expiry or metadata for a new task, but task ${String(first.task_id)} is still under way`) });
-    expect(await h.store.task(String(first.task_id))).toMatchObject({ status: "waiting_user", metadata: null });
+    expect(await h.store.tasks.get(String(first.task_id))).toMatchObject({ status: "waiting_user", metadata: null });
     expect(h.fake.calls).toHaveLength(2);
   });
 });

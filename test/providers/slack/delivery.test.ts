@@ -47,13 +47,13 @@ describe("permanent refusals", () => {
     await first.h.gateway.idle();
     const key = slackSessionKey(TEAM, CHANNEL, root);
     expect(posts().map((c) => c.response)).toEqual([{ ok: false, error: "not_in_channel" }]);
-    expect(await first.h.store.undeliverable(key)).toEqual([expect.objectContaining({ text: "Here is the report.", failure: "not_in_channel" })]);
+    expect(await first.h.store.outbox.undeliverable(key)).toEqual([expect.objectContaining({ text: "Here is the report.", failure: "not_in_channel" })]);
 
     await world.stopProviders();
     const second = await world.run();
     await second.h.gateway.idle();
     expect(posts()).toHaveLength(1);
-    expect(await second.h.store.pendingOutbound(key)).toEqual([]);
+    expect(await second.h.store.outbox.pending(key)).toEqual([]);
   });
 
   it.each(["not_in_channel", "channel_not_found", "is_archived", "account_inactive"])(
@@ -112,6 +112,6 @@ describe("rate limits", () => {
     await h.gateway.idle();
     // retryBaseMs is 1 ms in tests: a plain failure would have been retried (and posted) by now.
     expect(posts().map((c) => c.status)).toEqual([429]);
-    expect((await h.store.pendingOutbound(slackSessionKey(TEAM, DM))).map((o) => o.text)).toEqual(["Hello."]);
+    expect((await h.store.outbox.pending(slackSessionKey(TEAM, DM))).map((o) => o.text)).toEqual(["Hello."]);
   });
 });

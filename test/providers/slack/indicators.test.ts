@@ -75,12 +75,12 @@ describe("indicators across a restart", () => {
     await send(dm(ts));
     await held.entered;
     await world.slack.waitFor("reactions.add");
-    expect(await h.store.indicators("slack")).toEqual([{ sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) }]);
+    expect(await h.store.indicators.list("slack")).toEqual([{ sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) }]);
     held.release(text("done"));
     await world.posts(1, DM);
     await h.gateway.idle();
     await world.slack.waitFor("reactions.remove");
-    await expect.poll(() => h.store.indicators("slack")).toEqual([]);
+    await expect.poll(() => h.store.indicators.list("slack")).toEqual([]);
   });
 
   it("takes back the 👀 a stopped process left, and the resumed turn shows it again until it answers", async () => {
@@ -104,7 +104,7 @@ describe("indicators across a restart", () => {
     await second.h.gateway.idle();
     await expect.poll(() => log()).toEqual([`add eyes ${ts}`, `remove eyes ${ts}`, `add eyes ${ts}`, `remove eyes ${ts}`]);
     expect(world.slack.reactions(DM, ts)).toEqual([]);
-    await expect.poll(() => second.h.store.indicators("slack")).toEqual([]);
+    await expect.poll(() => second.h.store.indicators.list("slack")).toEqual([]);
   });
 
   it("clears an assistant status a stopped process left, and the resumed turn sets it again", async () => {
@@ -128,6 +128,6 @@ describe("indicators across a restart", () => {
       [root, "is thinking…"],
       [root, ""],
     ]);
-    await expect.poll(() => second.h.store.indicators("slack")).toEqual([]);
+    await expect.poll(() => second.h.store.indicators.list("slack")).toEqual([]);
   });
 });

@@ -110,7 +110,7 @@ describe("direct messages", () => {
     await h.gateway.idle();
     expect(world.model.calls).toHaveLength(0);
     expect(world.slack.posted()).toEqual([]);
-    expect(await h.store.requests(slackSessionKey(TEAM, DM))).toEqual([]);
+    expect(await h.store.requests.ofSession(slackSessionKey(TEAM, DM))).toEqual([]);
   });
 });
 
@@ -141,7 +141,7 @@ describe("channel threads", () => {
     await world.posts(1, CHANNEL);
     await h.gateway.idle();
     const key = slackSessionKey(TEAM, CHANNEL, root);
-    expect((await h.store.tasks(key)).map((t) => t.status)).toEqual(["completed"]);
+    expect((await h.store.tasks.ofSession(key)).map((t) => t.status)).toEqual(["completed"]);
 
     world.known(CHANNEL, ALICE, threadReply.text, threadReply.ts, root);
     await send(eventBody("message.channels-thread"));
@@ -174,8 +174,8 @@ describe("Slack Connect and Enterprise Grid", () => {
       [root, "plan the offsite (history 1)"],
       [root, "can I add something? (history 3)"],
     ]);
-    expect((await h.store.tasks(slackSessionKey(TEAM, CHANNEL, root))).map((t) => t.ownerId)).toEqual([`slack:${TEAM}:${ALICE}`, `slack:${PARTNER}:${CAROL}`]);
-    expect(await h.store.requests(slackSessionKey(PARTNER, CHANNEL, root))).toEqual([]);
+    expect((await h.store.tasks.ofSession(slackSessionKey(TEAM, CHANNEL, root))).map((t) => t.ownerId)).toEqual([`slack:${TEAM}:${ALICE}`, `slack:${PARTNER}:${CAROL}`]);
+    expect(await h.store.requests.ofSession(slackSessionKey(PARTNER, CHANNEL, root))).toEqual([]);
   });
 
   it("the same user id from the partner workspace is someone else: it cannot take over the owner's running task", async () => {

@@ -70,7 +70,7 @@ describe("item 6: failures a retry cannot fix", () => {
     await world.tg.waitFor("sendMessage", (p) => Number(p.chat_id) === USER);
     await h.gateway.idle();
     expect(clock.delays()).toEqual([]); // nothing re-queued
-    expect((await h.store.undeliverable(`telegram:${USER}`)).map((o) => [o.text, o.failure])).toEqual([["You will never see this", "Forbidden: bot was blocked by the user"]]);
+    expect((await h.store.outbox.undeliverable(`telegram:${USER}`)).map((o) => [o.text, o.failure])).toEqual([["You will never see this", "Forbidden: bot was blocked by the user"]]);
 
     await world.stopProviders();
     world.tg.failChat(USER, null); // unblocked later
@@ -114,7 +114,7 @@ describe("item 5: a group that became a supergroup", () => {
     world.tg.userMessage({ chatId: NEW_GROUP, chatType: "supergroup", fromId: USER, text: `@${world.tg.botUsername} what colour?` });
     expect((await world.nth(NEW_GROUP, 1)).text).toBe("I see 3 messages; you said: what colour?");
     expect(moves.mock.calls).toEqual([[`telegram:${OLD_GROUP}`, `telegram:${NEW_GROUP}`]]);
-    expect(await h.store.requests(`telegram:${OLD_GROUP}`)).toEqual([]);
+    expect(await h.store.requests.ofSession(`telegram:${OLD_GROUP}`)).toEqual([]);
   });
 
   it("a reply sent to the old group after the upgrade lands in the new supergroup", async () => {
@@ -130,7 +130,7 @@ describe("item 5: a group that became a supergroup", () => {
     await h.gateway.idle();
     expect(world.tg.sent(NEW_GROUP).map((m) => m.text)).toEqual(["Here is my answer."]);
     expect(world.tg.sent(OLD_GROUP)).toEqual([]);
-    expect(await h.store.requests(`telegram:${NEW_GROUP}`)).toHaveLength(1);
+    expect(await h.store.requests.ofSession(`telegram:${NEW_GROUP}`)).toHaveLength(1);
   });
 });
 

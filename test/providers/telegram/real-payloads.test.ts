@@ -64,7 +64,7 @@ describe("recorded payloads", () => {
     const sent = await world.nth(FORUM, 1);
     expect(sent).toMatchObject({ text: "hello General" });
     expect(sent.message_thread_id).toBeUndefined();
-    expect(await h.store.requests(`telegram:${FORUM}`)).toHaveLength(1);
+    expect(await h.store.requests.ofSession(`telegram:${FORUM}`)).toHaveLength(1);
   });
 
   it("answers a button press privately (here: an approval that does not exist)", async () => {
@@ -85,8 +85,8 @@ describe("recorded payloads", () => {
     await h.gateway.idle();
     expect(world.tg.sent().map((m) => m.text)).toEqual(["still here"]);
     expect(world.model.calls).toHaveLength(1);
-    expect((await h.store.requests(`telegram:${GROUP}`)).map((r) => r.text)).toEqual(["🎉 what's new?"]);
-    expect([...(await h.store.requests(`telegram:${CHANNEL}`)), ...(await h.store.requests("telegram:3333333"))]).toEqual([]);
+    expect((await h.store.requests.ofSession(`telegram:${GROUP}`)).map((r) => r.text)).toEqual(["🎉 what's new?"]);
+    expect([...(await h.store.requests.ofSession(`telegram:${CHANNEL}`)), ...(await h.store.requests.ofSession("telegram:3333333"))]).toEqual([]);
   });
 });
 
@@ -111,7 +111,7 @@ describe("item 1: commands for other bots", () => {
     expect((await world.nth(GROUP, 4)).text).toBe("Cancelled. Stopped: skill:interview.");
     await h.gateway.idle();
     expect(texts(GROUP)).toHaveLength(4);
-    expect((await h.store.requests(`telegram:${GROUP}`)).map((r) => r.text).filter((t) => t.includes("OtherBot"))).toEqual([]);
+    expect((await h.store.requests.ofSession(`telegram:${GROUP}`)).map((r) => r.text).filter((t) => t.includes("OtherBot"))).toEqual([]);
   });
 });
 
@@ -126,7 +126,7 @@ describe("item 2: forum topics", () => {
     expect(sent).toMatchObject({ text: "topic answer to Porto", message_thread_id: 42 });
     await h.gateway.idle();
     expect(world.model.accepted().map(lastUserText)).toEqual(["Porto"]);
-    expect((await h.store.requests(`telegram:${FORUM}:topic:42`)).map((r) => r.text)).toEqual(["Porto"]);
+    expect((await h.store.requests.ofSession(`telegram:${FORUM}:topic:42`)).map((r) => r.text)).toEqual(["Porto"]);
   });
 });
 
@@ -152,7 +152,7 @@ describe("item 3: TELEGRAM_ALLOWED_USERS", () => {
     expect(texts(GROUP)).toEqual(["hello, group"]);
     expect(texts(OTHER)).toEqual([NOT_ALLOWED]);
     expect(world.model.calls).toHaveLength(2);
-    expect([...(await h.store.requests(`telegram:${GROUP}`)), ...(await h.store.requests(`telegram:${OTHER}`))].map((r) => r.userId)).toEqual([`telegram:${USER}`]);
+    expect([...(await h.store.requests.ofSession(`telegram:${GROUP}`)), ...(await h.store.requests.ofSession(`telegram:${OTHER}`))].map((r) => r.userId)).toEqual([`telegram:${USER}`]);
   });
 });
 
@@ -163,7 +163,7 @@ describe("item 4: anonymous admins and posts as a channel", () => {
     world.model.script(reply(toolUse("use_skill", { name: "interview", message: "recap" })), text("Which meeting?"));
     world.tg.pushUpdate(telegramFixture("sender-channel"));
     expect((await world.nth(GROUP, 1)).text).toBe("🧩 interview\nWhich meeting?");
-    expect((await h.store.requests(`telegram:${GROUP}`))[0]!.userId).toBe(`telegram:${CHANNEL}`);
+    expect((await h.store.requests.ofSession(`telegram:${GROUP}`))[0]!.userId).toBe(`telegram:${CHANNEL}`);
 
     // Same placeholder `from` (Channel_Bot), another channel: someone else, so refused while the task runs.
     const otherChannel = { id: OTHER_CHANNEL, title: "Other channel", username: "otherchannel", type: "channel" };
@@ -184,7 +184,7 @@ describe("item 4: anonymous admins and posts as a channel", () => {
     world.model.script(text("Offsite: booked."));
     world.tg.pushUpdate(telegramFixture("anonymous-admin"));
     await world.nth(GROUP, 1);
-    expect((await h.store.requests(`telegram:${GROUP}`)).map((r) => r.userId)).toEqual([`telegram:${GROUP}`]);
+    expect((await h.store.requests.ofSession(`telegram:${GROUP}`)).map((r) => r.userId)).toEqual([`telegram:${GROUP}`]);
   });
 });
 
@@ -210,7 +210,7 @@ describe("item 4: the group's own approvals", () => {
     world.tg.setAdmin(GROUP, ADMIN);
     click(OTHER, "cq-member");
     await world.tg.waitFor("answerCallbackQuery", (p) => p.callback_query_id === "cq-member");
-    expect(await h.store.pendingApprovals(`telegram:${GROUP}`)).toHaveLength(1);
+    expect(await h.store.approvals.pending(`telegram:${GROUP}`)).toHaveLength(1);
     click(ADMIN, "cq-admin");
     expect((await world.nth(GROUP, 2)).text).toBe("Sent for the group.");
     expect(runs).toEqual(["sent"]);

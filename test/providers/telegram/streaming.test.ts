@@ -13,6 +13,7 @@ import { TG_ERRORS } from "../../fakes/telegram/server.js";
 import { skillFile } from "../../helpers/harness.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
+import { commitStep } from "../../helpers/steps.js";
 
 const GROUP = -1001234;
 const world = useTelegramWorld(skillFile("interview", "Ask."));
@@ -238,7 +239,7 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     expect(message!.history.map((v) => v.text)).toEqual(["Rome", "Rome is"]);
     expect(journal).toEqual([{ outbound: expect.any(String), index: 0, messageId: String(preview.message_id) }]);
     expect(calls("sendMessageDraft")).toEqual([]);
-    expect(await h.store.indicators("telegram")).toEqual([]);
+    expect(await h.store.indicators.list("telegram")).toEqual([]);
   });
 
   it("edits at most every second in a private chat with TELEGRAM_STREAMING=edit, and goes on in new messages past 4096 characters", async () => {
@@ -279,7 +280,7 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     ]);
     expect(sent.map((m) => m.history[0]?.text)).toEqual(["Let", "🧩 interview\nWhere"]); // each was a preview first
     expect(journal.map((j) => [j.index, j.messageId])).toEqual(sent.map((m) => [0, String(m.message_id)]));
-    expect(await h.store.indicators("telegram")).toEqual([]);
+    expect(await h.store.indicators.list("telegram")).toEqual([]);
   });
 
   it("a second message mid-reply: the notice goes below the message being edited, which goes on and becomes the reply", async () => {
@@ -314,7 +315,7 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     await h.gateway.idle();
     expect(botSays(GROUP)).toEqual([expect.stringMatching(/^Sorry, I could not finish that/)]);
     expect(world.tg.sent(GROUP).find((m) => m.message_id === preview.message_id)).toMatchObject({ deleted: true });
-    expect(await h.store.indicators("telegram")).toEqual([]);
+    expect(await h.store.indicators.list("telegram")).toEqual([]);
   });
 
   it("a turn cut off by /cancel leaves no half answer, and the next reply does not edit it", async () => {
@@ -397,7 +398,7 @@ describe("flood control", () => {
     await h.gateway.idle();
     expect(world.tg.sent(GROUP).map((m) => m.text)).toEqual(["Rome is warm in June."]);
     expect(journal.map((j) => [j.index, j.messageId])).toEqual([[0, String(preview.message_id)]]);
-    expect(await h.store.undeliverable(`telegram:${GROUP}`)).toEqual([]);
+    expect(await h.store.outbox.undeliverable(`telegram:${GROUP}`)).toEqual([]);
   });
 });
 
@@ -410,7 +411,7 @@ describe("a restart mid-stream", () => {
     const preview = await world.nth(GROUP, 1);
     // Remembered before "typing…" is shown again.
     await world.tg.waitFor("sendChatAction", () => world.tg.actions(GROUP).some((a) => a.seq > preview.seq));
-    expect((await first.h.store.indicators("telegram")).map((i) => i.sessionKey)).toEqual([`telegram:${GROUP}`]);
+    expect((await first.h.store.indicators.list("telegram")).map((i) => i.sessionKey)).toEqual([`telegram:${GROUP}`]);
     await world.stopProviders(); // the model call is cut off; its request runs again on the next start
     hold.release();
 
@@ -421,7 +422,7 @@ describe("a restart mid-stream", () => {
     expect(world.tg.sent(GROUP)).toHaveLength(1);
     expect(world.tg.sent(GROUP)[0]).toMatchObject({ message_id: preview.message_id, text: "Lisbon is lovely in May.", deleted: false });
     expect(second.journal.map((j) => [j.index, j.messageId])).toEqual([[0, String(preview.message_id)]]);
-    expect(await second.h.store.indicators("telegram")).toEqual([]);
+    expect(await second.h.store.indicators.list("telegram")).toEqual([]);
   });
 
   it("a half message that the store no longer remembers (another replica made it its reply) is not edited again", async () => {
@@ -440,7 +441,7 @@ describe("a restart mid-stream", () => {
     const second = await boot({ streaming: "edit" });
     await resumed.paused;
     // Meanwhile another replica took the half message over as its reply and forgot the row.
-    await second.h.store.deleteIndicator(`telegram:${GROUP}`);
+    await second.h.store.indicators.delete(`telegram:${GROUP}`);
     resumed.release();
     await second.h.gateway.idle();
     const edits = world.tg.calls.filter((c) => c.method === "editMessageText" && Number(c.params.message_id) === preview.message_id && c.at > preview.seq);
@@ -456,15 +457,15 @@ describe("a restart mid-stream", () => {
     const preview = await world.nth(GROUP, 1);
     await world.tg.waitFor("sendChatAction", () => world.tg.actions(GROUP).some((a) => a.seq > preview.seq));
     // The request ends without a reply (as a /cancel would end it): nothing will take the half message over.
-    const [request] = await first.h.store.unfinishedRequestsOf(`telegram:${GROUP}`);
-    await first.h.store.commit({ sessionKey: `telegram:${GROUP}`, request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
+    const [request] = await first.h.store.requests.unfinishedOf(`telegram:${GROUP}`);
+    await commitStep(first.h.store, { sessionKey: `telegram:${GROUP}`, request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
     await world.stopProviders();
     hold.release();
 
     const second = await boot({ streaming: "edit" });
     await second.h.gateway.idle();
     expect(world.tg.sent(GROUP)).toMatchObject([{ message_id: preview.message_id, deleted: true }]);
-    expect(await second.h.store.indicators("telegram")).toEqual([]);
+    expect(await second.h.store.indicators.list("telegram")).toEqual([]);
   });
 
   it("a reply committed but not yet shown is delivered once after the restart, into the half message", async () => {
@@ -486,8 +487,8 @@ describe("a restart mid-stream", () => {
     expect(world.tg.sent(GROUP)).toHaveLength(1);
     expect(world.tg.sent(GROUP)[0]).toMatchObject({ message_id: preview.message_id, text: "Lisbon is lovely in May." });
     // Delivered during the registration, before this test could watch the journal: read it from the store.
-    expect(await second.h.store.deliveredChunks(outbound!)).toEqual([0]);
-    expect(await second.h.store.pendingOutbound()).toEqual([]);
-    expect(await second.h.store.indicators("telegram")).toEqual([]);
+    expect(await second.h.store.outbox.deliveredChunks(outbound!)).toEqual([0]);
+    expect(await second.h.store.outbox.pending()).toEqual([]);
+    expect(await second.h.store.indicators.list("telegram")).toEqual([]);
   });
 });

@@ -296,7 +296,7 @@ describe("restarts", () => {
     // …and neither asked the model nor answered twice.
     expect(world.tg.sent(ALICE).map((m) => m.text)).toEqual(["only once", "second message answered"]);
     expect(world.model.accepted().map(lastUserText)).toEqual(["hi", "next"]);
-    expect(await second.h.store.unfinishedRequests()).toEqual([]);
+    expect(await second.h.store.requests.unfinished()).toEqual([]);
   });
 
   it("a long reply cut off after its first chunk continues at the next chunk after a restart", async () => {

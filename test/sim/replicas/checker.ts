@@ -15,8 +15,8 @@ export interface LeaseRow {
 export interface CommitRecord {
   replica: string;
   sessionKey: string;
-  /** The fence the step carried (none when the runtime bypassed `fenced()`). */
-  fence: Fence | null;
+  /** The fence of the writer the step was committed through. */
+  fence: Fence;
   /** The token the replica believed it held when it committed (its Leases), whatever the step carried. */
   believed: number | null;
   /** The lease row at the moment of the commit. */
@@ -86,18 +86,16 @@ export class ReplicaChecker {
       }
       return;
     }
-    const under = fence?.token ?? record.believed;
+    const under = fence.token;
     // 1. A successful step was computed under the session's current lease, by its holder; tokens never go down.
-    if (fence && (!current || fence.token !== current.token || fence.holder !== current.holder)) {
+    if (fence.holder !== replica) {
+      this.report(`stale commit: ${replica} committed a step of ${key} under ${fence.holder}'s token ${fence.token} (it believed it held token ${record.believed ?? "none"}) while the lease was ${describe(current)}`);
+    } else if (!current || fence.token !== current.token || fence.holder !== current.holder) {
       this.report(`stale commit: ${replica} committed a step of ${key} under token ${fence.token} while the lease was ${describe(current)}`);
-    } else if (!fence && current && current.holder !== replica) {
-      this.report(`stale commit: ${replica} committed an unfenced step of ${key} (it believed it held token ${record.believed ?? "none"}) while the lease was ${describe(current)}`);
     }
-    if (under !== null) {
-      const before = this.lastToken.get(key) ?? 0;
-      if (under < before) this.report(`stale commit: the tokens of ${key}'s commits went down, from ${before} to ${under} (${replica})`);
-      this.lastToken.set(key, Math.max(before, under));
-    }
+    const before = this.lastToken.get(key) ?? 0;
+    if (under < before) this.report(`stale commit: the tokens of ${key}'s commits went down, from ${before} to ${under} (${replica})`);
+    this.lastToken.set(key, Math.max(before, under));
     // 2. Under any one token, only one replica's commits were accepted.
     if (current) {
       const tokenKey = `${key}#${current.token}`;
@@ -116,10 +114,10 @@ export class ReplicaChecker {
    * 5. The stack a replica works from is the committed one: after each of its steps, its frames and their
    * histories in memory equal what the store rebuilds (what any other replica would load).
    */
-  async afterStep(replica: string, key: string, frames: readonly StackFrame[], store: Pick<Store, "frames" | "history">): Promise<void> {
+  async afterStep(replica: string, key: string, frames: readonly StackFrame[], store: Pick<Store, "steps">): Promise<void> {
     const memory = serialize(frames);
-    const stored = await store.frames(key);
-    const histories = await Promise.all(stored.map((f) => store.history(f.agentSessionId)));
+    const stored = await store.steps.frames(key);
+    const histories = await Promise.all(stored.map((f) => store.steps.history(f.agentSessionId)));
     const durable = serialize(stored.map((f, i) => ({ ...f, history: rebuildHistory(histories[i]!) })));
     if (memory === durable) return;
     const agent = frames.find((f, i) => serialize([f]) !== serialize(stored[i] ? [{ ...stored[i]!, history: rebuildHistory(histories[i]!) }] : []));

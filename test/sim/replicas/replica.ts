@@ -8,17 +8,21 @@ import { Orchestrator, type RuntimeDeps } from "../../../src/runtime/orchestrato
 import { AgentStackManager } from "../../../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../../../src/runtime/tools/registry.js";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
-import { FencedError, type StepCommit, type Store } from "../../../src/store/store.js";
+import { FencedError, type Lease, type SessionWriter, type StepCommit, type Store } from "../../../src/store/store.js";
 import type { ReplicaChecker } from "./checker.js";
 import type { SimClock } from "./clock.js";
 import { PauseGate, type PausePoint } from "./pause-gate.js";
 import { currentTurn, ledgerTool, ScriptedModel, type ModelShared, type Outside } from "./script-model.js";
 import { InlineSchemaChecker } from "../../../src/catalog/schema-checker.js";
+import { commitStep } from "../../helpers/steps.js";
 
 /** Bugs a replica can be built with, each to show that a checker fires. */
 export interface ReplicaPlants {
-  /** The runtime gets the raw store instead of `leases.fenced()`: its steps carry no fencing token. */
-  bypassFence?: boolean;
+  /**
+   * Its writer commits under whatever lease the session has at that moment (a Lease forged from the lease row,
+   * which only a cast can do) instead of the one it was granted: the fence is defeated.
+   */
+  stealFence?: boolean;
   /** The side-effecting `ledger` tool claims to be idempotent, so no running mark is committed before it runs. */
   idempotentLedger?: boolean;
   /** The replica never takes over orphaned work: its poll does nothing. */
@@ -39,8 +43,6 @@ export interface ReplicaOptions {
   trace: (line: string) => void;
   plants?: ReplicaPlants;
 }
-
-const UNGATED = new Set<PropertyKey>(["watch", "close", "isOpen"]);
 
 /**
  * One simulated replica: its own SqliteStore on the shared file (as a replica has its own connection to the
@@ -83,13 +85,12 @@ export class Replica {
     this.store = this.wrap(this.raw);
     const timers = clock.timersFor(name);
     this.leases = new Leases(this.store, { replica: name, ttlMs: options.ttlMs, timers });
-    const runtimeStore = options.plants?.bypassFence ? this.store : this.leases.fenced();
-    this.stacks = new AgentStackManager(runtimeStore);
+    this.stacks = new AgentStackManager(this.store);
     if (options.plants?.staleCache) this.stacks.evict = () => {};
     const ids = counterIds(name);
     const model = new ScriptedModel(name, options.shared, this.gate, (key) => this.holdsLive(key));
     const runtime: RuntimeDeps = {
-      store: runtimeStore,
+      store: this.store,
       stacks: this.stacks,
       model,
       tools: new ToolRegistry([ledgerTool(name, options.outside, this.gate, options.shared, options.plants?.idempotentLedger)]),
@@ -112,7 +113,7 @@ export class Replica {
     };
     const orchestrator = new Orchestrator(runtime);
     const handle = orchestrator.handleMessage.bind(orchestrator);
-    orchestrator.handleMessage = (request, signal) => currentTurn.run({ sessionKey: request.sessionKey, requestId: request.id }, () => handle(request, signal));
+    orchestrator.handleMessage = (request, writer, signal) => currentTurn.run({ sessionKey: request.sessionKey, requestId: request.id }, () => handle(request, writer, signal));
     this.gateway = new Gateway({ store: this.store, leases: this.leases, model, orchestrator, runtime, ids, log: silentLogger(), retryBaseMs: 1 });
     runtime.onEvent = (key, event) => this.gateway.emit(key, event);
     if (options.plants?.noTakeover) this.gateway.poll = async () => {};
@@ -141,56 +142,87 @@ export class Replica {
     return row !== null && mine !== undefined && row.holder === this.name && row.token === mine.token && row.expiresAt > this.options.clock.now();
   }
 
+  /** Every call waits while the replica is paused; every commit and every claim is reported to the checker. */
   private wrap(raw: SqliteStore): Store {
     const gate = this.gate;
     const { checker, name } = this.options;
-    const observe = (step: StepCommit) => this.observedCommit(raw, step);
-    return new Proxy(raw, {
-      get(target, property) {
-        const value = Reflect.get(target, property, target) as unknown;
-        if (typeof value !== "function") return value;
-        const method = (value as (...args: unknown[]) => unknown).bind(target);
-        if (UNGATED.has(property)) return method;
-        const claimed = (out: { id: string } | null) => {
-          if (out) checker.claimedBy.set(out.id, name);
-          return out;
-        };
-        const call =
-          property === "commit"
-            ? (step: StepCommit) => observe(step)
-            : property === "claimNextOutbound"
-              ? (key: string) => (method(key) as Promise<{ id: string } | null>).then(claimed)
-              : method;
-        return (...args: unknown[]) => {
+    const gated = <R extends object>(role: R, overrides: Partial<Record<keyof R, unknown>> = {}): R => {
+      const out: Record<string, unknown> = {};
+      for (const method of Object.getOwnPropertyNames(Object.getPrototypeOf(role))) {
+        const value = (role as Record<string, unknown>)[method];
+        if (method === "constructor" || typeof value !== "function") continue;
+        const call = ((overrides as Record<string, unknown>)[method] ?? value.bind(role)) as (...a: unknown[]) => unknown;
+        out[method] = (...args: unknown[]) => {
           const held = gate.wait("store");
-          return held ? held.then(() => (call as (...a: unknown[]) => unknown)(...args)) : (call as (...a: unknown[]) => unknown)(...args);
+          return held ? held.then(() => call(...args)) : call(...args);
         };
+      }
+      return out as R;
+    };
+    const claimed = (out: { id: string } | null) => {
+      if (out) checker.claimedBy.set(out.id, name);
+      return out;
+    };
+    return {
+      sessions: gated(raw.sessions),
+      tasks: gated(raw.tasks),
+      requests: gated(raw.requests),
+      approvals: gated(raw.approvals),
+      leases: gated(raw.leases),
+      memories: gated(raw.memories),
+      userData: gated(raw.userData),
+      operations: gated(raw.operations),
+      indicators: gated(raw.indicators),
+      feed: { watch: (listener) => raw.feed.watch(listener), announce: gated(raw.feed).announce },
+      outbox: gated(raw.outbox, { claimNext: (key: string) => raw.outbox.claimNext(key).then(claimed) }),
+      // Writers are made at once (no database call); their commits wait at the gate.
+      steps: Object.assign(gated(raw.steps), { writer: (lease: Lease) => this.observedWriter(raw, lease) }),
+      ping: () => raw.ping(),
+      close: () => raw.close(),
+    };
+  }
+
+  /** The session's writer, each of its commits gated and observed (stealFence: under whatever lease is current). */
+  private observedWriter(raw: SqliteStore, lease: Lease): SessionWriter {
+    const granted = raw.steps.writer(lease);
+    const steal = this.options.plants?.stealFence === true;
+    const writerNow = (): SessionWriter => {
+      const row = this.options.checker.lease(lease.key);
+      return steal && row ? raw.steps.writer({ key: lease.key, ...row } as Lease) : granted;
+    };
+    return {
+      sessionKey: granted.sessionKey,
+      fence: granted.fence,
+      commit: (step) => {
+        const held = this.gate.wait("store");
+        return held ? held.then(() => this.observedCommit(writerNow(), step)) : this.observedCommit(writerNow(), step);
       },
-    }) as unknown as Store;
+    };
   }
 
   /** A database round trip takes a millisecond; the lease is read and the step committed in the same tick. */
-  private observedCommit(raw: SqliteStore, step: StepCommit): Promise<void> {
+  private observedCommit(writer: SessionWriter, step: StepCommit): Promise<void> {
     const { checker, clock, trace } = this.options;
     clock.tick(1);
-    const key = step.sessionKey;
+    const key = writer.sessionKey;
+    const fence = writer.fence;
     const current = checker.lease(key);
     const believed = this.leases.fence(key)?.token ?? null;
-    const record = { replica: this.name, sessionKey: key, fence: step.fence ?? null, believed, current, step };
+    const record = { replica: this.name, sessionKey: key, fence, believed, current, step };
     const what = describeStep(step);
-    return raw.commit(step).then(
+    return writer.commit(step).then(
       async () => {
-        trace(`${this.name} commit ${key} ${step.fence ? `token ${step.fence.token}` : "UNFENCED"}: ${what}`);
+        trace(`${this.name} commit ${key} token ${fence.token}${fence.holder === this.name ? "" : ` (${fence.holder}'s)`}: ${what}`);
         checker.afterCommit({ ...record, ok: true, error: null });
         // Where a turn starts or the stack changes shape (where a stale cache would show), the turn goes on only
         // after the stack in memory was compared with the committed one.
         const cached = this.stacks.cached(key);
         const shape = step.framesPushed?.length || step.framesPopped?.length || step.request?.status === "running";
-        if (cached && shape) await checker.afterStep(this.name, key, cached.all(), raw);
+        if (cached && shape) await checker.afterStep(this.name, key, cached.all(), this.raw);
       },
       (error: unknown) => {
         if (error instanceof FencedError) {
-          trace(`${this.name} commit ${key} token ${step.fence?.token} REFUSED (lease now ${current?.holder}/${current?.token}): ${what}`);
+          trace(`${this.name} commit ${key} token ${fence.token} REFUSED (lease now ${current?.holder}/${current?.token}): ${what}`);
           checker.afterCommit({ ...record, ok: false, error });
         }
         throw error;

@@ -201,8 +201,8 @@ export class ReplicaWorld {
   async pending(): Promise<boolean> {
     const any = this.live()[0];
     if (!any) return false;
-    if ((await any.store.unfinishedRequests()).length > 0) return true;
-    if ((await any.store.pendingOutbound()).length > 0) return true;
+    if ((await any.store.requests.unfinished()).length > 0) return true;
+    if ((await any.store.outbox.pending()).length > 0) return true;
     return this.requests.some((r) => !r.resolved && this.get(r.via).live);
   }
 

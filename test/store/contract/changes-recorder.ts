@@ -16,7 +16,7 @@ export class ChangeRecorder {
     private readonly store: Store,
     private readonly deadlineMs = 5_000,
   ) {
-    this.unsubscribe = store.watch((change) => {
+    this.unsubscribe = store.feed.watch((change) => {
       this.seen.push(change);
       for (const w of [...this.waiting]) {
         if (w.match(change)) {
@@ -52,7 +52,7 @@ export class ChangeRecorder {
   async settle(from = 0): Promise<StoreChange[]> {
     const requestId = `marker-${++this.markers}`;
     const isMarker: Match = (c) => c.kind === "request" && c.sessionKey === "@marker" && c.requestId === requestId;
-    await this.store.announce({ kind: "request", sessionKey: "@marker", requestId });
+    await this.store.feed.announce({ kind: "request", sessionKey: "@marker", requestId });
     const marker = await this.waitFor(isMarker, from);
     return this.seen.slice(from, this.seen.indexOf(marker)).filter((c) => c.sessionKey !== "@marker");
   }

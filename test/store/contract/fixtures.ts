@@ -10,6 +10,7 @@ import type {
   Store,
 } from "../../../src/store/store.js";
 import type { StoreBackend } from "./backends.js";
+import { commitStep } from "../../helpers/steps.js";
 
 /** A hand-driven clock: every timestamp the store writes comes from here. */
 export class Clock {
@@ -99,10 +100,10 @@ export async function startTask(
   ids: { task: string; request: string; owner?: string; frames?: FrameRecord[] },
 ): Promise<void> {
   const owner = ids.owner ?? ALICE;
-  await store.session(sessionKey, freshAgentSessionId);
-  const inserted = await store.insertRequest(newRequest(ids.request, sessionKey, { userId: owner }));
+  await store.sessions.open(sessionKey, freshAgentSessionId);
+  const inserted = await store.requests.insert(newRequest(ids.request, sessionKey, { userId: owner }));
   if (inserted.status !== "inserted") throw new Error(`startTask: request ${ids.request} was ${inserted.status}`);
-  await store.commit({
+  await commitStep(store, {
     sessionKey,
     taskCreated: { id: ids.task, ownerId: owner, requestId: ids.request },
     request: { id: ids.request, status: "running", taskId: ids.task },
@@ -113,14 +114,14 @@ export async function startTask(
 /** Everything a step can write for session `key`: compared before and after a commit that must write nothing. */
 export async function everythingOf(store: Store, key: string) {
   return {
-    log: await store.sessionLog(key),
-    frames: await store.frames(key),
-    tasks: await store.tasks(key),
-    requests: await store.requests(key),
-    usage: await store.sessionUsage(key),
-    session: await store.findSession(key),
-    pending: await store.pendingOutbound(),
-    approvals: await store.pendingApprovals(key),
-    unfinished: await store.unfinishedRequests(),
+    log: await store.steps.log(key),
+    frames: await store.steps.frames(key),
+    tasks: await store.tasks.ofSession(key),
+    requests: await store.requests.ofSession(key),
+    usage: await store.sessions.usage(key),
+    session: await store.sessions.find(key),
+    pending: await store.outbox.pending(),
+    approvals: await store.approvals.pending(key),
+    unfinished: await store.requests.unfinished(),
   };
 }

@@ -2,6 +2,7 @@
 // of those sessions' context logs plus their memories, in bytes (not characters).
 import { expect, it } from "vitest";
 import { ALICE, BOB, logEntry, newRequest, type ContractContext } from "./fixtures.js";
+import { commitStep } from "../../helpers/steps.js";
 
 export function footprintContract(ctx: ContractContext): void {
   it("counts the sessions a user owns and the bytes of their logs and memories, not other users' nor shared chats", async () => {
@@ -9,17 +10,17 @@ export function footprintContract(ctx: ContractContext): void {
     const payloads = [{ role: "user", content: "Grüße aus Zürich" }, { role: "assistant", content: "¡Hola! 👋" }];
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8");
     for (const [n, key, user] of [["1", "http:a1", ALICE], ["2", "http:a2", ALICE], ["3", "http:b1", BOB]] as const) {
-      expect((await store.insertRequest(newRequest(`r${n}`, key, { userId: user, claimSession: { mainAgentSessionId: `as-${n}` } }))).status).toBe("inserted");
-      await store.commit({ sessionKey: key, log: payloads.map((p) => logEntry("message", p, { requestId: `r${n}`, agentSessionId: `as-${n}` })) });
+      expect((await store.requests.insert(newRequest(`r${n}`, key, { userId: user, claimSession: { mainAgentSessionId: `as-${n}` } }))).status).toBe("inserted");
+      await commitStep(store, { sessionKey: key, log: payloads.map((p) => logEntry("message", p, { requestId: `r${n}`, agentSessionId: `as-${n}` })) });
     }
     // A chat nobody owns where Alice writes too: not hers to be capped on.
-    await store.insertRequest(newRequest("r4", "telegram:-100", { userId: ALICE }));
-    await store.commit({ sessionKey: "telegram:-100", log: [logEntry("message", { role: "user", content: "hi all" }, { requestId: "r4" })] });
-    await store.saveMemories(ALICE, { add: [{ id: "m1", text: "Lives in Zürich.", kind: null }] });
+    await store.requests.insert(newRequest("r4", "telegram:-100", { userId: ALICE }));
+    await commitStep(store, { sessionKey: "telegram:-100", log: [logEntry("message", { role: "user", content: "hi all" }, { requestId: "r4" })] });
+    await store.memories.save(ALICE, { add: [{ id: "m1", text: "Lives in Zürich.", kind: null }] });
 
     const logBytes = payloads.reduce((sum, p) => sum + bytes(p), 0);
-    expect(await store.userFootprint(ALICE)).toEqual({ sessions: 2, bytes: 2 * logBytes + Buffer.byteLength("Lives in Zürich.") });
-    expect(await store.userFootprint(BOB)).toEqual({ sessions: 1, bytes: logBytes });
-    expect(await store.userFootprint("http:nobody")).toEqual({ sessions: 0, bytes: 0 });
+    expect(await store.userData.footprint(ALICE)).toEqual({ sessions: 2, bytes: 2 * logBytes + Buffer.byteLength("Lives in Zürich.") });
+    expect(await store.userData.footprint(BOB)).toEqual({ sessions: 1, bytes: logBytes });
+    expect(await store.userData.footprint("http:nobody")).toEqual({ sessions: 0, bytes: 0 });
   });
 }

@@ -3,6 +3,7 @@
 import { describe, expect, it } from "vitest";
 import type { Store } from "../../../src/store/store.js";
 import { ALICE, BOB, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+import { commitStep, writerFor } from "../../helpers/steps.js";
 
 const CAROL = "slack:T1:carol";
 const HTTP = "http:alice-session"; // owned by Alice (claimed by her first request)
@@ -12,24 +13,24 @@ const BOBS = "telegram:bob"; // Bob's own chat
 
 /** A conversation: the task's request, a log row and a reply for it, delivered in one chunk. */
 async function turn(store: Store, key: string, n: string, userId: string): Promise<void> {
-  await store.session(key, () => `as-${key}`);
+  await store.sessions.open(key, () => `as-${key}`);
   const request = newRequest(`r-${n}`, key, { userId, text: `message ${n} from ${userId}` });
-  expect((await store.insertRequest(request)).status).toBe("inserted");
-  await store.commit({
+  expect((await store.requests.insert(request)).status).toBe("inserted");
+  await commitStep(store, {
     sessionKey: key,
     log: [logEntry("message", { role: "user", content: `message ${n} from ${userId}` }, { requestId: `r-${n}`, agentSessionId: `as-${key}` })],
     outbound: [outbound(`o-${n}`, { requestId: `r-${n}`, text: `reply ${n} to ${userId}` })],
     request: { id: `r-${n}`, status: "done" },
   });
-  await store.recordChunk(`o-${n}`, 0, `platform-${n}`);
+  await store.outbox.recordChunk(`o-${n}`, 0, `platform-${n}`);
 }
 
 export function userDataContract(ctx: ContractContext): void {
   async function world(): Promise<void> {
     const { store } = ctx;
     // Alice's private HTTP session: a task waiting for her approval, its frame, an idempotency key, a memory job.
-    expect((await store.insertRequest(newRequest("r-h1", HTTP, { claimSession: { mainAgentSessionId: "as-h" }, idempotency: { key: "k1", fingerprint: "f" } }))).status).toBe("inserted");
-    await store.commit({
+    expect((await store.requests.insert(newRequest("r-h1", HTTP, { claimSession: { mainAgentSessionId: "as-h" }, idempotency: { key: "k1", fingerprint: "f" } }))).status).toBe("inserted");
+    await commitStep(store, {
       sessionKey: HTTP,
       taskCreated: { id: "t-h", ownerId: ALICE, requestId: "r-h1" },
       request: { id: "r-h1", status: "running", taskId: "t-h" },
@@ -39,25 +40,25 @@ export function userDataContract(ctx: ContractContext): void {
       outbound: [outbound("o-h", { requestId: "r-h1", approvalId: "a-h", text: "Approve?" })],
       memoryJob: { taskId: "t-h", userId: ALICE },
     });
-    await store.saveIndicator(HTTP, "typing");
+    await store.indicators.save(HTTP, "typing");
     await turn(store, DM, "d1", ALICE);
     await startTask(store, GROUP, { task: "t-g", request: "r-g0", owner: BOB });
     await turn(store, GROUP, "g1", ALICE);
     await turn(store, GROUP, "g2", CAROL);
     await turn(store, GROUP, "g3", BOB);
-    await store.commit({ sessionKey: GROUP, approvalsCreated: [newApproval("a-g", { ownerId: BOB })], memoryJob: { taskId: "t-g", userId: BOB } });
-    await store.decideApproval("a-g", "approved", BOB);
+    await commitStep(store, { sessionKey: GROUP, approvalsCreated: [newApproval("a-g", { ownerId: BOB })], memoryJob: { taskId: "t-g", userId: BOB } });
+    await store.approvals.decide("a-g", "approved", BOB);
     await turn(store, BOBS, "b1", BOB);
-    await store.acquireLease(HTTP, "replica-a", 10_000);
-    await store.saveMemories(ALICE, { add: [{ id: "ma1", text: "Alice lives in Lisbon" }, { id: "ma2", text: "Alice is vegetarian" }] });
-    await store.saveMemories(BOB, { add: [{ id: "mb1", text: "Bob lives in Porto" }] });
+    await store.leases.acquire(HTTP, "replica-a", 10_000);
+    await store.memories.save(ALICE, { add: [{ id: "ma1", text: "Alice lives in Lisbon" }, { id: "ma2", text: "Alice is vegetarian" }] });
+    await store.memories.save(BOB, { add: [{ id: "mb1", text: "Bob lives in Porto" }] });
   }
 
   describe("exportUser", () => {
     it("holds the user's sessions, requests, log, replies, approvals and memories, and nobody else's", async () => {
       const { store } = ctx;
       await world();
-      const data = await store.exportUser(ALICE);
+      const data = await store.userData.export(ALICE);
       expect(data.userId).toBe(ALICE);
       expect(new Date(data.exportedAt).getTime()).toBe(ctx.clock.t);
       expect(data.memories.map((m) => m.text)).toEqual(["Alice lives in Lisbon", "Alice is vegetarian"]);
@@ -80,7 +81,7 @@ export function userDataContract(ctx: ContractContext): void {
 
     it("is empty for a user the store knows nothing about", async () => {
       await world();
-      const data = await ctx.store.exportUser("telegram:nobody");
+      const data = await ctx.store.userData.export("telegram:nobody");
       expect(data).toMatchObject({ userId: "telegram:nobody", memories: [], sessions: [], approvals: [] });
     });
   });
@@ -89,8 +90,8 @@ export function userDataContract(ctx: ContractContext): void {
     it("erases the user's own sessions whole, their requests elsewhere and their memories; says how many rows went", async () => {
       const { store } = ctx;
       await world();
-      const groupLog = await store.sessionLog(GROUP);
-      const counts = await store.deleteUser(ALICE);
+      const groupLog = await store.steps.log(GROUP);
+      const counts = await store.userData.erase(ALICE);
       expect(counts).toMatchObject({
         sessions: 2,
         requests: 3,
@@ -105,35 +106,35 @@ export function userDataContract(ctx: ContractContext): void {
         memories: 2,
         memory_jobs: 1,
       });
-      const data = await store.exportUser(ALICE);
+      const data = await store.userData.export(ALICE);
       expect(data).toMatchObject({ memories: [], sessions: [], approvals: [] });
       for (const key of [HTTP, DM]) {
-        expect(await store.findSession(key)).toBeNull();
-        expect(await store.requests(key)).toEqual([]);
-        expect(await store.sessionLog(key)).toEqual([]);
-        expect(await store.frames(key)).toEqual([]);
+        expect(await store.sessions.find(key)).toBeNull();
+        expect(await store.requests.ofSession(key)).toEqual([]);
+        expect(await store.steps.log(key)).toEqual([]);
+        expect(await store.steps.frames(key)).toEqual([]);
       }
-      expect(await store.task("t-h")).toBeNull();
-      expect(await store.approval("a-h")).toBeNull();
-      expect(await store.idempotency(ALICE, "k1")).toBeNull();
-      expect(await store.deliveredChunks("o-d1")).toEqual([]);
-      expect(await store.indicators("http")).toEqual([]);
-      expect((await store.pendingMemoryJobs()).map((j) => j.taskId)).toEqual(["t-g"]);
+      expect(await store.tasks.get("t-h")).toBeNull();
+      expect(await store.approvals.get("a-h")).toBeNull();
+      expect(await store.requests.idempotency(ALICE, "k1")).toBeNull();
+      expect(await store.outbox.deliveredChunks("o-d1")).toEqual([]);
+      expect(await store.indicators.list("http")).toEqual([]);
+      expect((await store.memories.pendingJobs()).map((j) => j.taskId)).toEqual(["t-g"]);
       // The group's conversation stays as it was (its history is Bob's and Carol's too); only her request went.
-      expect((await store.requests(GROUP)).map((r) => r.userId)).toEqual([BOB, CAROL, BOB]);
-      expect(await store.sessionLog(GROUP)).toEqual(groupLog);
+      expect((await store.requests.ofSession(GROUP)).map((r) => r.userId)).toEqual([BOB, CAROL, BOB]);
+      expect(await store.steps.log(GROUP)).toEqual(groupLog);
       // A lease is never deleted (its fencing token must only grow).
-      expect((await store.lease(HTTP))?.holder).toBe("replica-a");
+      expect((await store.leases.get(HTTP))?.holder).toBe("replica-a");
       // Nothing is left to erase.
-      expect(Object.values(await store.deleteUser(ALICE)).every((n) => n === 0)).toBe(true);
+      expect(Object.values(await store.userData.erase(ALICE)).every((n) => n === 0)).toBe(true);
     });
 
     it("leaves every other user's data exactly as it was", async () => {
       const { store } = ctx;
       await world();
-      const before = { bob: await store.exportUser(BOB), carol: await store.exportUser(CAROL) };
-      await store.deleteUser(ALICE);
-      const after = { bob: await store.exportUser(BOB), carol: await store.exportUser(CAROL) };
+      const before = { bob: await store.userData.export(BOB), carol: await store.userData.export(CAROL) };
+      await store.userData.erase(ALICE);
+      const after = { bob: await store.userData.export(BOB), carol: await store.userData.export(CAROL) };
       expect(after).toEqual(before);
       expect(after.bob.memories.map((m) => m.text)).toEqual(["Bob lives in Porto"]);
       expect(after.bob.sessions.map((s) => s.sessionKey).sort()).toEqual([BOBS, GROUP].sort());
@@ -143,17 +144,18 @@ export function userDataContract(ctx: ContractContext): void {
     it("keeps another user's memory learnt in an erased task, without the link to the task", async () => {
       const { store } = ctx;
       await world();
-      await store.commit({ sessionKey: DM, memoryJob: { taskId: "t-dm", userId: BOB } });
-      const job = await store.claimMemoryJob("w1", ctx.clock.t, 60_000, 3);
+      await commitStep(store, { sessionKey: DM, memoryJob: { taskId: "t-dm", userId: BOB } });
+      const job = await store.memories.claimJob("w1", ctx.clock.t, 60_000, 3);
       expect(job?.taskId).toBe("t-h"); // the oldest first
-      await store.finishMemoryJob("t-h", "w1", { add: [{ id: "ma3", text: "Alice books tables" }] });
-      await store.commit({ sessionKey: HTTP, taskCreated: { id: "t-h2", ownerId: ALICE, requestId: "r-h1" }, memoryJob: { taskId: "t-h2", userId: BOB } });
-      const claimed = [await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3), await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3), await store.claimMemoryJob("w2", ctx.clock.t, 60_000, 3)];
+      await store.memories.finishJob("t-h", "w1", { add: [{ id: "ma3", text: "Alice books tables" }] });
+      // The session is leased to replica-a (world()): the step is that replica's.
+      await (await writerFor(store, HTTP, "replica-a")).commit({ taskCreated: { id: "t-h2", ownerId: ALICE, requestId: "r-h1" }, memoryJob: { taskId: "t-h2", userId: BOB } });
+      const claimed = [await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3), await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3), await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3)];
       expect(claimed.map((j) => j?.taskId)).toEqual(["t-g", "t-dm", "t-h2"]);
-      await store.finishMemoryJob("t-h2", "w2", { add: [{ id: "mb2", text: "Bob was mentioned" }] });
-      expect((await store.memories(BOB)).find((m) => m.id === "mb2")?.taskId).toBe("t-h2");
-      await store.deleteUser(ALICE);
-      expect((await store.memories(BOB)).map((m) => [m.id, m.taskId])).toEqual([["mb1", null], ["mb2", null]]);
+      await store.memories.finishJob("t-h2", "w2", { add: [{ id: "mb2", text: "Bob was mentioned" }] });
+      expect((await store.memories.list(BOB)).find((m) => m.id === "mb2")?.taskId).toBe("t-h2");
+      await store.userData.erase(ALICE);
+      expect((await store.memories.list(BOB)).map((m) => [m.id, m.taskId])).toEqual([["mb1", null], ["mb2", null]]);
     });
   });
 }

@@ -7,6 +7,7 @@ import { adminQuery, describeIfPostgres, freshDatabase, otherRole, serverAdminQu
 import { ChangeRecorder, isRequest } from "../contract/changes-recorder.js";
 import { newRequest, outbound } from "../contract/fixtures.js";
 import { captureLog, type CapturedLog } from "./log-capture.js";
+import { commitStep } from "../../helpers/steps.js";
 
 const K = "telegram:100";
 
@@ -59,22 +60,22 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
 
   it("a step queuing more replies than one notification could carry commits, and every request id is announced", async () => {
     const requestIds = Array.from({ length: 400 }, (_, i) => `request-${String(i).padStart(4, "0")}-${"x".repeat(60)}`);
-    await store.commit({ sessionKey: K, outbound: requestIds.map((requestId, i) => outbound(`o${i}`, { requestId })) });
-    expect(await store.pendingOutbound(K)).toHaveLength(400);
+    await commitStep(store, { sessionKey: K, outbound: requestIds.map((requestId, i) => outbound(`o${i}`, { requestId })) });
+    expect(await store.outbox.pending(K)).toHaveLength(400);
     const change = await changes.waitFor((c) => c.kind === "outbound");
     expect(change.kind === "outbound" && change.requestIds).toEqual(requestIds);
   });
 
   it("an announced change longer than a notification may be arrives whole (the feed table has no such limit)", async () => {
     const agent = `agent:${"a".repeat(20_000)}`;
-    await store.announce({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
+    await store.feed.announce({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
     expect(await changes.waitFor((c) => c.kind === "stack")).toEqual({ kind: "stack", sessionKey: K, event: { type: "push", agent, depth: 1 } });
   });
 
   it("deltas announced faster than they can be written arrive in order, each once, and before a step committed after them", async () => {
     const texts = Array.from({ length: 300 }, (_, i) => `word${i} `);
-    const sent = texts.map((text) => store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text } }));
-    await store.commit({ sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
+    const sent = texts.map((text) => store.feed.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text } }));
+    await commitStep(store, { sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
     await Promise.all(sent);
     await changes.waitFor((c) => c.kind === "outbound");
     const heard = changes.seen.flatMap((c) => (c.kind === "delta" ? [c.event.text] : c.kind === "outbound" ? ["<outbound>"] : []));
@@ -84,9 +85,9 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
   it("a notification carries a row id only: no session key, no request id, no streamed text", async () => {
     const spy = await listen(database.url);
     try {
-      await store.insertRequest(newRequest("r1", K));
-      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the reply as it is written" } });
-      await store.commit({ sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
+      await store.requests.insert(newRequest("r1", K));
+      await store.feed.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the reply as it is written" } });
+      await commitStep(store, { sessionKey: K, outbound: [outbound("o1", { requestId: "r1" })] });
       await changes.waitFor((c) => c.kind === "outbound");
       const payloads = await spy.received(3);
       for (const payload of payloads) expect(payload).toMatch(/^[1-9][0-9]*$/);
@@ -109,7 +110,7 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     });
 
     it("hears the ids but cannot read what they name", async () => {
-      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "private words" } });
+      await store.feed.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "private words" } });
       const [id] = await spy.received(1);
       expect(id).toMatch(/^[1-9][0-9]*$/);
       await expect(spy.client.query("SELECT change FROM change_feed WHERE id = $1", [id])).rejects.toThrow(/permission denied/);
@@ -117,7 +118,7 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     });
 
     it("cannot forge a change: made-up changes, unknown ids and replayed real ids reach no watcher; real changes still arrive", async () => {
-      await store.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } });
+      await store.feed.announce({ kind: "delta", sessionKey: K, requestId: "r1", event: { agent: "main", depth: 1, text: "the real words" } });
       const [real] = await spy.received(1);
       await changes.waitFor((c) => c.kind === "delta");
       const forged = [
@@ -154,7 +155,7 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     await terminate("switchboard-listener");
     await logs.waitFor("lost the PostgreSQL change feed connection");
     await logs.waitFor("listening to the PostgreSQL change feed again");
-    await store.insertRequest(newRequest("r1", K));
+    await store.requests.insert(newRequest("r1", K));
     expect(await changes.waitFor(isRequest(K, "r1"))).toEqual({ kind: "request", sessionKey: K, requestId: "r1" });
   });
 
@@ -163,8 +164,8 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
     await terminate("switchboard");
     await logs.waitFor("a pooled PostgreSQL connection failed");
     await expect(store.ping()).resolves.toBeUndefined();
-    await store.insertRequest(newRequest("r1", K));
-    expect((await store.request("r1"))?.status).toBe("pending");
+    await store.requests.insert(newRequest("r1", K));
+    expect((await store.requests.get("r1"))?.status).toBe("pending");
   });
 
   it("ping rejects while the database refuses connections, and resolves once it accepts them again", async () => {

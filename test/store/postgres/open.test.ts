@@ -38,8 +38,8 @@ describeIfPostgres("PostgreSQL store: opening", () => {
     ]);
     if (rows[0]?.super) return test.skip("TEST_DATABASE_URL logs in as a superuser; this test needs an ordinary role");
     const store = await PostgresStore.open(database.url);
-    await store.insertRequest({ id: "r1", sessionKey: "telegram:1", externalId: "m1", kind: "message", userId: "telegram:1", text: "hi" });
-    expect((await store.request("r1"))?.status).toBe("pending");
+    await store.requests.insert({ id: "r1", sessionKey: "telegram:1", externalId: "m1", kind: "message", userId: "telegram:1", text: "hi" });
+    expect((await store.requests.get("r1"))?.status).toBe("pending");
     await store.close();
     const versions = await adminQuery<{ version: number }>(database, `SELECT version FROM schema_migrations ORDER BY version`);
     expect(versions.rows.map((r) => r.version)).toEqual(Array.from({ length: SCHEMA_VERSION }, (_, i) => i + 1));

@@ -7,6 +7,7 @@ import { FencedError } from "../../../src/store/store.js";
 import { adminQuery, describeIfPostgres, freshDatabase, type FreshDatabase } from "../../helpers/postgres.js";
 import { ChangeRecorder, isDone, isOutbound, isRequest } from "../contract/changes-recorder.js";
 import { newRequest, outbound } from "../contract/fixtures.js";
+import { commitStep } from "../../helpers/steps.js";
 
 const K = "telegram:100";
 
@@ -41,27 +42,27 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
   it("two replicas claiming one session's replies at once never get the same reply and leave none behind", async () => {
     const [a, b] = await Promise.all([open(), open()]);
     const ids = Array.from({ length: 300 }, (_, i) => `o${String(i).padStart(3, "0")}`);
-    await a.commit({ sessionKey: K, outbound: ids.map((id) => outbound(id)) });
+    await commitStep(a, { sessionKey: K, outbound: ids.map((id) => outbound(id)) });
     const claimed: string[] = [];
     const drain = async (store: PostgresStore) => {
-      for (let o = await store.claimNextOutbound(K); o; o = await store.claimNextOutbound(K)) claimed.push(o.id);
+      for (let o = await store.outbox.claimNext(K); o; o = await store.outbox.claimNext(K)) claimed.push(o.id);
     };
     // Three claimers per replica, so claims really overlap in the database.
     await Promise.all([drain(a), drain(a), drain(a), drain(b), drain(b), drain(b)]);
     expect(claimed).toHaveLength(ids.length);
     expect([...claimed].sort()).toEqual(ids);
-    expect(await b.pendingOutbound(K)).toEqual([]);
+    expect(await b.outbox.pending(K)).toEqual([]);
   });
 
   it("of two replicas taking the same leases at once, exactly one wins each", async () => {
     const [a, b] = await Promise.all([open(), open()]);
     const keys = Array.from({ length: 40 }, (_, i) => `telegram:${i}`);
-    const results = await Promise.all(keys.map((key) => Promise.all([a.acquireLease(key, "replica-a", 10_000), b.acquireLease(key, "replica-b", 10_000)])));
+    const results = await Promise.all(keys.map((key) => Promise.all([a.leases.acquire(key, "replica-a", 10_000), b.leases.acquire(key, "replica-b", 10_000)])));
     for (const [i, [fromA, fromB]] of results.entries()) {
       const winners = [fromA, fromB].filter((l) => l !== null);
       expect(winners, keys[i]).toHaveLength(1);
       expect(winners[0]?.token).toBe(1);
-      expect(await a.lease(keys[i]!)).toEqual(winners[0]);
+      expect(await a.leases.get(keys[i]!)).toEqual(winners[0]);
     }
   });
 
@@ -71,8 +72,8 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
     const results = await Promise.all(
       keys.map((key, i) =>
         Promise.all([
-          a.insertRequest(newRequest(`ra${i}`, key, { userId: "telegram:alice", owner: "mine-or-free" })),
-          b.insertRequest(newRequest(`rb${i}`, key, { userId: "telegram:bob", owner: "mine-or-free" })),
+          a.requests.insert(newRequest(`ra${i}`, key, { userId: "telegram:alice", owner: "mine-or-free" })),
+          b.requests.insert(newRequest(`rb${i}`, key, { userId: "telegram:bob", owner: "mine-or-free" })),
         ]),
       ),
     );
@@ -80,7 +81,7 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
       const stored = pair.flatMap((r) => (r.status === "inserted" ? [r.request.userId] : []));
       expect(stored, keys[i]).toHaveLength(1);
       expect(pair.find((r) => r.status === "busy"), keys[i]).toEqual({ status: "busy", ownerId: stored[0] });
-      expect(await b.conversationOwner(keys[i]!)).toBe(stored[0]);
+      expect(await b.requests.conversationOwner(keys[i]!)).toBe(stored[0]);
     }
   });
 
@@ -90,28 +91,30 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
     const a = await PostgresStore.open(database.url, { now: clock });
     const b = await PostgresStore.open(database.url, { now: clock });
     opened.push(a, b);
-    await a.insertRequest(newRequest("r1", K));
-    const lease = (await a.acquireLease(K, "replica-a", 5_000))!;
+    await a.requests.insert(newRequest("r1", K));
+    const lease = (await a.leases.acquire(K, "replica-a", 5_000))!;
+    const stale = a.steps.writer(lease);
     now += 5_000;
-    expect((await b.acquireLease(K, "replica-b", 5_000))?.token).toBe(lease.token + 1);
-    await expect(a.commit({ sessionKey: K, fence: { holder: "replica-a", token: lease.token }, request: { id: "r1", status: "done" } })).rejects.toThrow(FencedError);
-    expect((await b.request("r1"))?.status).toBe("pending");
-    await b.commit({ sessionKey: K, fence: { holder: "replica-b", token: lease.token + 1 }, request: { id: "r1", status: "done" } });
-    expect((await a.request("r1"))?.status).toBe("done");
+    const taken = (await b.leases.acquire(K, "replica-b", 5_000))!;
+    expect(taken.token).toBe(lease.token + 1);
+    await expect(stale.commit({ request: { id: "r1", status: "done" } })).rejects.toThrow(FencedError);
+    expect((await b.requests.get("r1"))?.status).toBe("pending");
+    await b.steps.writer(taken).commit({ request: { id: "r1", status: "done" } });
+    expect((await a.requests.get("r1"))?.status).toBe("done");
   });
 
   it("a change committed by one replica reaches the other replica's watchers, and its own", async () => {
     const [a, b] = await Promise.all([open(), open()]);
     const onA = new ChangeRecorder(a);
     const onB = new ChangeRecorder(b);
-    await a.insertRequest(newRequest("r1", K));
-    await a.commit({ sessionKey: K, request: { id: "r1", status: "done" }, outbound: [outbound("o1", { requestId: "r1" })] });
+    await a.requests.insert(newRequest("r1", K));
+    await commitStep(a, { sessionKey: K, request: { id: "r1", status: "done" }, outbound: [outbound("o1", { requestId: "r1" })] });
     for (const seen of [onB, onA]) {
       await seen.waitFor(isRequest(K, "r1"));
       await seen.waitFor(isDone(K, "r1"));
       expect(await seen.waitFor(isOutbound(K))).toEqual({ kind: "outbound", sessionKey: K, requestIds: ["r1"] });
     }
-    await b.announce({ kind: "stack", sessionKey: K, event: { type: "pop", agent: "skill:research", depth: 0 } });
+    await b.feed.announce({ kind: "stack", sessionKey: K, event: { type: "pop", agent: "skill:research", depth: 0 } });
     expect((await onA.waitFor((c) => c.kind === "stack")).sessionKey).toBe(K);
     onA.close();
     onB.close();

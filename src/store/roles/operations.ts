@@ -1,7 +1,19 @@
 // What an operator asks of the store (npm run admin, the /admin page, the metrics gauges): read-only views across
 // sessions. Every query is bounded and indexed; none of them is on a conversation's hot path.
 
-import type { ApprovalRecord, OutboundRecord, RequestRecord, TaskStatus } from "./store.js";
+import type { ApprovalRecord } from "./approvals.js";
+import type { OutboundRecord } from "./outbox.js";
+import type { RequestRecord } from "./requests.js";
+import type { TaskStatus } from "./tasks.js";
+
+/** A stored row that could not be read back: set aside (kept in the quarantine table) so only its session is affected. */
+export interface QuarantineRecord {
+  kind: "approval" | "task" | "frame" | "log";
+  rowId: string;
+  sessionKey: string | null;
+  reason: string;
+  createdAt: number;
+}
 
 /** One line of `npm run admin -- sessions`. */
 export interface SessionSummary {
@@ -55,7 +67,7 @@ export interface OperationalCounts {
   outboxBacklog: number;
 }
 
-export interface OperationsQueries {
+export interface OperationsStore {
   /** Up to `limit` sessions, the most recently active first. */
   recentSessions(limit: number): Promise<SessionSummary[]>;
   /** The summary of one session; null when it does not exist. */
@@ -67,4 +79,6 @@ export interface OperationsQueries {
   /** The session's newest failures (failed requests and tasks, undeliverable replies), at most `limit`. */
   recentErrors(sessionKey: string, limit: number): Promise<SessionError[]>;
   operationalCounts(): Promise<OperationalCounts>;
+  /** Rows set aside because they could not be read, newest first. */
+  quarantined(): Promise<QuarantineRecord[]>;
 }

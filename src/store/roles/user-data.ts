@@ -1,0 +1,44 @@
+// The user data role (npm run user, the HTTP API's per-user caps): everything stored about one user identity.
+import type { ApprovalRecord } from "./approvals.js";
+import type { MemoryRecord } from "./memories.js";
+import type { RequestRecord } from "./requests.js";
+import type { LogEntry } from "./steps.js";
+import type { TaskRecord } from "./tasks.js";
+
+/**
+ * What one user keeps on the server, for the HTTP API's per-user caps: the sessions they own, and the bytes of their
+ * owned sessions' context logs (every message, reply, tool call and result: the bulk of what a session stores)
+ * plus their memories.
+ */
+export interface UserFootprint {
+  sessions: number;
+  bytes: number;
+}
+
+export interface UserExport {
+  userId: string;
+  exportedAt: string;
+  memories: MemoryRecord[];
+  /** One entry per session the user owns or wrote in. */
+  sessions: Array<{
+    sessionKey: string;
+    owned: boolean;
+    requests: RequestRecord[];
+    tasks: TaskRecord[];
+    log: LogEntry[];
+    outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
+  }>;
+  approvals: ApprovalRecord[];
+}
+
+export interface UserDataStore {
+  /**
+   * Everything stored about a user: the sessions they own or wrote in, with their requests, tasks, context log and
+   * outbox rows, their approvals, idempotency records and memories. Plain JSON-able data.
+   */
+  export(userId: string): Promise<UserExport>;
+  /** Erases all of it (sessions they own entirely; their requests in others' sessions); returns counts per table. */
+  erase(userId: string): Promise<Record<string, number>>;
+  /** The sessions `userId` owns and the bytes stored for them (see UserFootprint); indexed by owner. */
+  footprint(userId: string): Promise<UserFootprint>;
+}
