@@ -106,12 +106,15 @@ export interface Snapshot {
   stuck: StuckView;
 }
 
-export async function sessionsView(store: Store, options: { limit: number }): Promise<{ sessions: SessionRow[] }> {
+/** The roles the operator views read. */
+export type ReportStore = Pick<Store, "operations" | "approvals" | "steps" | "tasks">;
+
+export async function sessionsView(store: ReportStore, options: { limit: number }): Promise<{ sessions: SessionRow[] }> {
   return { sessions: (await store.operations.recentSessions(options.limit)).map(sessionRow) };
 }
 
 /** One session in full; null when there is no such session. */
-export async function sessionView(store: Store, key: string, options: { now?: number } = {}): Promise<SessionDetail | null> {
+export async function sessionView(store: ReportStore, key: string, options: { now?: number } = {}): Promise<SessionDetail | null> {
   const now = options.now ?? Date.now();
   const summary = await store.operations.sessionSummary(key);
   if (!summary) return null;
@@ -142,14 +145,14 @@ export async function sessionView(store: Store, key: string, options: { now?: nu
 }
 
 /** Every pending approval, oldest first. */
-export async function approvalsView(store: Store, options: { now?: number } = {}): Promise<{ approvals: ApprovalItem[] }> {
+export async function approvalsView(store: ReportStore, options: { now?: number } = {}): Promise<{ approvals: ApprovalItem[] }> {
   const now = options.now ?? Date.now();
   const approvals = (await store.operations.allPendingApprovals()).sort((a, b) => a.requestedAt - b.requestedAt);
   return { approvals: approvals.map((a) => approvalItem(a, now)) };
 }
 
 /** Requests, replies and approvals that have not moved for `olderThanMs`. */
-export async function stuckView(store: Store, options: { olderThanMs: number; now?: number }): Promise<StuckView> {
+export async function stuckView(store: ReportStore, options: { olderThanMs: number; now?: number }): Promise<StuckView> {
   const now = options.now ?? Date.now();
   const stuck = await store.operations.stuckWork(now - options.olderThanMs, 100);
   return {
@@ -160,7 +163,7 @@ export async function stuckView(store: Store, options: { olderThanMs: number; no
   };
 }
 
-export async function snapshot(store: Store, options: { limit: number; stuckAfterMs: number; now?: number }): Promise<Snapshot> {
+export async function snapshot(store: ReportStore, options: { limit: number; stuckAfterMs: number; now?: number }): Promise<Snapshot> {
   const now = options.now ?? Date.now();
   const [counts, sessions, approvals, stuck] = await Promise.all([
     store.operations.operationalCounts(),

@@ -12,7 +12,7 @@ export type SessionMatch = { ok: true; key: string; byPrefix: boolean } | { ok: 
  * The session an operator means: the key as typed, or the one session whose key starts with it (keys are long:
  * `slack:T0123ABCD:C0456EFGH:thread:1718000000.000100`). Several or none is a problem that says what to type.
  */
-export async function findSessionKey(store: Store, typed: string): Promise<SessionMatch> {
+export async function findSessionKey(store: Pick<Store, "operations" | "sessions">, typed: string): Promise<SessionMatch> {
   if (await store.sessions.find(typed)) return { ok: true, key: typed, byPrefix: false };
   const keys = (await store.operations.recentSessions(PREFIX_SCAN)).map((s) => s.key).filter((key) => key.startsWith(typed));
   if (keys.length === 1) return { ok: true, key: keys[0]!, byPrefix: true };

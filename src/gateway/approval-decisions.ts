@@ -4,7 +4,7 @@ import type { ApprovalRecord, Store } from "../store/store.js";
 import type { Decision, DecisionResult } from "./types.js";
 
 export interface ApprovalDecisionsDeps {
-  store: Store;
+  store: Pick<Store, "approvals" | "outbox" | "tasks">;
   ids: Ids;
   log: Logger;
   /** The gateway's clock: a decision after the task's expiry comes too late. */

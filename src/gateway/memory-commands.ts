@@ -9,7 +9,7 @@ const NOTHING = "I don't remember anything about you yet.";
 /** A memory is one fact; a line in the list stays readable even when the extraction wrote a long one. */
 const MAX_LINE = 300;
 
-export async function memoryText(store: Store, userId: string): Promise<string> {
+export async function memoryText(store: Pick<Store, "memories">, userId: string): Promise<string> {
   const memories = await store.memories.list(userId);
   if (memories.length === 0) return NOTHING;
   const lines = memories.map((m, i) => `${i + 1}. ${oneLine(m.text)}`);
@@ -21,7 +21,7 @@ export async function memoryText(store: Store, userId: string): Promise<string> 
 }
 
 /** `/forget <n>` or `/forget all`; `text` is the whole command as the user sent it. */
-export async function forgetText(store: Store, userId: string, text: string): Promise<string> {
+export async function forgetText(store: Pick<Store, "memories">, userId: string, text: string): Promise<string> {
   const args = text.trim().split(/\s+/).slice(1);
   const arg = (args[0] ?? "").replace(/^#/, "");
   if (args.length === 1 && arg.toLowerCase() === "all") {

@@ -3,7 +3,7 @@ import type { Timers } from "../runtime/deps.js";
 import type { MemoryChanges, MemoryJob, Store } from "../store/store.js";
 
 export interface MemoryWorkerDeps {
-  store: Store;
+  store: Pick<Store, "memories">;
   /** This replica's name: the holder of the jobs it claims. */
   holder: string;
   extract(job: MemoryJob): Promise<MemoryChanges | null>;

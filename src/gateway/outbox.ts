@@ -7,7 +7,7 @@ import { providerOf } from "./session-key.js";
 import { DeliveryError, type ProviderSink } from "./types.js";
 
 export interface OutboxDeps {
-  store: Store;
+  store: Pick<Store, "outbox">;
   log: Logger;
   sinks: ReadonlyMap<string, ProviderSink>;
   /** First delay before a failed delivery is retried (doubling each time). Default 2000 ms. */

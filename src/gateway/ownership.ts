@@ -20,7 +20,7 @@ export type Admission =
  * Whether `message` may enter its conversation, as far as can be told before storing it; the store decides again, in
  * the transaction that stores it, under the returned rule (two members writing at once: one of them becomes the owner).
  */
-export async function admission(store: Store, message: InboundMessage): Promise<Admission> {
+export async function admission(store: Pick<Store, "requests" | "tasks">, message: InboundMessage): Promise<Admission> {
   const owner = await store.requests.conversationOwner(message.sessionKey);
   // A lone "stop" cancels only where someone's task is under way.
   const command = parseCommand(message.text, owner !== null);
@@ -41,7 +41,7 @@ export function refusal(addressed: boolean, command: ChatCommand | null): Extrac
  * A stored message, /cancel or /reset that is about to run: still its sender's to run? Another member may have
  * become the owner since it was stored (when two wrote at once, or it waited behind a task that someone else started).
  */
-export async function mayRun(store: Store, request: RequestRecord): Promise<boolean> {
+export async function mayRun(store: Pick<Store, "requests" | "tasks">, request: RequestRecord): Promise<boolean> {
   const owner = await store.requests.conversationOwner(request.sessionKey);
   return owner === null || owner === request.userId;
 }
@@ -50,7 +50,7 @@ export async function mayRun(store: Store, request: RequestRecord): Promise<bool
  * The conversation `userId` owns in a place (a channel and its threads), if any: their running task's, else (before
  * its first commit) the one their first message is waiting or running in. Newest first.
  */
-export async function conversationOf(store: Store, keyPrefix: string, userId: string): Promise<string | null> {
+export async function conversationOf(store: Pick<Store, "requests" | "tasks">, keyPrefix: string, userId: string): Promise<string | null> {
   const task = await store.tasks.activeOf(keyPrefix, userId);
   if (task) return task.sessionKey;
   const inPlace = (key: string) => key === keyPrefix || key.startsWith(`${keyPrefix}:`);

@@ -4,7 +4,7 @@ import type { RequestRecord, SessionWriter, Store } from "../store/store.js";
 import type { HeldLease, Leases } from "./leases.js";
 
 export interface SessionWorkersDeps {
-  store: Store;
+  store: Pick<Store, "leases" | "requests">;
   leases: Leases;
   stacks: AgentStackManager;
   log: Logger;

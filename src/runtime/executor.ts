@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
-import type { Store } from "../store/store.js";
+import type { RuntimeStore } from "./orchestrator.js";
 import { ModelError, type Model } from "../llm/model.js";
 import { textOf, toolUsesOf, type AssistantBlock } from "../llm/types.js";
 import type { SchemaChecker } from "../catalog/schema-checker.js";
@@ -19,7 +19,7 @@ import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
 
 export interface TurnDeps {
-  store: Store;
+  store: RuntimeStore;
   model: Model;
   tools: ToolRegistry;
   catalog: Catalog;

@@ -25,8 +25,14 @@ import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import { closeOpenSessions, pushChild, returnToParent } from "./transitions.js";
 
+/**
+ * The roles the runtime holds: it reads stacks, logs, tasks, requests and approvals, opens sessions, recalls and
+ * saves memories and queues notices. It holds no leases: its steps are written through the writer it is handed.
+ */
+export type RuntimeStore = Pick<Store, "sessions" | "steps" | "tasks" | "requests" | "approvals" | "outbox" | "memories">;
+
 export interface RuntimeDeps {
-  store: Store;
+  store: RuntimeStore;
   stacks: AgentStackManager;
   model: Model;
   tools: ToolRegistry;

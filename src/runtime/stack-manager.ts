@@ -29,7 +29,7 @@ export class AgentStackManager {
   private readonly resting = new Set<string>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: Pick<Store, "steps" | "tasks">,
     private readonly cacheSize = 1024,
   ) {}
 

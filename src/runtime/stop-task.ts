@@ -12,7 +12,7 @@ import { closeOpenSessions, closeUnresolved, finishFrame } from "./transitions.j
  * Returns the frames to pop and the agents stopped, outermost first.
  */
 export async function closeStack(
-  store: Store,
+  store: Pick<Store, "approvals" | "steps">,
   journal: Journal,
   stack: AgentStack,
   reason: string,
@@ -42,7 +42,7 @@ export interface PendingEnd {
 const DENIED: PendingEnd = { status: "denied", by: "cancelled" };
 
 /** Approvals still waiting can no longer be used: a late click is told it was already decided. */
-export async function endPending(store: Store, sessionKey: string, end: PendingEnd = DENIED): Promise<void> {
+export async function endPending(store: Pick<Store, "approvals">, sessionKey: string, end: PendingEnd = DENIED): Promise<void> {
   for (const approval of await store.approvals.pending(sessionKey)) await store.approvals.decide(approval.id, end.status, end.by);
 }
 

@@ -64,7 +64,7 @@ export function returnToParent(
  * Closes, in the log, every agent session of the chat that was started and not ended, except `live` ones;
  * a tool use such a session left without a result gets one, so the log stays well-formed.
  */
-export async function closeOpenSessions(store: Store, journal: Journal, live: ReadonlySet<string>, reason: string): Promise<void> {
+export async function closeOpenSessions(store: Pick<Store, "steps">, journal: Journal, live: ReadonlySet<string>, reason: string): Promise<void> {
   for (const open of await store.steps.openAgentSessions(journal.sessionKey)) {
     if (live.has(open.agentSessionId)) continue;
     const owner = { frameId: null, agentSessionId: open.agentSessionId };

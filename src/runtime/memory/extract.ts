@@ -59,7 +59,7 @@ const answer = z.object({
 });
 
 export interface ExtractDeps {
-  store: Store;
+  store: Pick<Store, "memories" | "sessions" | "requests" | "outbox" | "steps">;
   model: Model;
   /** MEMORY_MODEL, resolved to a model id. */
   modelName: string;
@@ -140,7 +140,7 @@ function decide(found: z.infer<typeof answer>["memories"], existing: readonly Me
  * else's words (a group's other members'), so only what the owner said can become the owner's memories. Null when
  * there is nothing worth reading (only commands, a few words).
  */
-async function transcriptOf(store: Store, job: MemoryJob): Promise<string | null> {
+async function transcriptOf(store: Pick<Store, "requests" | "outbox" | "steps">, job: MemoryJob): Promise<string | null> {
   const requests = (await store.requests.ofSession(job.sessionKey)).filter((r) => r.taskId === job.taskId && r.kind === "message" && r.userId === job.userId);
   const userWords = requests.reduce((n, r) => n + r.text.trim().length, 0);
   if (userWords < TRIVIAL_CHARS) return null;

@@ -9,7 +9,7 @@ export const RECALL_TOKENS = 800;
  * The memories most relevant to `message` (and then the most recent), as the block the main agent reads in the
  * volatile part of its system prompt; null when the user has none.
  */
-export async function recallFor(store: Store, userId: string, message: string, budgetTokens = RECALL_TOKENS): Promise<string | null> {
+export async function recallFor(store: Pick<Store, "memories">, userId: string, message: string, budgetTokens = RECALL_TOKENS): Promise<string | null> {
   const relevant = await store.memories.search(userId, message, RECALL_LIMIT);
   const recent = relevant.length < RECALL_LIMIT ? await store.memories.search(userId, "", RECALL_LIMIT) : [];
   const seen = new Set<string>();
