@@ -221,6 +221,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     fake,
     store,
     gateway,
+    /** This process's leases: a test writing a session's state by hand while it holds the session writes as it. */
+    leases,
     runtime,
     catalog,
     dbFile,

@@ -170,7 +170,7 @@ describe("admin API", () => {
     const clock = manualTimeouts();
     const base = await boot(undefined, clock.timers);
     // Count the stream's subscriptions to the store's changes.
-    const watch = h.store.feed.watch.bind(h.store);
+    const watch = h.store.feed.watch.bind(h.store.feed);
     let unsubscribed!: () => void;
     const gone = new Promise<void>((resolve) => (unsubscribed = resolve));
     h.store.feed.watch = (listener) => {

@@ -13,7 +13,7 @@ import { TG_ERRORS } from "../../fakes/telegram/server.js";
 import { skillFile } from "../../helpers/harness.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
-import { commitStep } from "../../helpers/steps.js";
+import { writerFor } from "../../helpers/steps.js";
 
 const GROUP = -1001234;
 const world = useTelegramWorld(skillFile("interview", "Ask."));
@@ -458,7 +458,9 @@ describe("a restart mid-stream", () => {
     await world.tg.waitFor("sendChatAction", () => world.tg.actions(GROUP).some((a) => a.seq > preview.seq));
     // The request ends without a reply (as a /cancel would end it): nothing will take the half message over.
     const [request] = await first.h.store.requests.unfinishedOf(`telegram:${GROUP}`);
-    await commitStep(first.h.store, { sessionKey: `telegram:${GROUP}`, request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
+    // Written as the process that holds the session (its turn is under way), the way its /cancel would.
+    const writer = await writerFor(first.h.store, `telegram:${GROUP}`, first.h.leases.replica);
+    await writer.commit({ request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
     await world.stopProviders();
     hold.release();
 
