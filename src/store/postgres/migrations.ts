@@ -241,6 +241,13 @@ const MIGRATIONS: string[] = [
   `
   CREATE INDEX sessions_by_owner ON sessions (owner_id) WHERE owner_id IS NOT NULL;
   `,
+  // 7: a session's unfinished requests (read before and after every turn) straight from the partial index, in
+  // order, as SQLite has had since its version 11; version 1 indexed them by seq alone. src/store/schema.ts is the
+  // one description both migration lists arrive at (test/store/schema/parity.test.ts).
+  `
+  DROP INDEX requests_unfinished;
+  CREATE INDEX requests_unfinished ON requests (session_key, seq) WHERE status IN ('pending', 'running');
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

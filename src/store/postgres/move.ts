@@ -3,11 +3,10 @@
 // statements, not prepared ones. Leases stay where they are: they belong to the old key's holder, and the new
 // key gets its own when a replica next takes it.
 import type pg from "pg";
+import { SESSION_TABLES } from "../schema.js";
 
 const under = (column: string) => `(${column} = $1::text OR starts_with(${column}, $1::text || ':'))`;
 const renamed = (column: string) => `$2::text || substr(${column}, length($1::text) + 1)`;
-
-const TABLES = ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators", "memory_jobs"];
 
 export async function moveSession(client: pg.ClientBase, from: string, to: string): Promise<{ moved: number } | { refused: string }> {
   const keys = await client.query<{ key: string }>(`SELECT key FROM sessions WHERE ${under("key")} ORDER BY key FOR UPDATE`, [from]);
@@ -34,7 +33,7 @@ export async function moveSession(client: pg.ClientBase, from: string, to: strin
      AND EXISTS (SELECT 1 FROM requests b WHERE b.session_key = ${renamed("requests.session_key")} AND b.external_id = requests.external_id)`,
     [from, to],
   );
-  for (const table of TABLES) {
+  for (const table of SESSION_TABLES) {
     await client.query(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`, [from, to]);
   }
   await client.query(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`, [from, to]);

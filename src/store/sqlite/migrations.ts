@@ -329,6 +329,17 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `
   CREATE INDEX sessions_by_owner ON sessions(owner_id) WHERE owner_id IS NOT NULL;
   `,
+  // 14: the indexes PostgreSQL had and SQLite lacked (src/store/schema.ts is the one description; the parity test
+  // compares both live schemas with it): a request's replies, a task's requests, a session's requests in order, an
+  // owner's active task, and a session's undeliverable replies in order (as they are listed) instead of by time.
+  `
+  CREATE INDEX requests_by_session ON requests(session_key, seq);
+  CREATE INDEX requests_by_task ON requests(task_id);
+  CREATE INDEX outbox_by_request ON outbox(request_id, seq);
+  CREATE INDEX tasks_active_by_owner ON tasks(owner_id) WHERE status IN ('running', 'waiting_user', 'waiting_approval');
+  DROP INDEX outbox_failed;
+  CREATE INDEX outbox_failed ON outbox(session_key, seq) WHERE failed_at IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

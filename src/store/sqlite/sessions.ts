@@ -1,5 +1,6 @@
 // Sessions on SQLite: opened on first use, their token totals, and moving a whole conversation to another key.
 import { toSession, toSessionUsage, type Row } from "../rows.js";
+import { SESSION_TABLES } from "../schema.js";
 import type { SessionRecord, SessionStore, SessionUsage } from "../store.js";
 import type { SqliteContext } from "./context.js";
 
@@ -48,7 +49,7 @@ export class SqliteSessions implements SessionStore {
         `UPDATE requests SET external_id = 'moved:' || session_key || ':' || external_id WHERE ${under("session_key")}
          AND EXISTS (SELECT 1 FROM requests b WHERE b.session_key = ${renamed("requests.session_key")} AND b.external_id = requests.external_id)`,
       ).run({ from, to });
-      for (const table of ["tasks", "requests", "frames", "context_log", "outbox", "approvals", "idempotency_keys", "quarantine", "indicators", "memory_jobs"]) {
+      for (const table of SESSION_TABLES) {
         db.prepare(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`).run({ from, to });
       }
       db.prepare(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`).run({ from, to });

@@ -113,7 +113,8 @@ export function prepareStatements(db: Database.Database) {
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
     requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
     unfinished: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') ORDER BY seq`),
-    unfinishedOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
+    // Named: with requests_by_session there too, SQLite would walk every request the session ever had.
+    unfinishedOf: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
     taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
     tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
     activeTask: db.prepare(
@@ -125,7 +126,7 @@ export function prepareStatements(db: Database.Database) {
       `SELECT COALESCE(
          (SELECT owner_id FROM tasks WHERE session_key = ? AND status IN ('running', 'waiting_user', 'waiting_approval')
           ORDER BY created_at DESC, rowid DESC LIMIT 1),
-         (SELECT user_id FROM requests WHERE session_key = ? AND kind = 'message' AND status IN ('pending', 'running')
+         (SELECT user_id FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND kind = 'message' AND status IN ('pending', 'running')
           ORDER BY seq LIMIT 1)) AS owner`,
     ),
     activeTaskOf: db.prepare(
@@ -177,7 +178,9 @@ export function prepareStatements(db: Database.Database) {
     ),
     markDelivered: db.prepare(`UPDATE outbox SET delivered_at = ? WHERE id = ?`),
     markUndelivered: db.prepare(`UPDATE outbox SET delivered_at = NULL WHERE id = ?`),
-    runningFor: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND status = 'running' ORDER BY seq`),
+    runningFor: db.prepare(
+      `SELECT * FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND status IN ('pending', 'running') AND status = 'running' ORDER BY seq`,
+    ),
     chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
     recordChunk: db.prepare(
       `INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`,
@@ -239,7 +242,7 @@ export function prepareStatements(db: Database.Database) {
     // Each part reads an index (requests_failed, tasks_by_session, outbox_failed); ties go to the newest row.
     recentErrors: db.prepare(
       `SELECT at, source, id, error FROM (
-         SELECT updated_at AS at, 'request' AS source, id, error, seq AS n FROM requests WHERE session_key = @key AND error IS NOT NULL
+         SELECT updated_at AS at, 'request' AS source, id, error, seq AS n FROM requests INDEXED BY requests_failed WHERE session_key = @key AND error IS NOT NULL
          UNION ALL
          SELECT updated_at, 'task', id, COALESCE(error, 'failed'), rowid FROM tasks WHERE session_key = @key AND status = 'failed'
          UNION ALL

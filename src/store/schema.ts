@@ -1,0 +1,316 @@
+// The one description of the store's tables, columns, keys and indexes, in dialect-neutral terms. Both migration
+// lists (src/store/sqlite/migrations.ts, src/store/postgres/migrations.ts) must arrive at exactly this;
+// test/store/schema/parity.test.ts reads both live catalogs and fails on any difference not declared below.
+// The code that walks every table of a conversation (moving one, erasing a user) takes its table list from here.
+
+/** `int`: a small count (PostgreSQL INTEGER); `bigint`: times, tokens, ids (BIGINT). SQLite stores both as INTEGER. */
+export type ColumnType = "text" | "int" | "bigint";
+
+export interface ColumnDescription {
+  type: ColumnType;
+  notNull?: true;
+  /**
+   * `rowid`: on SQLite this column is the table's implicit rowid (the insertion order), not a declared column; on
+   * PostgreSQL it is a declared identity column. SQLite also ends every index with the rowid, so an index that
+   * ends with this column is written without it on SQLite.
+   */
+  sqlite?: "rowid";
+}
+
+export interface IndexDescription {
+  /** Columns or expressions, written as the catalogs normalise them (lower case, one space after commas). */
+  on: string;
+  unique?: true;
+  /** The predicate of a partial index. */
+  where?: string;
+}
+
+export interface TableDescription {
+  columns: Record<string, ColumnDescription>;
+  /** The primary key and the UNIQUE constraints, each a column list. */
+  keys: string[];
+  indexes: Record<string, IndexDescription>;
+}
+
+export const TABLES = {
+  approvals: {
+    columns: {
+      id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      task_id: { type: "text" },
+      frame_id: { type: "text", notNull: true },
+      tool_use_id: { type: "text", notNull: true },
+      tool_name: { type: "text", notNull: true },
+      input: { type: "text", notNull: true },
+      input_hash: { type: "text", notNull: true },
+      agent: { type: "text", notNull: true },
+      owner_id: { type: "text", notNull: true },
+      status: { type: "text", notNull: true },
+      requested_at: { type: "bigint", notNull: true },
+      expires_at: { type: "bigint", notNull: true },
+      decided_by: { type: "text" },
+      decided_at: { type: "bigint" },
+      request_id: { type: "text" },
+    },
+    keys: ["id"],
+    indexes: {
+      approvals_by_call: { on: "session_key, coalesce(task_id, ''), tool_use_id, tool_name, input_hash", unique: true },
+      approvals_pending: { on: "expires_at", where: "status = 'pending'" },
+      approvals_pending_by_session: { on: "session_key, requested_at", where: "status = 'pending'" },
+    },
+  },
+  context_log: {
+    columns: {
+      seq: { type: "bigint", notNull: true },
+      session_key: { type: "text", notNull: true },
+      task_id: { type: "text" },
+      request_id: { type: "text" },
+      frame_id: { type: "text" },
+      agent_session_id: { type: "text" },
+      type: { type: "text", notNull: true },
+      payload: { type: "text", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["seq"],
+    indexes: {
+      log_by_agent_session: { on: "agent_session_id, seq" },
+      log_by_session: { on: "session_key, seq" },
+    },
+  },
+  deliveries: {
+    columns: {
+      outbound_id: { type: "text", notNull: true },
+      chunk: { type: "int", notNull: true },
+      platform_message_id: { type: "text", notNull: true },
+      sent_at: { type: "bigint", notNull: true },
+    },
+    keys: ["outbound_id, chunk"],
+    indexes: {
+    },
+  },
+  frames: {
+    columns: {
+      frame_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      position: { type: "int", notNull: true },
+      data: { type: "text", notNull: true },
+    },
+    keys: ["frame_id", "session_key, position"],
+    indexes: {
+    },
+  },
+  idempotency_keys: {
+    columns: {
+      user_id: { type: "text", notNull: true },
+      key: { type: "text", notNull: true },
+      request_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      fingerprint: { type: "text", notNull: true },
+      response: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["user_id, key"],
+    indexes: {
+    },
+  },
+  indicators: {
+    columns: {
+      seq: { type: "bigint", notNull: true, sqlite: "rowid" },
+      session_key: { type: "text", notNull: true },
+      data: { type: "text", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["seq", "session_key"],
+    indexes: {
+    },
+  },
+  leases: {
+    columns: {
+      key: { type: "text", notNull: true },
+      holder: { type: "text", notNull: true },
+      token: { type: "bigint", notNull: true },
+      expires_at: { type: "bigint", notNull: true },
+    },
+    keys: ["key"],
+    indexes: {
+    },
+  },
+  memories: {
+    columns: {
+      seq: { type: "bigint", notNull: true },
+      id: { type: "text", notNull: true },
+      user_id: { type: "text", notNull: true },
+      text: { type: "text", notNull: true },
+      kind: { type: "text" },
+      task_id: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id", "seq"],
+    indexes: {
+      memories_by_task: { on: "task_id", where: "task_id is not null" },
+      memories_by_user: { on: "user_id, created_at, seq" },
+    },
+  },
+  memory_jobs: {
+    columns: {
+      seq: { type: "bigint", notNull: true, sqlite: "rowid" },
+      task_id: { type: "text", notNull: true },
+      user_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      status: { type: "text", notNull: true },
+      attempts: { type: "int", notNull: true },
+      holder: { type: "text" },
+      claimed_until: { type: "bigint" },
+      next_at: { type: "bigint", notNull: true },
+      error: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["seq", "task_id"],
+    indexes: {
+      memory_jobs_by_session: { on: "session_key" },
+      memory_jobs_by_user: { on: "user_id" },
+      memory_jobs_open: { on: "created_at, seq", where: "status in ('pending', 'running')" },
+    },
+  },
+  outbox: {
+    columns: {
+      seq: { type: "bigint", notNull: true },
+      id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      request_id: { type: "text" },
+      task_id: { type: "text" },
+      approval_id: { type: "text" },
+      agent: { type: "text", notNull: true },
+      depth: { type: "int", notNull: true },
+      text: { type: "text", notNull: true },
+      kind: { type: "text", notNull: true },
+      delivered_at: { type: "bigint" },
+      failed_at: { type: "bigint" },
+      failure: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id", "seq"],
+    indexes: {
+      outbox_by_request: { on: "request_id, seq" },
+      outbox_failed: { on: "session_key, seq", where: "failed_at is not null" },
+      outbox_pending: { on: "session_key, seq", where: "delivered_at is null and failed_at is null" },
+    },
+  },
+  quarantine: {
+    columns: {
+      seq: { type: "bigint", notNull: true, sqlite: "rowid" },
+      kind: { type: "text", notNull: true },
+      row_id: { type: "text", notNull: true },
+      session_key: { type: "text" },
+      reason: { type: "text", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["kind, row_id", "seq"],
+    indexes: {
+    },
+  },
+  requests: {
+    columns: {
+      seq: { type: "bigint", notNull: true },
+      id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      external_id: { type: "text", notNull: true },
+      kind: { type: "text", notNull: true },
+      user_id: { type: "text", notNull: true },
+      text: { type: "text", notNull: true },
+      status: { type: "text", notNull: true },
+      task_id: { type: "text" },
+      error: { type: "text" },
+      input_tokens: { type: "bigint", notNull: true },
+      output_tokens: { type: "bigint", notNull: true },
+      cache_read_tokens: { type: "bigint", notNull: true },
+      cache_write_tokens: { type: "bigint", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+      cost_nano_usd: { type: "bigint", notNull: true },
+      task_expires_at: { type: "bigint" },
+      task_metadata: { type: "text" },
+    },
+    keys: ["id", "seq", "session_key, external_id"],
+    indexes: {
+      requests_activity: { on: "session_key, updated_at" },
+      requests_by_session: { on: "session_key, seq" },
+      requests_by_task: { on: "task_id" },
+      requests_failed: { on: "session_key, updated_at", where: "error is not null" },
+      requests_unfinished: { on: "session_key, seq", where: "status in ('pending', 'running')" },
+    },
+  },
+  sessions: {
+    columns: {
+      key: { type: "text", notNull: true },
+      owner_id: { type: "text" },
+      main_agent_session_id: { type: "text", notNull: true },
+      input_tokens: { type: "bigint", notNull: true },
+      output_tokens: { type: "bigint", notNull: true },
+      cache_read_tokens: { type: "bigint", notNull: true },
+      cache_write_tokens: { type: "bigint", notNull: true },
+      tokens_since_reset: { type: "bigint", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+      cost_nano_usd: { type: "bigint", notNull: true },
+      cost_since_reset_nano_usd: { type: "bigint", notNull: true },
+    },
+    keys: ["key"],
+    indexes: {
+      sessions_by_owner: { on: "owner_id", where: "owner_id is not null" },
+    },
+  },
+  tasks: {
+    columns: {
+      seq: { type: "bigint", notNull: true, sqlite: "rowid" },
+      id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      owner_id: { type: "text", notNull: true },
+      status: { type: "text", notNull: true },
+      request_id: { type: "text" },
+      result: { type: "text" },
+      error: { type: "text" },
+      structured_output: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+      expires_at: { type: "bigint" },
+      metadata: { type: "text" },
+    },
+    keys: ["id", "seq"],
+    indexes: {
+      tasks_active_by_owner: { on: "owner_id", where: "status in ('running', 'waiting_user', 'waiting_approval')" },
+      tasks_by_session: { on: "session_key, status" },
+    },
+  },
+} as const satisfies Record<string, TableDescription>;
+
+export type TableName = keyof typeof TABLES;
+
+/**
+ * What one dialect has beyond the description, on purpose. Each entry says why; the parity test ignores exactly
+ * these and nothing else.
+ */
+export const DIALECT_ONLY = {
+  sqlite: {
+    tables: {
+      memories_fts: "full-text search of memories: an FTS5 virtual table kept by triggers (PostgreSQL: memories.search)",
+      memories_fts_config: "FTS5's shadow table", memories_fts_data: "FTS5's shadow table",
+      memories_fts_docsize: "FTS5's shadow table", memories_fts_idx: "FTS5's shadow table",
+    },
+    columns: {},
+    indexes: {},
+  },
+  postgres: {
+    tables: {
+      schema_migrations: "the migrations applied (SQLite keeps the version in PRAGMA user_version)",
+      change_feed: "what a NOTIFY names, for other replicas to read (SQLite's feed lives in the process)",
+    },
+    columns: { "memories.search": "the tsvector full-text search reads (SQLite: memories_fts)" },
+    indexes: { memories_search: "the GIN index over memories.search" },
+  },
+} as const;
+
+/** The tables whose rows belong to one conversation, by their `session_key` column (besides `sessions` itself). */
+export const SESSION_TABLES = (Object.keys(TABLES) as TableName[]).filter((name) => "session_key" in TABLES[name].columns);
