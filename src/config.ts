@@ -200,7 +200,7 @@ const schema = z.object({
   }),
   HTTP_REQUEST_MAX_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
   HTTP_REQUEST_TIMEOUT_MS: wholeNumber(15_000, 100, 600_000),
-  // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/workspace.md).
+  // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/admin/workspace.md).
   WORKSPACE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   WORKSPACE_MAX_BYTES: wholeNumber(100 * 1024 * 1024, 1024 * 1024, 1024 ** 4),
   WORKSPACE_MAX_FILES: wholeNumber(2000, 10, 1_000_000),
@@ -223,7 +223,7 @@ const schema = z.object({
   SANDBOX_MAX_PROCESSES: wholeNumber(128, 8, 65_536),
   SANDBOX_CONCURRENCY: wholeNumber(4, 1, 1024),
   SANDBOX_QUEUE_MAX: wholeNumber(32, 0, 100_000),
-  // MCP servers (docs/mcp.md): mcp.json in Claude Code's format; unset, ./mcp.json when there is one.
+  // MCP servers (docs/admin/mcp.md): mcp.json in Claude Code's format; unset, ./mcp.json when there is one.
   MCP_CONFIG: optionalText,
   MCP_CONNECT_TIMEOUT_MS: wholeNumber(10_000, 100, 600_000),
   MCP_TOOL_TIMEOUT_MS: wholeNumber(60_000, 100, 3_600_000),
@@ -244,7 +244,7 @@ const schema = z.object({
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
   AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
   SKILLS_LOCK: optionalText
-    .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/skills.md, Locking what loads)' }).optional())
+    .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/admin/skills.md, Locking what loads)' }).optional())
     .transform((v) => v ?? "off"),
   TELEGRAM_BOT_TOKEN: optionalText.pipe(
     z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" }).optional(),
