@@ -275,7 +275,7 @@ const schema = z.object({
   SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   // A message sent while a turn runs: wait for the turn (queue), or join the running frame at its next model call (steer).
   MID_TURN: optionalText.pipe(z.enum(["queue", "steer"], { message: 'must be "queue" or "steer"' }).optional()).transform((v) => v ?? "queue"),
-  // Long-term memory per user: facts extracted after each task, recalled in later ones (README, Memory).
+  // Long-term memory per user: facts extracted after each task, recalled in later ones (docs/admin/memory.md).
   MEMORY: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // The model that extracts memories; an alias (haiku, sonnet, opus) or a model id.
   MEMORY_MODEL: optionalText.transform((v) => v ?? "haiku"),
