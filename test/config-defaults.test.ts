@@ -1,6 +1,7 @@
 // The documented defaults are the configured ones, and the app runs with them: the call limits, the iteration
-// limit and the compaction threshold as README and .env.example state them, and call_agent's 30 s timeout
-// firing at 30 s (not a millisecond earlier) in an app built by createApp from an environment that sets none of them.
+// limit and the compaction threshold as the configuration table and .env.example state them, and call_agent's 30 s
+// timeout firing at 30 s (not a millisecond earlier) in an app built by createApp from an environment that sets none
+// of them.
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -36,12 +37,12 @@ describe("configured defaults", () => {
     expect(() => loadConfig({ AGENT_CALL_TIMEOUT_MS: "300001" })).toThrow(/AGENT_CALL_TIMEOUT_MS: must be a whole number from 1000 to 300000/);
   });
 
-  it("are the ones README's table and .env.example state", () => {
-    const readme = readFileSync(join(root, "README.md"), "utf8");
+  it("are the ones the configuration table and .env.example state", () => {
+    const table = readFileSync(join(root, "docs/admin/configuration.md"), "utf8");
     const example = readFileSync(join(root, ".env.example"), "utf8");
     const documented = (name: string): string[] => {
-      // README: | `A` / `B` | `10` / `20` | … ; .env.example: a comment ending "Default: 25" (or "Defaults: 10 and 20") above A=
-      const row = readme.split("\n").find((line) => line.startsWith("|") && line.split("|")[1]!.includes(`\`${name}\``));
+      // The table: | `A` / `B` | `10` / `20` | … ; .env.example: a comment ending "Default: 25" (or "Defaults: 10 and 20") above A=
+      const row = table.split("\n").find((line) => line.startsWith("|") && line.split("|")[1]!.includes(`\`${name}\``));
       const names = [...row!.split("|")[1]!.matchAll(/`([A-Z_]+)`/g)].map((m) => m[1]);
       const values = [...row!.split("|")[2]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
       const lines = example.split("\n");

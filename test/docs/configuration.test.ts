@@ -5,8 +5,8 @@ import { webApi } from "@slack/bolt";
 import { describe, expect, it } from "vitest";
 import { loadConfig, SETTINGS } from "../../src/config.js";
 import { DEFAULT_MCP_CONFIG } from "../../src/mcp/load.js";
-import { read } from "./markdown.js";
-import { exampleProblems, tableProblems, type Schema } from "./settings.js";
+import { docFiles, read } from "./markdown.js";
+import { copiedRows, exampleProblems, tableProblems, type Schema } from "./settings.js";
 
 const PAGE = "docs/admin/configuration.md";
 
@@ -61,6 +61,15 @@ describe("the configuration table", () => {
 
     const empty = edit(page, ["| `ANTHROPIC_MODEL` | `claude-sonnet-5-5` |", "| `ANTHROPIC_MODEL` | — |"]);
     expect(tableProblems(empty, schema)).toEqual(['ANTHROPIC_MODEL: the table states no default ("—"), but the schema\'s is "claude-sonnet-5-5"']);
+  });
+});
+
+describe("the settings", () => {
+  it("have their rows in the configuration table only: no other page keeps a copy to drift", () => {
+    const others = new Map(docFiles().filter((path) => path !== PAGE).map((path) => [path, read(path)]));
+    expect(copiedRows(others, SETTINGS)).toEqual([]);
+    others.set("docs/admin/example.md", "| variable | default |\n|---|---|\n| `MCP_CONFIG` | `./mcp.json` |\n| `mcp__github__*` | a tool |\n");
+    expect(copiedRows(others, SETTINGS)).toEqual(["docs/admin/example.md: `MCP_CONFIG`"]);
   });
 });
 
