@@ -1,5 +1,5 @@
 // Five-field cron expressions, read by croner the way Vixie cron reads them: minute resolution (so a job runs at most
-// once a minute), day-of-month OR day-of-week when both are restricted, and Vixie's rules for DST (docs/schedules.md).
+// once a minute), day-of-month OR day-of-week when both are restricted, and Vixie's rules for DST (docs/engineering/decisions/schedules.md).
 import { Cron, type CronOptions } from "croner";
 import { shown } from "./zone.js";
 

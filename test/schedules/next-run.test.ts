@@ -1,5 +1,5 @@
 // Next-run computation: from the schedule, never from the last run; correct across both DST changes in two zones.
-// The DST rules are Vixie cron's, as croner implements them (docs/decisions/schedules.md):
+// The DST rules are Vixie cron's, as croner implements them (docs/engineering/decisions/schedules.md):
 // - a fixed-time job (no * or step in minute and hour) in the spring gap runs once at the first minute after it;
 //   at a time that happens twice in autumn it runs once, at the first;
 // - an interval job skips times in the gap and runs at both passes of a repeated time.
