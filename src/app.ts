@@ -19,6 +19,8 @@ import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
+import { WEB_SEARCH, webSearchTool } from "./runtime/tools/web-search.js";
+import { WEB_FETCH, webFetchTool } from "./runtime/tools/web-fetch.js";
 import { MemoryWorker } from "./gateway/memory-worker.js";
 import { extractMemories, retryable } from "./runtime/memory/extract.js";
 import { memoryTools } from "./runtime/memory/tools.js";
@@ -72,12 +74,19 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
   };
   return {
     registry: new ToolRegistry(
-      [...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []), ...(config.MEMORY ? memoryTools(storeOf, ids) : [])],
+      [
+        ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
+        ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
+        ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
+        ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
+      ],
       mcp && mcp.servers().length > 0 ? mcp : null,
     ),
     off: {
       ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
       ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
+      ...(config.WEB_FETCH ? {} : { [WEB_FETCH]: "WEB_FETCH=on turns it on" }),
+      ...(config.WEB_SEARCH ? {} : { [WEB_SEARCH]: "WEB_SEARCH=on turns it on" }),
     },
   };
 }

@@ -200,6 +200,13 @@ const schema = z.object({
   }),
   HTTP_REQUEST_MAX_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
   HTTP_REQUEST_TIMEOUT_MS: wholeNumber(15_000, 100, 600_000),
+  // WebFetch: a page fetched through the egress guard (HTTP_REQUEST_ALLOW, HTTP_REQUEST_TIMEOUT_MS) and read by a small model.
+  WEB_FETCH: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  WEB_FETCH_MODEL: optionalText.transform((v) => v ?? "haiku"),
+  WEB_FETCH_MAX_BYTES: wholeNumber(2 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
+  // WebSearch: the Messages API's own web search tool (billed per search by Anthropic), off unless asked for.
+  WEB_SEARCH: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v === "on"),
+  WEB_SEARCH_MAX_USES: wholeNumber(5, 1, 50),
   // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/admin/workspace.md).
   WORKSPACE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   WORKSPACE_MAX_BYTES: wholeNumber(100 * 1024 * 1024, 1024 * 1024, 1024 ** 4),

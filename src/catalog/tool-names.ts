@@ -76,6 +76,14 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     const paren = entry.indexOf("(");
     const base = paren < 0 ? entry : entry.slice(0, paren);
     const equivalent = Object.hasOwn(EQUIVALENTS, base) ? EQUIVALENTS[base]! : null;
+    // A Claude Code tool this gateway offers under the same name (Read, Bash, WebFetch, WebSearch…). Its rule in
+    // parentheses (`Bash(git:*)`, `Read(*.md)`) is a permission rule of Claude Code's: the tool is granted, and
+    // confined here as every call of it is (the workspace, the sandbox, the egress guard).
+    if (CLAUDE_CODE_TOOLS.has(base) && ctx.known?.includes(base)) {
+      tools.add(base);
+      if (paren >= 0) used.push(`${entry} as ${base} (the rule in parentheses is not enforced; ${base} is confined as always)`);
+      continue;
+    }
     if (paren < 0 && ctx.mcpServers && isMcpEntry(entry)) {
       if (entry === MCP_ALL || ctx.mcpServers.includes(mcpServerOf(entry) ?? "")) tools.add(entry);
       else elsewhere.push(entry);
@@ -86,6 +94,8 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     else if (equivalent && has(equivalent)) {
       tools.add(equivalent);
       used.push(`${entry} as ${equivalent}`);
+    } else if (ctx.disabled && Object.hasOwn(ctx.disabled, base)) {
+      off.push(`${entry}: ${ctx.disabled[base]}`);
     } else if (ctx.disabled && Object.hasOwn(ctx.disabled, equivalent ?? entry)) {
       off.push(`${equivalent ? `${equivalent} (for ${entry})` : entry}: ${ctx.disabled[equivalent ?? entry]}`);
     }

@@ -45,7 +45,8 @@ export class AnthropicModel implements Model {
       model: request.model,
       max_tokens: request.maxTokens ?? this.maxTokens,
       ...systemBlocks(request),
-      messages: request.messages,
+      // The history's blocks are the API's own shapes (the server tools' blocks as the API sent them), typed more loosely.
+      messages: request.messages as unknown as Anthropic.MessageParam[],
       // The tools and the system prompt form the stable prefix: cache it for long chats.
       ...(request.tools.length > 0
         ? { tools: request.tools.map((t, i) => (i === request.tools.length - 1 ? { ...t, cache_control: { type: "ephemeral" as const } } : t)) }
@@ -70,19 +71,14 @@ export class AnthropicModel implements Model {
       } else {
         response = await this.client.messages.create(params, { signal: request.signal });
       }
-      const content: AssistantBlock[] = [];
-      for (const block of response.content) {
-        if (block.type === "text" && block.text.trim() !== "") content.push({ type: "text", text: block.text });
-        if (block.type === "tool_use") {
-          const input = isRecord(block.input) ? block.input : {};
-          content.push({ type: "tool_use", id: block.id, name: block.name, input });
-        }
-      }
+      const content = assistantBlocks(response.content);
+      const searches = response.usage.server_tool_use?.web_search_requests ?? 0;
       const usage = {
         inputTokens: response.usage.input_tokens,
         outputTokens: response.usage.output_tokens,
         cacheReadTokens: response.usage.cache_read_input_tokens ?? 0,
         cacheWriteTokens: response.usage.cache_creation_input_tokens ?? 0,
+        ...(searches > 0 ? { webSearchRequests: searches } : {}),
       };
       // Priced as the model that answered; an unknown answering id falls back to the requested one's price.
       const priced = this.prices.known(response.model) ? response.model : request.model;
@@ -110,6 +106,48 @@ export class AnthropicModel implements Model {
     }
     return limit;
   }
+}
+
+/**
+ * The reply's blocks as the history keeps them: text (with its citations), tool calls, and the web search tool's calls
+ * and results, which must be sent back exactly as they came. Other block types are not requested and are dropped.
+ */
+function assistantBlocks(blocks: readonly Anthropic.ContentBlock[]): AssistantBlock[] {
+  const content: AssistantBlock[] = [];
+  for (const block of blocks) {
+    switch (block.type) {
+      case "text": {
+        if (block.text.trim() === "") break;
+        const citations = (block.citations ?? []).filter((c): c is Anthropic.CitationsWebSearchResultLocation => c.type === "web_search_result_location");
+        content.push({
+          type: "text",
+          text: block.text,
+          ...(citations.length > 0 ? { citations: citations.map(({ type, url, title, cited_text, encrypted_index }) => ({ type, url, title, cited_text, encrypted_index })) } : {}),
+        });
+        break;
+      }
+      case "tool_use":
+        content.push({ type: "tool_use", id: block.id, name: block.name, input: isRecord(block.input) ? block.input : {} });
+        break;
+      case "server_tool_use":
+        // Only web search is ever offered; another server tool's call would have no result type to keep.
+        if (block.name !== "web_search") break;
+        content.push({ type: "server_tool_use", id: block.id, name: "web_search", input: isRecord(block.input) ? block.input : {} });
+        break;
+      case "web_search_tool_result":
+        content.push({
+          type: "web_search_tool_result",
+          tool_use_id: block.tool_use_id,
+          content: Array.isArray(block.content)
+            ? block.content.map(({ type, url, title, encrypted_content, page_age }) => ({ type, url, title, encrypted_content, page_age }))
+            : { type: block.content.type, error_code: block.content.error_code },
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  return content;
 }
 
 function systemBlocks(request: ModelRequest) {

@@ -14,6 +14,7 @@ import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { resolveToolUses } from "./tool-calls.js";
 import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded, contextLimit } from "./compaction.js";
+import { replyText } from "./search-blocks.js";
 import { joinSteering } from "./steering.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -65,12 +66,14 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
     frame.iteration = 0;
     journal.touch(frame);
   }
+  // The API paused a long turn of its own tools (web search): the reply so far goes back as it is, to be continued.
+  let paused = false;
   for (;;) {
     let uses = unresolvedToolUses(frame.history);
     if (uses.length === 0) {
       const last = frame.history[frame.history.length - 1];
       // Its reply was stored but not delivered before a restart: deliver it now.
-      if (last?.role === "assistant") return { action: TurnAction.SEND_TEXT, text: textOf(last.content) };
+      if (last?.role === "assistant" && !paused) return { action: TurnAction.SEND_TEXT, text: replyText(last.content) };
       if (frame.iteration >= frame.maxIterations) {
         return {
           action: TurnAction.MAX_ITERATIONS,
@@ -83,7 +86,9 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
       const response = await callModel(frame, deps);
       if ("error" in response) return { action: TurnAction.ERROR, text: response.error };
       uses = toolUsesOf(response.content);
-      if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: textOf(response.content) };
+      paused = uses.length === 0 && response.stopReason === "pause_turn";
+      if (paused) continue;
+      if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: replyText(frame.history[frame.history.length - 1]!.content as AssistantBlock[]) };
       sayBeforeTools(frame, textOf(response.content), deps);
     }
     const outcome = await resolveToolUses(frame, uses, deps);
@@ -96,7 +101,7 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
  * One model call and its reply in the history. A request the API finds too long for the window (its count is above
  * the local estimate: another script, dense JSON) is compacted with the API's count and sent once more.
  */
-async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[] } | { error: string }> {
+async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[]; stopReason: string | null } | { error: string }> {
   await compactIfNeeded(frame, deps);
   const { messages, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
@@ -124,7 +129,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
       stop_reason: response.stopReason,
       model_request_id: response.requestId,
     });
-    return { content };
+    return { content, stopReason: response.stopReason };
   } catch (error) {
     const message = error instanceof ModelError ? error.message : String(error);
     // A call cancelled by a stop (Ctrl-C, /cancel) is not a failure worth a warning: the request resumes or ends.

@@ -32,14 +32,39 @@ import { parseAndValidate, validateRequest, type MessagesRequest, type Validatio
 export type { MessagesRequest } from "./validate.js";
 export { holdStream, type FakeStreamOptions, type StreamHold } from "./stream.js";
 
+/** A passage of a web search result that text cites (the Messages API's web_search_result_location). */
+export interface FakeCitation {
+  type: "web_search_result_location";
+  url: string;
+  title: string | null;
+  cited_text: string;
+  encrypted_index: string;
+}
+
+export interface FakeSearchResult {
+  type: "web_search_result";
+  url: string;
+  title: string;
+  encrypted_content: string;
+  page_age: string | null;
+}
+
+// The web search tool's blocks follow the Messages API reference ("Web search tool" page and the SDK's
+// ServerToolUseBlock / WebSearchToolResultBlock): the API runs the search itself, inside the same assistant message.
 export type FakeBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+  | { type: "text"; text: string; citations?: FakeCitation[] }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "server_tool_use"; id: string; name: "web_search"; input: Record<string, unknown> }
+  | {
+      type: "web_search_tool_result";
+      tool_use_id: string;
+      content: FakeSearchResult[] | { type: "web_search_tool_result_error"; error_code: string };
+    };
 
 export interface FakeReply {
   content: FakeBlock[];
-  /** Default: "tool_use" if any tool_use block, else "end_turn". */
-  stop_reason?: "end_turn" | "tool_use" | "max_tokens";
+  /** Default: "tool_use" if any tool_use block, else "end_turn". "pause_turn": a long server-tool turn, sent back to go on. */
+  stop_reason?: "end_turn" | "tool_use" | "max_tokens" | "pause_turn";
   /** Default: a chars/4 estimate (at least 1) of the request / the reply. */
   usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   /** Models do sometimes name a tool they were not offered; set this to script that on purpose. */
@@ -108,6 +133,26 @@ export function text(t: string): FakeReply {
 
 export function toolUse(name: string, input: Record<string, unknown>, id = `toolu_${hex(12)}`): FakeBlock {
   return { type: "tool_use", id, name, input };
+}
+
+/**
+ * A web search the API ran: its server_tool_use and its result, the results' encrypted_content made up (it is opaque).
+ * Pages as [title, url]; a string instead is an error code (e.g. "max_uses_exceeded"), answered as the API does.
+ */
+export function webSearch(query: string, pages: Array<[string, string]> | string, id = `srvtoolu_${hex(12)}`): FakeBlock[] {
+  const content =
+    typeof pages === "string"
+      ? { type: "web_search_tool_result_error" as const, error_code: pages }
+      : pages.map(([title, url]) => ({ type: "web_search_result" as const, url, title, encrypted_content: `enc_${hex(16)}`, page_age: null }));
+  return [
+    { type: "server_tool_use", id, name: "web_search", input: { query } },
+    { type: "web_search_tool_result", tool_use_id: id, content },
+  ];
+}
+
+/** Text citing a page of a search result, as the API splits cited text into its own block. */
+export function citedText(text: string, url: string, title: string, citedPassage = text): FakeBlock {
+  return { type: "text", text, citations: [{ type: "web_search_result_location", url, title, cited_text: citedPassage, encrypted_index: `idx_${hex(8)}` }] };
 }
 
 function joinText(content: unknown): string {
@@ -234,6 +279,11 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     if (stray && stray.type === "tool_use") {
       return sendError(res, call, 500, "api_error", `fake: scripted tool_use names tool ${stray.name} which the request did not offer`);
     }
+    const searches = outcome.content.filter((b) => b.type === "server_tool_use").length;
+    const searchOffered = (request.tools ?? []).some((t) => typeof t.type === "string" && t.type.startsWith("web_search_"));
+    if (searches > 0 && !searchOffered && !outcome.allowUnoffered) {
+      return sendError(res, call, 500, "api_error", "fake: scripted server_tool_use searches the web but the request did not offer the web search tool");
+    }
 
     const hasToolUse = outcome.content.some((b) => b.type === "tool_use");
     const usage = outcome.usage ?? {
@@ -248,7 +298,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       content: outcome.content,
       stop_reason: outcome.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
       stop_sequence: null,
-      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}), ...usage },
     };
     const streamOpts = outcome.stream ?? {};
     if (!stream) {
