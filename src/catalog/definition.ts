@@ -14,6 +14,8 @@ export interface Definition {
   maxIterations: number | null;
   /** Whitelist of tool names (`tools` / `allowed-tools`); null means the defaults for the kind. */
   tools: string[] | null;
+  /** What the whitelist declares that this gateway does not give it, and why (`skills -- list` shows it). */
+  missingTools?: Array<{ entry: string; why: string }>;
   mode: "interactive" | "batch";
   /** Environment variables the definition needs; when one is unset it is unavailable. */
   env: string[];
