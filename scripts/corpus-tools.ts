@@ -1,4 +1,4 @@
-// The corpus figure of docs/skills.md: for real collections of skills and agents (checked out outside the repository),
+// The corpus figure of docs/admin/skills.md: for real collections of skills and agents (checked out outside the repository),
 // the share of definitions whose declared tools (`tools` / `allowed-tools`) are all available here, with the
 // workspace tools on and a sandbox present, WebFetch and WebSearch on, and no MCP server configured (an
 // `mcp__<server>__…` entry counts only when a configured server could provide it).

@@ -23,7 +23,7 @@ export async function workspaceToolsOff(config: Pick<Config, "WORKSPACE">, known
   if (absent.length === 0) return {};
   if (!config.WORKSPACE) return Object.fromEntries(absent.map((tool) => [tool, "WORKSPACE=off: WORKSPACE=on turns it on"]));
   const probe = await sandbox();
-  const notYet = "not offered by npm start yet, see docs/workspace.md";
+  const notYet = "not offered by npm start yet, see docs/admin/workspace.md";
   const why = (tool: string): string => {
     if (tool === "Bash" && !probe.ok) return `no sandbox here: ${probe.problem ?? "bubblewrap cannot run"}; ${probe.fix ?? "install bubblewrap"}`;
     if ((tool === "Glob" || tool === "Grep") && !probe.ripgrep) return "ripgrep is not installed (apt-get install ripgrep)";

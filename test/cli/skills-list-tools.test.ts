@@ -53,9 +53,9 @@ describe("the workspace tools' reasons", () => {
 
   it("name the missing sandbox for Bash and ripgrep for Glob and Grep", async () => {
     expect(await workspaceToolsOff({ WORKSPACE: true }, [], noSandbox)).toEqual({
-      Read: "not offered by npm start yet, see docs/workspace.md",
-      Write: "not offered by npm start yet, see docs/workspace.md",
-      Edit: "not offered by npm start yet, see docs/workspace.md",
+      Read: "not offered by npm start yet, see docs/admin/workspace.md",
+      Write: "not offered by npm start yet, see docs/admin/workspace.md",
+      Edit: "not offered by npm start yet, see docs/admin/workspace.md",
       Glob: "ripgrep is not installed (apt-get install ripgrep)",
       Grep: "ripgrep is not installed (apt-get install ripgrep)",
       Bash: "no sandbox here: bubblewrap (bwrap) is not installed; install bubblewrap 0.8 or newer",
