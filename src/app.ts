@@ -14,8 +14,9 @@ import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
 import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
-import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
+import { backgroundTimers, randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
+import { repeat } from "./runtime/repeat.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
@@ -252,11 +253,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   };
   const failedSweep = (error: unknown) => log.error({ err: error }, "could not expire approvals; trying again in 30 s");
   await sweepApprovals().catch(failedSweep);
-  const sweep = setInterval(() => void sweepApprovals().catch(failedSweep), 30_000);
-  sweep.unref();
+  const stopSweep = repeat(backgroundTimers, 30_000, () => void sweepApprovals().catch(failedSweep));
   // Work nobody is doing (a replica died, a notification was missed) is taken over.
-  const poll = setInterval(() => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")), pollInterval(config.SESSION_LEASE_MS));
-  poll.unref();
+  const stopPoll = repeat(backgroundTimers, pollInterval(config.SESSION_LEASE_MS), () => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")));
   log.info({ replica, database: config.DATABASE_URL ? "postgresql" : "sqlite" }, "store ready");
   return {
     store,
@@ -267,8 +266,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     metrics,
     mcp,
     async close() {
-      clearInterval(sweep);
-      clearInterval(poll);
+      stopSweep();
+      stopPoll();
       await catalog.close();
       // Turns in flight are cut first (their MCP calls are cancelled with notifications/cancelled), then the servers go.
       await gateway.stop();

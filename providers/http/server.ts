@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
-import type { Timers } from "../../src/runtime/deps.js";
+import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { AdminRoutes, type AdminSettings } from "./admin.js";
 import { UserCaps, type UserCapLimits } from "./caps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
@@ -306,7 +306,7 @@ export class HttpProvider {
     res.flushHeaders();
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     events.attach(send);
-    const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+    const timers = this.options.timers ?? systemTimers;
     const every = this.options.keepaliveMs ?? 15_000;
     let keepalive: unknown;
     const beat = () => {

@@ -3,6 +3,7 @@ import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Gateway } from "../../src/gateway/gateway.js";
+import { systemTimers } from "../../src/runtime/deps.js";
 import { userId } from "../../src/gateway/identity.js";
 import type { ProviderSink } from "../../src/gateway/types.js";
 import { AssistantThreads } from "./assistant.js";
@@ -130,7 +131,7 @@ export class SlackProvider {
     this.rateLimit = {
       retries: options.maxRetries,
       budgetMs: RETRY_BUDGET_MS,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => systemTimers.setTimeout(resolve, ms))),
     };
     this.indicators = new WorkingIndicators(this.app.client, gateway, options.log, (key) => this.resumedMessage(key));
     this.assistant = new AssistantThreads(this.app.client, options.log);

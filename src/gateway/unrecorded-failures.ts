@@ -1,3 +1,5 @@
+import { backgroundTimers, type Timers } from "../runtime/deps.js";
+import { repeat } from "../runtime/repeat.js";
 import type { Store } from "../store/store.js";
 
 /**
@@ -7,11 +9,12 @@ import type { Store } from "../store/store.js";
  */
 export class UnrecordedFailures {
   private readonly failures = new Map<string, { sessionKey: string; error: string }>();
-  private timer: NodeJS.Timeout | null = null;
+  private stopTimer: (() => void) | null = null;
 
   constructor(
     private readonly store: Store,
     private readonly retryMs: number,
+    private readonly timers: Timers = backgroundTimers,
   ) {}
 
   has(requestId: string): boolean {
@@ -20,8 +23,7 @@ export class UnrecordedFailures {
 
   add(requestId: string, sessionKey: string, error: string): void {
     this.failures.set(requestId, { sessionKey, error });
-    this.timer ??= setInterval(() => void this.record(), this.retryMs);
-    this.timer.unref();
+    this.stopTimer ??= repeat(this.timers, this.retryMs, () => void this.record());
   }
 
   /** Writes what the store could not take earlier; stops the timer once all are written. */
@@ -38,7 +40,7 @@ export class UnrecordedFailures {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stopTimer?.();
+    this.stopTimer = null;
   }
 }

@@ -207,8 +207,8 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
   it("sends the text so far, edits it no more than every 3 s, and the reply replaces it (chunk 0 in the journal)", async () => {
     const typing = new Map<number, () => void>();
     const timers = {
-      setInterval: ((fn: () => void) => (typing.set(typing.size + 1, fn), typing.size)) as unknown as typeof setInterval,
-      clearInterval: ((id: number) => typing.delete(id)) as unknown as typeof clearInterval,
+      setInterval: (fn: () => void) => (typing.set(typing.size + 1, fn), typing.size),
+      clearInterval: (id: unknown) => void typing.delete(id as number),
     };
     const { h, pace, heardUpTo, journal } = await boot({ timers }); // the default, "draft": a group has no drafts
     const hold = holdStream(2);
