@@ -251,7 +251,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     /** Simulates a crash: the database handle goes away mid-work; nothing more is committed. */
     crash() {
-      store.close();
+      // Not awaited, as a crash waits for nothing: SqliteStore.close() drops the handle before it returns.
+      void store.close();
     },
     async close(keepFake = false) {
       await catalog.close();
