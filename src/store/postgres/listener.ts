@@ -123,7 +123,7 @@ export class ChangeListener {
     this.reading = true;
     try {
       // One turn first: notifications that arrived in the same packet are read with one query.
-      await null;
+      await Promise.resolve();
       while (this.waiting.length > 0 && this.client && !this.closed) {
         // Ids delivered already (this replica's own changes, a replay) are not read again.
         const ids = this.waiting.splice(0, BATCH).filter((id) => !this.delivered.has(id));
