@@ -37,7 +37,7 @@ export interface ServerView {
 export interface ConnectionDeps {
   log: Logger;
   timers: Timers;
-  now(): number;
+  now: () => number;
   observer: McpObserver;
   /** Removes mcp.json's secrets from a text (errors, stderr lines) before it is logged or shown. */
   scrub(text: string): string;

@@ -10,7 +10,7 @@ import { manualTimeouts } from "../helpers/timers.js";
 it("retries every period while the store refuses, writes the failure once it can, then stops", async () => {
   const time = manualTimeouts();
   const stopped = deferred<void>();
-  const timers: Timers = { setTimeout: time.timers.setTimeout, clearTimeout: (handle) => (time.timers.clearTimeout(handle), stopped.resolve()) };
+  const timers: Timers = { setTimeout: (fn, ms) => time.timers.setTimeout(fn, ms), clearTimeout: (handle) => (time.timers.clearTimeout(handle), stopped.resolve()) };
   const written: unknown[] = [];
   let refused = deferred<void>();
   let full = true;
