@@ -192,7 +192,7 @@ describe("approvals over HTTP", () => {
     expect((await decide("tok-bob")).status).toBe(403);
     h.fake.script(text("Sent."));
     const [a, b] = await Promise.all([decide("tok-alice"), decide("tok-alice", "deny")]);
-    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect([a.status, b.status].sort((x, y) => x - y)).toEqual([200, 409]);
     await h.gateway.idle();
     expect(runs.length).toBeLessThanOrEqual(1);
     expect((await post(base, "/v1/approvals/ap_0000000000", { decision: "approve" })).status).toBe(404);
