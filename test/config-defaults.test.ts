@@ -2,8 +2,7 @@
 // limit and the compaction threshold as the configuration table and .env.example state them, and call_agent's 30 s
 // timeout firing at 30 s (not a millisecond earlier) in an app built by createApp from an environment that sets none
 // of them.
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { createApp, type App } from "../src/app.js";

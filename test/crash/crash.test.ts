@@ -2,8 +2,7 @@
 // the strict fake Messages API over HTTP, SIGKILLed at seeded points of a multi-level conversation with a
 // side-effecting tool, restarted, and checked after every restart.
 import { createServer, type Server } from "node:http";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -114,7 +113,7 @@ describe("crash suite", () => {
             const point = kills < KILLS ? prng.weighted({ none: 2, model: 3, tool: step.id.endsWith("-3") ? 4 : 0, reply: 2 }) : "none";
             let killNow: Promise<void> | null = null;
             if (point === "model") {
-              killNow = new Promise((resolve) => fake.fallback((req) => (fake.fallback(model), resolve(), { hang: true })));
+              killNow = new Promise((resolve) => fake.fallback(() => (fake.fallback(model), resolve(), { hang: true })));
             } else {
               fake.fallback(model);
               if (point === "tool") killNow = new Promise((resolve) => (holdNextPost = resolve));

@@ -1,8 +1,7 @@
 // The terminal chat as a user runs it: a real child process (`npm run chat -- --jsonl` and
 // `npm start`), the real SDK, the strict fake Messages API over HTTP, SQLite on disk.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";

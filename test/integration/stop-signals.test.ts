@@ -3,7 +3,6 @@
 import { once } from "node:events";
 import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { holdStream, startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.js";

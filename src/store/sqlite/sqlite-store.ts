@@ -1,10 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { frameRecordSchema } from "../frame-schema.js";
 import { inputHash } from "../input-hash.js";
 import {
-  CorruptStateError,
   FencedError,
   type Lease,
   type MemoryChanges,

@@ -425,7 +425,7 @@ describe("a restart mid-stream", () => {
   });
 
   it("a half message that the store no longer remembers (another replica made it its reply) is not edited again", async () => {
-    const first = await boot({ streaming: "edit" });
+    await boot({ streaming: "edit" });
     const hold = holdStream(1);
     world.model.script({ ...text("Lisbon is lovely."), stream: hold.stream });
     inGroup("where to?");
