@@ -1,4 +1,4 @@
-import type { ToolDefinition, ToolSpec } from "../../llm/types.js";
+import type { ToolDefinition } from "../../llm/types.js";
 import { available, type Catalog } from "../../catalog/definition.js";
 import { allowsTool, isMcpEntry, MCP_ALL, MCP_PREFIX } from "../../catalog/tool-patterns.js";
 import type { AgentType, StackFrame } from "../frame.js";
