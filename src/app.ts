@@ -5,10 +5,11 @@ import type { Logger } from "pino";
 import { LiveCatalog } from "./catalog/live.js";
 import { LOCK_FILE } from "./catalog/lock.js";
 import { WorkerSchemaChecker } from "./catalog/schema-checker.js";
-import type { Config } from "./config.js";
+import { apiKeysOf, type Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { Leases } from "./gateway/leases.js";
-import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
+import { UnconfiguredModel } from "./llm/anthropic.js";
+import { createApiModel } from "./llm/resilient.js";
 import type { Model } from "./llm/model.js";
 import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
@@ -34,6 +35,7 @@ import { sessionHasher } from "./telemetry/genai.js";
 import { startTracing } from "./telemetry/sdk.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import { mcpMetrics } from "./telemetry/mcp.js";
+import { resilienceMetrics } from "./telemetry/resilience.js";
 import { McpConfigError, type McpConfig } from "./mcp/config.js";
 import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
@@ -186,16 +188,26 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   // Before the first message: each server connects within MCP_CONNECT_TIMEOUT_MS, or joins later; one that fails is
   // logged and retried, and the gateway starts without its tools.
   await mcp.start();
-  const api: Model = config.ANTHROPIC_API_KEY
-    ? new AnthropicModel({
-        apiKey: config.ANTHROPIC_API_KEY,
-        baseURL: config.ANTHROPIC_BASE_URL,
-        defaultModel: config.ANTHROPIC_MODEL,
-        maxTokens: config.ANTHROPIC_MAX_TOKENS,
-        maxRetries: config.ANTHROPIC_MAX_RETRIES,
-        prices: new PriceTable(config.MODEL_PRICES),
-      })
-    : new UnconfiguredModel(config.ANTHROPIC_MODEL);
+  const keys = apiKeysOf(config);
+  // Several keys in turn, fallback models, a breaker per model: one Model made of models (src/llm/resilient.ts).
+  const api: Model =
+    keys.length > 0
+      ? createApiModel({
+          keys,
+          baseURL: config.ANTHROPIC_BASE_URL,
+          defaultModel: config.ANTHROPIC_MODEL,
+          maxTokens: config.ANTHROPIC_MAX_TOKENS,
+          retries: config.ANTHROPIC_MAX_RETRIES,
+          prices: new PriceTable(config.MODEL_PRICES),
+          fallbacks: config.MODEL_FALLBACKS,
+          breaker: { failures: config.MODEL_BREAKER_FAILURES, cooldownMs: config.MODEL_BREAKER_COOLDOWN },
+          callTimeoutMs: config.MODEL_CALL_TIMEOUT,
+          now: Date.now,
+          timers: systemTimers,
+          log: log.child({ part: "model" }),
+          observer: resilienceMetrics(metrics),
+        })
+      : new UnconfiguredModel(config.ANTHROPIC_MODEL);
   // The agents' and compaction's calls are observed by the runtime (telemetry is its observer, below); memory
   // extraction, which runs outside any request, through this wrapper. Every call is timed, counted, priced, traced.
   const model = api;
@@ -244,7 +256,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory});
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { z } from "zod";
+import { isKnownModel, MODEL_ALIASES } from "./catalog/models.js";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
@@ -82,12 +83,35 @@ const byteSize = (fallback: number) =>
     return bytes;
   });
 
+/** A comma-separated list of model ids or aliases (sonnet, haiku, opus), aliases resolved to ids. */
+const modelList = optionalText.transform((v, ctx) => {
+  const models: string[] = [];
+  for (const name of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    if (name === "inherit" || !isKnownModel(name)) {
+      ctx.addIssue({ code: "custom", message: `"${name}" is not a model: use ids such as claude-haiku-5-5 or the aliases ${Object.keys(MODEL_ALIASES).join(", ")}, separated by commas` });
+      return z.NEVER;
+    }
+    const id = Object.hasOwn(MODEL_ALIASES, name) ? MODEL_ALIASES[name]! : name;
+    if (!models.includes(id)) models.push(id);
+  }
+  return models;
+});
+
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
+  // More keys, used in turn: a key that is rate limited rests, one the API refuses (401) is dropped (README).
+  ANTHROPIC_API_KEYS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((k) => k.trim()).filter(Boolean))]),
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
   ANTHROPIC_MODEL: optionalText.transform((v) => v ?? DEFAULT_MODEL),
   ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
   ANTHROPIC_MAX_RETRIES: wholeNumber(2, 0),
+  // Models tried in order when the agent's model is overloaded, rate limited past the retries, failing or silent.
+  MODEL_FALLBACKS: modelList,
+  // A model failing this many calls in a row rests for MODEL_BREAKER_COOLDOWN: calls go to their fallbacks meanwhile.
+  MODEL_BREAKER_FAILURES: wholeNumber(5, 1, 1000),
+  MODEL_BREAKER_COOLDOWN: duration(30_000),
+  // A model call that brings nothing (no answer, no streamed text) for this long is given up and tried again.
+  MODEL_CALL_TIMEOUT: duration(10 * 60 * 1000),
   MAX_ITERATIONS: positiveInt(25),
   MODEL_CONTEXT_TOKENS: optionalText.transform((v, ctx) => {
     // "400000" for every model, or "claude-sonnet-5-5=1000000,claude-haiku-5-5=200000" (optionally with *=…).
@@ -340,6 +364,7 @@ export type CredentialKind = "value" | "token list" | "header list";
  */
 export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
   ANTHROPIC_API_KEY: "value",
+  ANTHROPIC_API_KEYS: "token list",
   METRICS_TOKEN: "value",
   ADMIN_TOKENS: "token list",
   OTEL_EXPORTER_OTLP_HEADERS: "header list",
@@ -352,6 +377,11 @@ export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
   SLACK_APP_TOKEN: "value",
   SLACK_SIGNING_SECRET: "value",
 };
+
+/** ANTHROPIC_API_KEY and ANTHROPIC_API_KEYS, in that order, each once (none: the model is not configured). */
+export function apiKeysOf(config: Pick<Config, "ANTHROPIC_API_KEY" | "ANTHROPIC_API_KEYS">): string[] {
+  return [...new Set([...(config.ANTHROPIC_API_KEY ? [config.ANTHROPIC_API_KEY] : []), ...config.ANTHROPIC_API_KEYS])];
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { ConfigError, loadConfig, loadDotEnv, withDefaults } from "../src/config.js";
+import { apiKeysOf, ConfigError, loadConfig, loadDotEnv, withDefaults } from "../src/config.js";
 
 describe("withDefaults", () => {
   it("keeps a default when the variable is empty or blank", () => {
@@ -94,5 +94,18 @@ describe("per-user caps of the HTTP API", () => {
     expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "0", HTTP_SESSIONS_PER_USER_MAX: "0" })).toMatchObject({ HTTP_STORED_BYTES_PER_USER_MAX: 0, HTTP_SESSIONS_PER_USER_MAX: 0 });
     expect(() => loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "lots" })).toThrow(/HTTP_STORED_BYTES_PER_USER_MAX: must be a size such as 100MB/);
     expect(() => loadConfig({ HTTP_STREAMS_PER_USER_MAX: "-1" })).toThrow(/HTTP_STREAMS_PER_USER_MAX: must be a whole number ≥ 0/);
+  });
+});
+
+describe("model resilience settings", () => {
+  it("reads MODEL_FALLBACKS as model ids in order, aliases resolved, and names a word that is not a model", () => {
+    expect(loadConfig({ MODEL_FALLBACKS: "haiku, claude-opus-5-5,haiku" }).MODEL_FALLBACKS).toEqual(["claude-haiku-5-5", "claude-opus-5-5"]);
+    expect(loadConfig({}).MODEL_FALLBACKS).toEqual([]);
+    expect(() => loadConfig({ MODEL_FALLBACKS: "haiku,gpt-4o" })).toThrow(/MODEL_FALLBACKS.*"gpt-4o" is not a model/);
+  });
+
+  it("takes ANTHROPIC_API_KEY and ANTHROPIC_API_KEYS together, each key once, the single one first", () => {
+    expect(apiKeysOf(loadConfig({ ANTHROPIC_API_KEY: "sk-a", ANTHROPIC_API_KEYS: "sk-b, sk-a,,sk-c" }))).toEqual(["sk-a", "sk-b", "sk-c"]);
+    expect(apiKeysOf(loadConfig({}))).toEqual([]);
   });
 });

@@ -11,6 +11,8 @@ export interface Definition {
   /** The markdown body: the child's system prompt. */
   body: string;
   model: string | null;
+  /** `fallback_models`: models to try in order when `model` fails ([] for none); null: the gateway's MODEL_FALLBACKS. */
+  fallbackModels: string[] | null;
   maxIterations: number | null;
   /** Whitelist of tool names (`tools` / `allowed-tools`); null means the defaults for the kind. */
   tools: string[] | null;

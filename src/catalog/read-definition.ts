@@ -90,6 +90,7 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     p.warning(`model "${model}" is not a model this gateway knows (${MODEL_CHOICES}); the ${kind} uses the default (the caller's model) instead`, line("model"));
     model = null;
   }
+  const fallbackModels = fallbacks(kind, fm.fallback_models, p, line("fallback_models"));
   const env = requiredEnv(fm, p, line);
   checkBody();
   if (p.failed) return null;
@@ -102,6 +103,7 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     description: fm.description,
     body: split.body,
     model,
+    fallbackModels,
     maxIterations: fm.max_iterations ?? null,
     tools,
     ...(missingTools.length > 0 ? { missingTools } : {}),
@@ -121,6 +123,16 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     ...(folder && kind === "skill" ? realPathOf(folder) : {}),
     unavailable,
   };
+}
+
+/** `fallback_models` as written, less the names this gateway does not know (each warned about). */
+function fallbacks(kind: DefinitionKind, names: string[] | undefined, p: FileProblems, at: number | undefined): string[] | null {
+  if (names === undefined) return null;
+  return names.filter((name) => {
+    if (name !== "inherit" && isKnownModel(name)) return true;
+    p.warning(`fallback_models: "${name}" is not a model this gateway knows (${MODEL_CHOICES.replace("inherit, ", "")}); the ${kind} goes without it`, at);
+    return false;
+  });
 }
 
 function realPathOf(folder: string): { folderRealPath?: string } {

@@ -1,4 +1,5 @@
 import Anthropic from "@anthropic-ai/sdk";
+import { toModelError } from "./failures.js";
 import { ModelError, type Model } from "./model.js";
 import { PriceTable } from "./prices.js";
 import type { AssistantBlock, ModelRequest, ModelResponse } from "./types.js";
@@ -15,9 +16,15 @@ export interface AnthropicModelOptions {
   timeoutMs?: number;
   /** Prices each call's usage (defaults plus MODEL_PRICES). */
   prices?: PriceTable;
+  /** The time a `retry-after` date is read against. Default: the system clock. */
+  now?: () => number;
 }
 
-/** The Model backed by the Messages API through the official SDK (which retries 429/5xx itself). */
+/**
+ * The Model backed by the Messages API through the official SDK, with one API key. The SDK retries 429/5xx itself
+ * unless `maxRetries` is 0, as it is under the resilient model (resilient.ts), which retries, rotates keys and falls
+ * back to other models itself.
+ */
 export class AnthropicModel implements Model {
   readonly configured = true;
   readonly setupHint = "";
@@ -26,11 +33,13 @@ export class AnthropicModel implements Model {
   private readonly maxTokens: number;
   private readonly limits = new Map<string, Promise<number | null>>();
   private readonly prices: PriceTable;
+  private readonly now: () => number;
 
   constructor(options: AnthropicModelOptions) {
     this.defaultModel = options.defaultModel ?? DEFAULT_MODEL;
     this.maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
     this.prices = options.prices ?? new PriceTable();
+    this.now = options.now ?? Date.now;
     this.client = new Anthropic({
       apiKey: options.apiKey,
       // undefined would make the SDK read ANTHROPIC_BASE_URL itself; config already did that.
@@ -53,11 +62,14 @@ export class AnthropicModel implements Model {
         : {}),
       ...(request.toolChoice ? { tool_choice: { type: "tool" as const, name: request.toolChoice.name } } : {}),
     };
+    // Once the answer began to arrive, an error the SDK does not name is the connection dropping mid-answer.
+    let streamed = false;
     try {
       let response: Anthropic.Message;
       if (request.onText) {
         // Streamed: each text delta goes out as it arrives; the final message is the same as create() returns.
         const stream = this.client.messages.stream(params, { signal: request.signal });
+        stream.on("connect", () => void (streamed = true));
         const onText = request.onText;
         stream.on("text", (delta) => {
           try {
@@ -90,7 +102,7 @@ export class AnthropicModel implements Model {
         model: response.model ?? null,
       };
     } catch (error) {
-      throw toModelError(error);
+      throw toModelError(error, { streamed, now: this.now() });
     }
   }
 
@@ -155,19 +167,6 @@ function systemBlocks(request: ModelRequest) {
   if (request.system) blocks.push({ type: "text", text: request.system, cache_control: { type: "ephemeral" } });
   if (request.volatileSystem) blocks.push({ type: "text", text: request.volatileSystem });
   return blocks.length ? { system: blocks } : {};
-}
-
-function toModelError(error: unknown): ModelError {
-  if (error instanceof Anthropic.APIUserAbortError) return new ModelError("the model call was cancelled", null, true);
-  if (error instanceof Anthropic.APIConnectionError) {
-    return new ModelError(`cannot reach the Anthropic API (${error.message}); check ANTHROPIC_BASE_URL and the network`);
-  }
-  if (error instanceof Anthropic.APIError) {
-    const body = error.error as { error?: { message?: string } } | undefined;
-    const detail = body?.error?.message ?? error.message;
-    return new ModelError(`Anthropic API error ${error.status ?? ""}: ${detail}`.trim(), error.status ?? null);
-  }
-  return new ModelError(error instanceof Error ? error.message : String(error));
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

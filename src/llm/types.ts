@@ -108,6 +108,16 @@ export interface ModelRequest {
    * shown). A preview; the response this resolves with is the truth.
    */
   onText?: (delta: string) => void;
+  /**
+   * The text streamed so far is void: the call failed after it began and starts over (on another try or model).
+   * Whoever shows the preview takes it back; what `onText` brings next is the new reply from its beginning.
+   */
+  onReset?: () => void;
+  /**
+   * Models to try in this order when `model` fails with an overload, a rate limit past the retries, a server error,
+   * a timeout or a dropped connection (a definition's `fallback_models`); absent: the gateway's MODEL_FALLBACKS.
+   */
+  fallbackModels?: readonly string[];
   /** Force a call of this tool (structured output, e.g. memory extraction's save_memories). */
   toolChoice?: { name: string };
 }

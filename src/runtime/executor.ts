@@ -15,6 +15,7 @@ import { resolveToolUses } from "./tool-calls.js";
 import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded, contextLimit } from "./compaction.js";
 import { replyText } from "./search-blocks.js";
+import { fallbacksFor } from "./fallbacks.js";
 import { joinSteering } from "./steering.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -113,6 +114,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
       messages,
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
+      ...withFallbacks(fallbacksFor(frame, deps.catalog)),
       ...streaming(frame, deps),
     };
     const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, request, () => deps.model.complete(request));
@@ -127,6 +129,8 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
       content,
       usage: response.usage,
       stop_reason: response.stopReason,
+      // The model that wrote it (a fallback, when the frame's own failed): its usage is priced at that model's price.
+      ...(response.model ? { model: response.model } : {}),
       model_request_id: response.requestId,
     });
     return { content, stopReason: response.stopReason };
@@ -160,6 +164,10 @@ function sayBeforeTools(frame: StackFrame, text: string, deps: TurnDeps): void {
   journal.stage({
     outbound: [{ id: deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent: frame.agentName, depth: deps.depth, text, kind: "message" }],
   });
+}
+
+function withFallbacks(models: string[] | undefined): { fallbackModels?: string[] } {
+  return models ? { fallbackModels: models } : {};
 }
 
 /** The user watches interactive frames write; batch runs (call_agent, mode: batch) answer their caller, not the chat. */

@@ -243,7 +243,8 @@ export class Telemetry implements GatewayObserver {
       span?.setAttributes({ ...responseAttributes(request, response), ...(captureContent ? outputContent(response) : {}) });
       const u = response.usage;
       if (metrics) {
-        const labels = { model: request.model };
+        // The model that answered: a fallback's tokens are its own, at its own price.
+        const labels = { model: response.model ?? request.model };
         metrics.tokens.inc({ ...labels, type: "input" }, u.inputTokens);
         metrics.tokens.inc({ ...labels, type: "output" }, u.outputTokens);
         metrics.tokens.inc({ ...labels, type: "cache_read" }, u.cacheReadTokens ?? 0);

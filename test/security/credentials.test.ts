@@ -12,6 +12,7 @@ const NOT_CREDENTIALS = new Set(["ANTHROPIC_MAX_TOKENS", "MODEL_CONTEXT_TOKENS",
 /** A valid value for every marked setting, and the secrets a log line must never show once it is loaded. */
 const SAMPLES: Record<string, { env: string; secrets: string[] }> = {
   ANTHROPIC_API_KEY: { env: "sk-ant-sample-0001", secrets: ["sk-ant-sample-0001"] },
+  ANTHROPIC_API_KEYS: { env: "sk-ant-sample-0015, sk-ant-sample-0016", secrets: ["sk-ant-sample-0015", "sk-ant-sample-0016"] },
   METRICS_TOKEN: { env: "metrics-token-0002", secrets: ["metrics-token-0002"] },
   ADMIN_TOKENS: { env: "admin-token-0003:ops,admin-token-0004", secrets: ["admin-token-0003", "admin-token-0004"] },
   OTEL_EXPORTER_OTLP_HEADERS: {
