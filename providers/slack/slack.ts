@@ -150,7 +150,12 @@ export class SlackProvider {
     this.sink = {
       prefix: "slack",
       deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit, streams),
-      ...(streams ? { stream: (key: string, delta: { agent: string; depth: number; text: string }) => streams.write(key, delta) } : {}),
+      ...(streams
+        ? {
+            stream: (key: string, delta: { agent: string; depth: number; text: string }) => streams.write(key, delta),
+            resetStream: (key: string, who: { agent: string; depth: number }) => streams.reset(key, who),
+          }
+        : {}),
       working: (key) => {
         streams?.turnStarted(key);
         const stop = this.indicators.show(key);

@@ -275,6 +275,7 @@ export class TelegramProvider {
         };
       },
       stream: (key, delta) => this.streams.delta(key, delta),
+      resetStream: (key, who) => this.streams.reset(key, who),
       // No clearIndicator: the rows are this provider's until a reply takes their messages over (settled below).
     });
     // Streamed messages no reply or turn will take over any more are deleted; the others wait for theirs.

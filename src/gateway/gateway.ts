@@ -14,6 +14,7 @@ import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
 import { admission, BUSY, conversationOf, mayRun, refusal } from "./ownership.js";
+import { changeOf } from "./previews.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
@@ -213,11 +214,7 @@ export class Gateway {
    * runtime's onEvent): announced through the store, so an HTTP client on another replica sees them too.
    */
   emit(sessionKey: string, event: RuntimeEvent): void {
-    const change =
-      event.type === "delta"
-        ? ({ kind: "delta", sessionKey, requestId: event.requestId, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
-        : ({ kind: "stack", sessionKey, event } as const);
-    void this.deps.store.announce(change).catch(() => {});
+    void this.deps.store.announce(changeOf(sessionKey, event)).catch(() => {});
   }
 
   /** Read access for API providers. */
@@ -360,7 +357,7 @@ export class Gateway {
     else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
       // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
       this.sinks.get(providerOf(change.sessionKey))?.stream?.(change.sessionKey, change.event);
-    }
+    } else if (change.kind === "reset" && this.workers.holds(change.sessionKey)) this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
   }
 
   private async settleIfDone(requestId: string): Promise<void> {

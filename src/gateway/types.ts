@@ -81,6 +81,11 @@ export interface ProviderSink {
    * written. A preview: the whole reply still arrives through `deliver`, once.
    */
   stream?(sessionKey: string, delta: { agent: string; depth: number; text: string }): void;
+  /**
+   * What `stream` showed of that agent's reply is void (its model call failed midway and starts over): the preview
+   * is emptied or taken down, and the next pieces start the reply again, so nobody reads the same words twice.
+   */
+  resetStream?(sessionKey: string, who: { agent: string; depth: number }): void;
 }
 
 /** What a platform said when a delivery failed, as the provider understood it. */

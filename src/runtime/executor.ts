@@ -47,9 +47,17 @@ export interface TurnDeps {
   steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: TurnObserver;
-  /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
-  onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }) => void;
+  /** Where reply text goes as the model writes it (the gateway routes it to the chat); `reset` takes it back. */
+  onEvent?: (sessionKey: string, event: PreviewEvent) => void;
 }
+
+/**
+ * A reply being written: a piece of text (`text` is the new piece only), or `reset` when the model call failed after
+ * it began to stream and starts over, so what was shown of it is void. A preview: the committed reply is the truth.
+ */
+export type PreviewEvent =
+  | { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }
+  | { type: "reset"; agent: string; depth: number; requestId: string | null };
 
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
 export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
@@ -171,10 +179,14 @@ function withFallbacks(models: string[] | undefined): { fallbackModels?: string[
 }
 
 /** The user watches interactive frames write; batch runs (call_agent, mode: batch) answer their caller, not the chat. */
-function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string) => void } {
+function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string) => void; onReset?: () => void } {
   const { onEvent, depth } = deps;
   if (!onEvent || depth === undefined || frame.mode !== "interactive") return {};
   const sessionKey = deps.journal.sessionKey;
   const requestId = deps.journal.requestId;
-  return { onText: (text) => onEvent(sessionKey, { type: "delta", agent: frame.agentName, depth, text, requestId }) };
+  const agent = frame.agentName;
+  return {
+    onText: (text) => onEvent(sessionKey, { type: "delta", agent, depth, text, requestId }),
+    onReset: () => onEvent(sessionKey, { type: "reset", agent, depth, requestId }),
+  };
 }

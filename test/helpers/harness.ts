@@ -73,6 +73,8 @@ export interface HarnessOptions {
   /** Reuse a database file (to simulate a restart in-process). */
   dbFile?: string;
   fake?: FakeAnthropic;
+  /** The model the runtime calls, built on the fake's URL (default: one AnthropicModel; resilient-model.ts: fallbacks). */
+  model?: (baseURL: string) => Model;
   /** SDK retries; 0 unless a test is about retrying. */
   maxRetries?: number;
   /** Environment the catalog checks `env:` against. Default: none set. */
@@ -148,7 +150,9 @@ export async function startHarness(options: HarnessOptions = {}) {
   await catalog.settled();
   const api: Model = options.noApiKey
     ? new UnconfiguredModel()
-    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
+    : options.model
+      ? options.model(fake.url)
+      : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
   const model = api;
   const extractionModel = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.

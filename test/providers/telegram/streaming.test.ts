@@ -10,7 +10,8 @@ import type { DeliveryReceipt, OutboundMessage } from "../../../src/gateway/type
 import { createLogger } from "../../../src/log.js";
 import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { TG_ERRORS } from "../../fakes/telegram/server.js";
-import { skillFile } from "../../helpers/harness.js";
+import { skillFile, type HarnessOptions } from "../../helpers/harness.js";
+import { withFallbacks } from "../../helpers/resilient-model.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
 
@@ -54,10 +55,10 @@ function pacing() {
 }
 
 /** Boots the provider with the pacing clock and records what the adapter hears and what it journals. */
-async function boot(options: Partial<TelegramOptions>, harnessTimers?: ReturnType<typeof manualTimeouts>) {
+async function boot(options: Partial<TelegramOptions>, harnessTimers?: ReturnType<typeof manualTimeouts>, harness: { model?: HarnessOptions["model"] } = {}) {
   const pace = pacing();
   // "draft" is the product's default (the shared world turns streaming off for the other tests).
-  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], harnessTimers ? { timers: harnessTimers.timers } : {});
+  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], { ...(harnessTimers ? { timers: harnessTimers.timers } : {}), ...harness });
   await started.h.gateway.recover();
   const sink = world.sink;
   let written = "";
@@ -335,6 +336,58 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     expect(first).toMatchObject({ deleted: true, history: [] });
     expect(world.tg.sent(GROUP).filter((m) => !m.deleted).map((m) => m.text).at(-1)).toBe("Porto is nice.");
     expect(world.tg.sent(GROUP).filter((m) => !m.deleted).some((m) => m.text.startsWith("Rome"))).toBe(false);
+  });
+});
+
+describe("a reply whose model call fails halfway and starts over on a fallback model", () => {
+  const FALLBACK = "claude-haiku-5-5";
+  /** Each version a member saw is the start of one reply: never the failed try's words and the new reply's together. */
+  const untorn = (versions: string[]) => versions.every((v) => "Rome is warm in June.".startsWith(v) || "Lisbon is lovely in May.".startsWith(v));
+
+  it("in a group: the message being edited is rewritten from the new reply's first words, then becomes the reply", async () => {
+    const { h, pace, heardUpTo, journal } = await boot({}, undefined, { model: withFallbacks(FALLBACK) });
+    const hold = holdStream(2);
+    // The Messages API's `event: error` overloaded_error after two words, as it sends it mid-stream.
+    world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+    inGroup("weather?");
+    const preview = await world.nth(GROUP, 1);
+    expect(preview.text).toBe("Rome");
+    await hold.paused;
+    await heardUpTo("Lisbon is ");
+    await pace.waiting();
+    pace.advance(3000);
+    pace.fire();
+    const edit = await world.tg.waitFor("editMessageText");
+    expect(edit.params.text).toBe("Lisbon is");
+    hold.release();
+    await h.gateway.idle();
+    expect(world.model.accepted().map((b) => b.model)).toEqual(["claude-test", FALLBACK]);
+    const [message] = world.tg.sent(GROUP);
+    expect(world.tg.sent(GROUP)).toHaveLength(1);
+    expect(message).toMatchObject({ message_id: preview.message_id, text: "Lisbon is lovely in May.", deleted: false });
+    expect(message!.history.map((v) => v.text)).toEqual(["Rome", "Lisbon is"]);
+    expect(untorn(message!.history.map((v) => v.text))).toBe(true);
+    expect(journal).toEqual([{ outbound: expect.any(String), index: 0, messageId: String(preview.message_id) }]);
+  });
+
+  it("in a private chat: the draft shows the new reply from its beginning, and the reply is sent once", async () => {
+    const { h, pace, heardUpTo } = await boot({}, undefined, { model: withFallbacks(FALLBACK) });
+    const hold = holdStream(2);
+    world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "weather?" });
+    await world.tg.waitFor("sendMessageDraft");
+    await hold.paused;
+    await heardUpTo("Lisbon is ");
+    await pace.waiting();
+    pace.advance(300);
+    pace.fire();
+    await world.tg.waitFor("sendMessageDraft", (p) => p.text !== "Rome");
+    hold.release();
+    await h.gateway.idle();
+    const drafts = calls("sendMessageDraft").map((c) => String(c.params.text));
+    expect(drafts).toEqual(["Rome", "Lisbon is"]);
+    expect(new Set(calls("sendMessageDraft").map((c) => c.params.draft_id)).size).toBe(1); // one draft, rewritten
+    expect(botSays(ALICE)).toEqual(["Lisbon is lovely in May."]);
   });
 });
 
