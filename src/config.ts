@@ -112,6 +112,8 @@ const schema = z.object({
   MODEL_BREAKER_COOLDOWN: duration(30_000),
   // A model call that brings nothing (no answer, no streamed text) for this long is given up and tried again.
   MODEL_CALL_TIMEOUT: duration(10 * 60 * 1000),
+  // Flood control: messages one user may send per minute (a burst of that many, then one every 60/N s); 0: no limit.
+  USER_MESSAGES_PER_MINUTE: wholeNumber(20, 0, 10_000),
   MAX_ITERATIONS: positiveInt(25),
   MODEL_CONTEXT_TOKENS: optionalText.transform((v, ctx) => {
     // "400000" for every model, or "claude-sonnet-5-5=1000000,claude-haiku-5-5=200000" (optionally with *=…).

@@ -140,7 +140,7 @@ describe("an app built from the defaults", () => {
         if (m.text.includes("target busy")) refused.resolve(m);
       },
     });
-    const submit = (i: number) => app.gateway.submit({ sessionKey: `chat:s${i}`, messageId: "m", userId: "chat:u", text: `job ${i}` });
+    const submit = (i: number) => app.gateway.submit({ sessionKey: `chat:s${i}`, messageId: "m", userId: `chat:u${i}`, text: `job ${i}` });
     for (let i = 1; i <= 10; i++) await submit(i);
     await allIn.promise;
     for (let i = 11; i <= 31; i++) await submit(i);

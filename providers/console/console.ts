@@ -196,7 +196,7 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
           userId: userId("console", message.user ?? defaultUser),
           text: message.text,
         });
-        if (result.status === "refused") {
+        if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
           if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: result.text }));
           else note(`· ${result.text}`);
         }

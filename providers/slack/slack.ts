@@ -265,7 +265,8 @@ export class SlackProvider {
     // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
     if (result.status !== "ignored") this.seen.add(messageId);
     if (result.status === "accepted" && m.files) await this.tellFilesUnread(key);
-    if (result.status === "refused") {
+    // Over USER_MESSAGES_PER_MINUTE: told once (only them), then silence until their bucket is full again.
+    if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
       await client.chat.postEphemeral({
         channel: m.channel,
         user: m.user,

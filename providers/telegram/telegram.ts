@@ -214,6 +214,8 @@ export class TelegramProvider {
       addressed,
     });
     if (result.status === "refused") await this.gateway.notify(key, result.text);
+    // Over USER_MESSAGES_PER_MINUTE: told once, then silence until their bucket is full again.
+    if (result.status === "limited" && !result.quiet) await this.gateway.notify(key, result.text);
   }
 
   /**

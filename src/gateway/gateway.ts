@@ -15,6 +15,7 @@ import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
 import { admission, BUSY, conversationOf, mayRun, refusal } from "./ownership.js";
 import { changeOf } from "./previews.js";
+import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
@@ -38,6 +39,8 @@ export interface GatewayDeps {
   memory?: MemoryWorker;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: GatewayObserver;
+  /** USER_MESSAGES_PER_MINUTE: each user's messages at the door (flood.ts); absent or 0: no limit. */
+  userMessagesPerMinute?: number;
 }
 
 const STORE_FAILING =
@@ -86,9 +89,11 @@ export class Gateway {
   private readonly registering = new Set<Promise<unknown>>();
 
   private readonly observer: GatewayObserver;
+  private readonly flood: FloodGate | null;
 
   constructor(private readonly deps: GatewayDeps) {
     this.observer = deps.observer ?? NO_GATEWAY_OBSERVER;
+    this.flood = deps.userMessagesPerMinute ? new FloodGate(deps.userMessagesPerMinute, () => this.now(), deps.log, this.observer) : null;
     this.outbox = new Outbox({
       store: deps.store,
       log: deps.log,
@@ -272,6 +277,9 @@ export class Gateway {
     const admitted = await admission(store, message);
     if (!admitted.admitted) return admitted.result;
     const { command, rule } = admitted;
+    // A /cancel stops spending and starts nothing: it is never held back.
+    const limited = command === "cancel" ? null : this.flood?.limit(message);
+    if (limited) return limited;
 
     const id = ids.next("req");
     const newRequest = {

@@ -28,6 +28,7 @@ export class Metrics {
   readonly fallbacks: Counter<"from" | "to" | "reason">;
   readonly breakerState: Gauge<"model">;
   readonly apiKeyEvents: Counter<"event">;
+  readonly floodDropped: Counter<"provider">;
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
@@ -78,6 +79,12 @@ export class Metrics {
       name: "switchboard_api_key_events_total",
       help: "API keys that answered 429 (rested; the next key took over) or 401 (taken out of use).",
       labelNames: ["event"],
+      registers,
+    });
+    this.floodDropped = new Counter({
+      name: "switchboard_flood_dropped_total",
+      help: "Messages refused at the door because their sender went over USER_MESSAGES_PER_MINUTE (nothing stored).",
+      labelNames: ["provider"],
       registers,
     });
     // Read once per scrape, in one query, for all five gauges.

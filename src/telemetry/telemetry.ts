@@ -63,6 +63,10 @@ export class Telemetry implements GatewayObserver {
     this.options.metrics?.inbound.inc({ provider });
   }
 
+  flooded(provider: string): void {
+    this.options.metrics?.floodDropped.inc({ provider });
+  }
+
   async request<T>(request: RequestRecord, run: () => Promise<T>): Promise<T> {
     const { tracer, metrics } = this.options;
     const provider = providerOf(request.sessionKey);

@@ -103,6 +103,8 @@ export interface HarnessOptions {
    * the same fake, with the model "claude-memory-test"). Off by default here, so scripts see only the agents' calls.
    */
   memory?: boolean;
+  /** USER_MESSAGES_PER_MINUTE (default: no limit), judged by `clock`. */
+  userMessagesPerMinute?: number;
   /** MID_TURN (default queue). */
   midTurn?: "queue" | "steer";
   /** Id source (default: readable counters). */
@@ -204,7 +206,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}) });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
