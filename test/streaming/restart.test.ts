@@ -49,7 +49,14 @@ it("SSE: the deltas of the failed try are followed by a reset, then the fallback
   expect(shown).toBe("Lisbon is lovely in May.");
   expect(seen.filter((e) => e.event === "message").map((e) => e.data.text)).toEqual(["Lisbon is lovely in May."]);
   const done = seen.find((e) => e.event === "done")!.data as { request_id: string; usage: { costUsd: number } };
-  expect((await h.store.outboundFor(done.request_id)).map((r) => r.text)).toEqual(["Lisbon is lovely in May."]);
+  const replies = await h.store.outboundFor(done.request_id);
+  expect(replies.map((r) => r.text)).toEqual(["Lisbon is lovely in May."]);
+  // One step committed, recording the model that wrote it; the failed try left nothing in the history.
+  const answers = (await h.store.sessionLog(replies[0]!.sessionKey))
+    .filter((e) => e.type === "message")
+    .map((e) => e.payload as { role: string; model?: string; content: unknown })
+    .filter((m) => m.role === "assistant");
+  expect(answers).toEqual([expect.objectContaining({ model: HAIKU, content: [{ type: "text", text: "Lisbon is lovely in May." }] })]);
   const haikuPrice = new PriceTable().costNanoUsd(HAIKU, { inputTokens: 2000, outputTokens: 300 });
   expect(haikuPrice).toBeGreaterThan(0);
   expect(done.usage.costUsd).toBeCloseTo(haikuPrice / 1e9, 12);
