@@ -1,7 +1,7 @@
 // Flood control at the door (USER_MESSAGES_PER_MINUTE): a token bucket per user, whatever the chat, so in a group
 // each member has their own. A message over the limit is refused before it is stored or reaches a model; the sender
 // is told once, and then nothing more is said until their bucket is full again. Buckets live in this process: with
-// several replicas each keeps its own (docs/operations.md).
+// several replicas each keeps its own (docs/admin/operations.md).
 /** How many users' buckets are kept before the full ones (nothing to remember) are forgotten. */
 const KEEP = 10_000;
 
