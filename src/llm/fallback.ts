@@ -84,7 +84,8 @@ export class FallbackModel implements Model {
           if (!(error instanceof ModelError) || !PASSING.has(error.failure)) throw error;
           breakers.failure(model, error.retryAfterMs);
           failed.push({ model, error });
-          log.warn({ model, failure: error.failure, status: error.status, retryAfterMs: error.retryAfterMs, try: tries + 1, err: error.message }, "model call failed");
+          // info: a try that fails is retried or falls back; the call that fails in the end is the caller's warning (one line).
+          log.info({ model, failure: error.failure, status: error.status, retryAfterMs: error.retryAfterMs, try: tries + 1, err: error.message }, "model try failed");
           const delay = error.retryAfterMs ?? this.backoff(tries);
           const again = tries < this.options.retries && !breakers.resting(model) && delay <= LONGEST_RETRY_WAIT_MS && (error.failure === "rate_limited" || next === undefined);
           if (!again) break;
