@@ -12,7 +12,8 @@ export default defineConfig({
           include: ["test/**/*.test.ts"],
           exclude: [...configDefaults.exclude, "test/store/**", "test/replicas/**"],
           // Says once whether the sandbox tests can run here (and fails in CI when they cannot).
-          globalSetup: ["test/setup/sandbox.ts"],
+          // Compiles the sources once for the tests that start Switchboard as a child process (test/setup/build.ts).
+          globalSetup: ["test/setup/sandbox.ts", "test/setup/build.ts"],
         },
       },
       {

@@ -10,8 +10,8 @@ import { LiveCatalog } from "../../src/catalog/live.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
 import { reply, text, toolUse } from "../fakes/anthropic/server.js";
 import { startHarness, writeDefinitions, type Harness } from "../helpers/harness.js";
+import { nodeArgs } from "../integration/child-process.js";
 
-const REPO = new URL("../../", import.meta.url).pathname;
 const KNOWN = ["use_skill", "use_agent", "call_agent", "complete", "report_back", "read_skill_file", "http_request"];
 let root = "";
 let h: Harness | undefined;
@@ -35,7 +35,7 @@ function load(files: Record<string, string>, env: Record<string, string> = {}) {
 function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on" }) {
   const defs = writeDefinitions(files);
   root = defs.root;
-  const run = spawnSync(join(REPO, "node_modules/.bin/tsx"), [join(REPO, "src/cli/skills.ts"), "validate", target], {
+  const run = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), "validate", target], {
     cwd: root,
     encoding: "utf8",
     env: { ...process.env, ...env },

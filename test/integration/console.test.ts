@@ -10,7 +10,7 @@ import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.j
 import { startFakeSlack } from "../fakes/slack/server.js";
 import { startFakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { processEnv, run, type Proc } from "./child-process.js";
+import { nodeArgs, processEnv, run, type Proc } from "./child-process.js";
 
 let fake: FakeAnthropic;
 let dir: string;
@@ -117,7 +117,7 @@ describe("npm run chat -- --jsonl", () => {
     expect(second.json()).toEqual([{ type: "message", agent: "skill:interview", depth: 2, text: "Where to?" }]);
 
     // The context log holds each step once.
-    const exported = execFileSync(join(process.cwd(), "node_modules/.bin/tsx"), ["src/cli/export.ts", "console:local"], {
+    const exported = execFileSync(process.execPath, [...nodeArgs("src/cli/export.ts"), "console:local"], {
       env: { ...process.env, ...env },
       encoding: "utf8",
     })
