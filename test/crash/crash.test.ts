@@ -13,7 +13,8 @@ import { Prng } from "../sim/prng.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 const SEED = Number(process.env.CRASH_SEED ?? 20261121);
-const KILLS = Number(process.env.CRASH_KILLS ?? 30);
+// `npm test` kills 10 times, which reaches every kind of kill point (checked below); `npm run soak` kills 100 times.
+const KILLS = Number(process.env.CRASH_KILLS ?? 10);
 
 let fake: FakeAnthropic;
 let ledger: Server;
@@ -82,6 +83,7 @@ describe("crash suite", () => {
     const stacksAtKill: string[] = [];
     let proc: Proc | null = null;
     let kills = 0;
+    const killedAt = new Set<string>();
     let conversations = 0;
     const start = () => {
       proc = run("providers/console/cli.ts", ["--jsonl"], env);
@@ -123,12 +125,16 @@ describe("crash suite", () => {
             const answered = p.lineAfter(seenBefore, (l) => step.done(JSON.parse(l) as Record<string, unknown>)).then(() => "answered" as const);
             const outcome = await Promise.race([answered, ...(killNow ? [killNow.then(() => "kill" as const)] : [])]);
             if (outcome === "kill") {
+              killedAt.add(point);
               await kill();
               holdNextPost = null;
               continue; // restart and resend the same step (same id: processed once)
             }
             // Killed right after the answer was shown, while the process records the delivery.
-            if (point === "reply") await kill();
+            if (point === "reply") {
+              killedAt.add(point);
+              await kill();
+            }
             // A planned kill point this step never reached must not fire during a later one.
             fake.fallback(model);
             holdNextPost = null;
@@ -168,7 +174,10 @@ describe("crash suite", () => {
     await store.close();
     rmSync(defs.root, { recursive: true, force: true });
     expect(kills).toBeGreaterThanOrEqual(KILLS);
-  }, 120_000);
+    // However few the kills, they landed at each kind of point: waiting for the model, inside the side-effecting
+    // tool, and right after a reply was shown.
+    if (KILLS >= 10) expect([...killedAt].sort(), context).toEqual(["model", "reply", "tool"]);
+  }, Math.max(120_000, KILLS * 6_000));
 });
 
 /** The stacks as a restart would load them (via the product's own loader), or an error. */
