@@ -148,10 +148,17 @@ describe("scripted replies", () => {
   });
 
   it("lets an AbortSignal end a hanging request", async () => {
-    fake.script({ hang: true });
+    let arrived!: () => void;
+    const hanging = new Promise<void>((resolve) => (arrived = resolve));
+    fake.script(() => {
+      arrived();
+      return { hang: true };
+    });
     const controller = new AbortController();
     const p = client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the fake holds the request (a fixed 50 ms could come before it arrived on a busy machine).
+    await hanging;
+    controller.abort();
     await expect(p).rejects.toBeInstanceOf(Anthropic.APIUserAbortError);
     expect(fake.calls[0]?.status).toBe(0);
   });
