@@ -30,7 +30,9 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     project.provide("build", null);
     return undefined;
   }
-  const out = join(ROOT, "node_modules/.cache/switchboard-tests", `run-${process.pid}-${Date.now()}`);
+  const cache = join(ROOT, "node_modules/.cache/switchboard-tests");
+  removeLeftovers(cache);
+  const out = join(cache, `run-${process.pid}-${Date.now()}`);
   mkdirSync(out, { recursive: true });
   const sources: string[] = [];
   for (const folder of FOLDERS) {
@@ -43,6 +45,29 @@ export default async function setup(project: TestProject): Promise<(() => void) 
   await build({ entryPoints: sources, outdir: out, outbase: ROOT, platform: "node", format: "esm", target: "node20", logLevel: "warning" });
   project.provide("build", out);
   return () => rmSync(out, { recursive: true, force: true });
+}
+
+/** Removes the copies of runs whose process is gone (a run that was killed never removed its own). */
+function removeLeftovers(cache: string): void {
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(cache);
+  } catch {
+    return;
+  }
+  for (const name of entries) {
+    const pid = Number(/^run-(\d+)-/.exec(name)?.[1]);
+    if (pid > 0 && !alive(pid)) rmSync(join(cache, name), { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }
 
 function* walk(dir: string): Generator<string> {
