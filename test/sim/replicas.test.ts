@@ -17,8 +17,8 @@ import { ReplicaWorld, writeReplicaCatalog } from "./replicas/world.js";
 const ONE = process.env.SIM_SEED ? Number(process.env.SIM_SEED) : null;
 const SEEDS = Number(process.env.SIM_SEEDS ?? 100);
 const PAUSE_SEEDS = Math.max(1, Math.round(SEEDS * 0.4));
-/** The seeded runs compute for a while (seconds on a quiet machine, much longer on a busy one): two minutes for 100 seeds. */
-const TIMEOUT = 120_000 * Math.max(1, SEEDS / 100);
+/** The seeded runs compute for a while (seconds on a quiet machine, minutes on a busy one): five minutes for 100 seeds. */
+const TIMEOUT = 300_000 * Math.max(1, SEEDS / 100);
 
 /**
  * Protocol bugs a run may count instead of failing (none now). The two this simulation found (a cached main
