@@ -116,22 +116,3 @@ export async function startMcp(config: McpConfig, options: { settings?: Partial<
   await manager.start();
   return { manager, ...captured };
 }
-
-/** Real timers, except those set for exactly `ms`, which fire when the test says (`fire()`). */
-export function heldTimeouts(ms: number) {
-  const held = new Map<number, () => void>();
-  let next = 0;
-  const timers: Timers = {
-    setTimeout: (fn, delay) => (delay === ms ? (held.set(++next, fn), { held: next }) : systemTimers.setTimeout(fn, delay)),
-    clearTimeout: (handle) => (typeof handle === "object" && handle !== null && "held" in handle ? void held.delete((handle as { held: number }).held) : systemTimers.clearTimeout(handle)),
-  };
-  return {
-    timers,
-    fire() {
-      const due = [...held.values()];
-      held.clear();
-      due.forEach((fn) => fn());
-    },
-  };
-}
-

@@ -27,30 +27,16 @@ const botSays = (chatId: number) => world.tg.visible(chatId).filter((m) => m.fro
 /** The provider's pacing clock: time moves when the test says; a timeout runs when the test fires it. */
 function pacing() {
   let now = 1_700_000_000_000;
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  let next = 1;
-  let onSet: (() => void) | null = null;
-  const clock: StreamClock = {
-    now: () => now,
-    setTimeout: (fn, ms) => {
-      pending.set(next, { fn, ms });
-      onSet?.();
-      return next++;
-    },
-    clearTimeout: (id) => void pending.delete(id as number),
-  };
+  const timeouts = manualTimeouts();
+  const clock: StreamClock = { now: () => now, ...timeouts.timers };
   return {
     clock,
     now: () => now,
     advance: (ms: number) => void (now += ms),
-    delays: () => [...pending.values()].map((t) => t.ms),
+    delays: timeouts.delays,
     /** Resolves once a pacing timeout is pending (the next update waits for its time). */
-    waiting: () => (pending.size > 0 ? Promise.resolve() : new Promise<void>((resolve) => (onSet = resolve))),
-    fire: () => {
-      const due = [...pending.values()];
-      pending.clear();
-      for (const t of due) t.fn();
-    },
+    waiting: timeouts.waiting,
+    fire: timeouts.fireAll,
   };
 }
 
