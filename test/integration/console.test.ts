@@ -2,7 +2,6 @@
 // `npm start`), the real SDK, the strict fake Messages API over HTTP, SQLite on disk.
 import { execFileSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { createServer } from "node:net";
