@@ -27,7 +27,8 @@ export function usageOf(source: string): string | null {
 /** The tools behind the scripts of package.json, with what each accepts. */
 export function toolsOf(scripts: Record<string, string>, source: (path: string) => string): Tool[] {
   return Object.entries(scripts).map(([script, command]) => {
-    const entry = command.split(/\s+/).find((word) => /\.(ts|js|mjs)$/.test(word)) ?? null;
+    // A command-line tool's entry point (a script that runs test files, like `soak`, has no usage of its own).
+    const entry = command.split(/\s+/).find((word) => /\.(ts|js|mjs)$/.test(word) && !/\.test\.(ts|js|mjs)$/.test(word)) ?? null;
     if (!entry) return { script, typed: typed(script), entry, subcommands: [], options: [] };
     const text = source(entry);
     const usage = usageOf(text) ?? "";
