@@ -13,6 +13,7 @@ import {
   tracingOverhead,
   type Result,
 } from "./scenarios.js";
+import { compare } from "./compare-run.js";
 import { parseArguments, unknownName, usageError } from "../src/cli/usage.js";
 
 // `npm run bench [-- scenario …]`: the gateway's own cost (zero-latency in-process model, real SQLite with the
@@ -33,12 +34,32 @@ const all = {
 };
 const names = Object.keys(all);
 const USAGE = `usage: npm run bench [-- scenario …]   the named scenarios, or all of them (about 3 minutes)
+       npm run bench -- --compare <git ref> [--runs 3] [--threshold 10] [scenario …]
+                                           the same scenarios at <ref> and in the working tree, alternated; exits 1
+                                           when a rate, CPU or bytes figure is worse than the threshold (percent)
 scenarios: ${names.join(", ")}
 handoff-roundtrip-postgres starts a local PostgreSQL (or uses BENCH_DATABASE_URL; skipped without either).
 `;
-const wanted = parseArguments(USAGE, {}, { positionals: true }).positionals;
+const { values, positionals: wanted } = parseArguments(USAGE, { compare: { type: "string" }, runs: { type: "string" }, threshold: { type: "string" } }, { positionals: true });
 const unknown = wanted.filter((name) => !Object.hasOwn(all, name));
 if (unknown.length > 0) usageError(USAGE, unknown.map((name) => unknownName("scenario", name, names)).join("\n"));
+if (values.compare === undefined && (values.runs !== undefined || values.threshold !== undefined)) usageError(USAGE, "--runs and --threshold go with --compare");
+if (values.compare !== undefined) {
+  const runs = wholeNumber(values.runs ?? "3", "--runs", 1, 15);
+  const thresholdPercent = wholeNumber(values.threshold ?? "10", "--threshold", 1, 100);
+  try {
+    process.exit(await compare({ ref: values.compare, scenarios: wanted, runs, thresholdPercent }, names));
+  } catch (error) {
+    process.stderr.write(`bench --compare: ${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+}
+
+function wholeNumber(text: string, option: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) usageError(USAGE, `${option} must be a whole number from ${min} to ${max}, not "${text}"`);
+  return value;
+}
 const results: Result[] = [];
 for (const [name, run] of Object.entries(all)) {
   if (wanted.length && !wanted.includes(name)) continue;

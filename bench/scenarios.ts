@@ -55,7 +55,7 @@ async function singleTurnRun(tracer: Tracer | null) {
   for (let i = 0; i < perSession; i++) for (let s = 0; s < sessions; s++) latencies.push(await send(world, `s${s}`, `message ${i}`));
   const elapsed = performance.now() - start;
   const used = process.cpuUsage(cpu);
-  world.close();
+  await world.close();
   const bytes = dbBytes(world.root);
   world.remove();
   const messages = sessions * perSession;
@@ -156,7 +156,7 @@ export async function handoffRoundtrip(): Promise<Result> {
     latencies.push(await send(world, `h${s}`, "Lisbon"));
   }
   const elapsed = performance.now() - start;
-  world.close();
+  await world.close();
   const bytes = dbBytes(world.root);
   world.remove();
   return {
@@ -262,7 +262,7 @@ export async function deepStack(): Promise<Result> {
   const start = performance.now();
   for (let r = 0; r < rounds; r++) latencies.push(await send(world, `d${r % 50}`, "go deep"));
   const elapsed = performance.now() - start;
-  world.close();
+  await world.close();
   world.remove();
   return { scenario: "deep-stack", rounds, depth: 6, model_calls: model.calls, rounds_per_s: Math.round((rounds / elapsed) * 1000), p50_ms: +percentile(latencies, 50).toFixed(3), p99_ms: +percentile(latencies, 99).toFixed(3), peak_rss_mb: rss() };
 }
@@ -271,7 +271,7 @@ export async function recovery(): Promise<Result> {
   const sessions = 10_000;
   const first = benchWorld(handoffModel());
   for (let s = 0; s < sessions; s++) await send(first, `r${s}`, "plan a trip"); // each waits at depth 2
-  first.close();
+  await first.close();
   if (global.gc) global.gc();
   const before = process.memoryUsage().heapUsed;
   const start = performance.now();
@@ -288,7 +288,7 @@ export async function recovery(): Promise<Result> {
   for (let s = 0; s < sessions; s++) second.stacks.evict(`bench:r${s}`);
   if (global.gc) global.gc();
   const perIdle = Math.max(0, process.memoryUsage().heapUsed - before) / sessions;
-  second.close();
+  await second.close();
   second.remove();
   return {
     scenario: "recovery",
@@ -315,7 +315,7 @@ export async function longHistory(): Promise<Result> {
   };
   const long = await timeTurns("long");
   const fresh = await timeTurns("fresh");
-  world.close();
+  await world.close();
   world.remove();
   return { scenario: "long-history", log_entries: 2000 + turns * 2, per_turn_p50_ms: +long.toFixed(3), fresh_session_per_turn_p50_ms: +fresh.toFixed(3), ratio: +(long / fresh).toFixed(2) };
 }

@@ -2,7 +2,7 @@
  * Switchboard: the call_agent protocol (agent-to-agent calls) of several chats served by one process.
  *
  * Checked by model/check.sh; what each element stands for in the code, the bounds and the properties:
- * docs/protocol-model.md ("The call protocol").
+ * docs/engineering/protocol-model.md ("The call protocol").
  *
  *   NS chat sessions each have a main agent that makes one call_agent call.  A callee runs in batch mode as a
  *   process of its own; it answers, hangs (a tool that ignores its abort and never returns), or makes one call of

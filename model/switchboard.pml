@@ -1,7 +1,7 @@
 /*
  * Switchboard: the multi-replica lease / fencing / outbox protocol of one chat session.
  *
- * Checked by model/check.sh; what each element stands for in the code is in docs/protocol-model.md.
+ * Checked by model/check.sh; what each element stands for in the code is in docs/engineering/protocol-model.md.
  *
  *   NR replicas run the session worker (SessionWorkers.work) for one session that receives NREQ requests (in order).
  *   Every database statement (acquireLease, renewLease, releaseLease, a fenced step commit, claimNextOutbound)

@@ -5,20 +5,24 @@ import type { Logger } from "pino";
 import { LiveCatalog } from "./catalog/live.js";
 import { LOCK_FILE } from "./catalog/lock.js";
 import { WorkerSchemaChecker } from "./catalog/schema-checker.js";
-import type { Config } from "./config.js";
+import { apiKeysOf, type Config } from "./config.js";
 import { Gateway } from "./gateway/gateway.js";
 import { Leases } from "./gateway/leases.js";
-import { AnthropicModel, UnconfiguredModel } from "./llm/anthropic.js";
+import { UnconfiguredModel } from "./llm/anthropic.js";
+import { createApiModel } from "./llm/resilient.js";
 import type { Model } from "./llm/model.js";
 import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
 import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
-import { randomIds, systemTimers, type Ids } from "./runtime/deps.js";
+import { backgroundTimers, randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
+import { repeat } from "./runtime/repeat.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
+import { WEB_SEARCH, webSearchTool } from "./runtime/tools/web-search.js";
+import { WEB_FETCH, webFetchTool } from "./runtime/tools/web-fetch.js";
 import { MemoryWorker } from "./gateway/memory-worker.js";
 import { extractMemories, retryable } from "./runtime/memory/extract.js";
 import { memoryTools } from "./runtime/memory/tools.js";
@@ -31,6 +35,7 @@ import { sessionHasher } from "./telemetry/genai.js";
 import { startTracing } from "./telemetry/sdk.js";
 import { Telemetry } from "./telemetry/telemetry.js";
 import { mcpMetrics } from "./telemetry/mcp.js";
+import { resilienceMetrics } from "./telemetry/resilience.js";
 import { McpConfigError, type McpConfig } from "./mcp/config.js";
 import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
@@ -72,12 +77,19 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
   };
   return {
     registry: new ToolRegistry(
-      [...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []), ...(config.MEMORY ? memoryTools(storeOf, ids) : [])],
+      [
+        ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
+        ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
+        ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
+        ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
+      ],
       mcp && mcp.servers().length > 0 ? mcp : null,
     ),
     off: {
       ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
       ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
+      ...(config.WEB_FETCH ? {} : { [WEB_FETCH]: "WEB_FETCH=on turns it on" }),
+      ...(config.WEB_SEARCH ? {} : { [WEB_SEARCH]: "WEB_SEARCH=on turns it on" }),
     },
   };
 }
@@ -175,16 +187,26 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   // Before the first message: each server connects within MCP_CONNECT_TIMEOUT_MS, or joins later; one that fails is
   // logged and retried, and the gateway starts without its tools.
   await mcp.start();
-  const api: Model = config.ANTHROPIC_API_KEY
-    ? new AnthropicModel({
-        apiKey: config.ANTHROPIC_API_KEY,
-        baseURL: config.ANTHROPIC_BASE_URL,
-        defaultModel: config.ANTHROPIC_MODEL,
-        maxTokens: config.ANTHROPIC_MAX_TOKENS,
-        maxRetries: config.ANTHROPIC_MAX_RETRIES,
-        prices: new PriceTable(config.MODEL_PRICES),
-      })
-    : new UnconfiguredModel(config.ANTHROPIC_MODEL);
+  const keys = apiKeysOf(config);
+  // Several keys in turn, fallback models, a breaker per model: one Model made of models (src/llm/resilient.ts).
+  const api: Model =
+    keys.length > 0
+      ? createApiModel({
+          keys,
+          baseURL: config.ANTHROPIC_BASE_URL,
+          defaultModel: config.ANTHROPIC_MODEL,
+          maxTokens: config.ANTHROPIC_MAX_TOKENS,
+          retries: config.ANTHROPIC_MAX_RETRIES,
+          prices: new PriceTable(config.MODEL_PRICES),
+          fallbacks: config.MODEL_FALLBACKS,
+          breaker: { failures: config.MODEL_BREAKER_FAILURES, cooldownMs: config.MODEL_BREAKER_COOLDOWN },
+          callTimeoutMs: config.MODEL_CALL_TIMEOUT,
+          now: Date.now,
+          timers: systemTimers,
+          log: log.child({ part: "model" }),
+          observer: resilienceMetrics(metrics),
+        })
+      : new UnconfiguredModel(config.ANTHROPIC_MODEL);
   // The agents' and compaction's calls are observed by the runtime (telemetry is its observer, below); memory
   // extraction, which runs outside any request, through this wrapper. Every call is timed, counted, priced, traced.
   const model = api;
@@ -233,7 +255,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
@@ -242,11 +264,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   };
   const failedSweep = (error: unknown) => log.error({ err: error }, "could not expire approvals; trying again in 30 s");
   await sweepApprovals().catch(failedSweep);
-  const sweep = setInterval(() => void sweepApprovals().catch(failedSweep), 30_000);
-  sweep.unref();
+  const stopSweep = repeat(backgroundTimers, 30_000, () => void sweepApprovals().catch(failedSweep));
   // Work nobody is doing (a replica died, a notification was missed) is taken over.
-  const poll = setInterval(() => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")), pollInterval(config.SESSION_LEASE_MS));
-  poll.unref();
+  const stopPoll = repeat(backgroundTimers, pollInterval(config.SESSION_LEASE_MS), () => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")));
   log.info({ replica, database: config.DATABASE_URL ? "postgresql" : "sqlite" }, "store ready");
   return {
     store,
@@ -257,8 +277,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     metrics,
     mcp,
     async close() {
-      clearInterval(sweep);
-      clearInterval(poll);
+      stopSweep();
+      stopPoll();
       await catalog.close();
       // Turns in flight are cut first (their MCP calls are cancelled with notifications/cancelled), then the servers go.
       await gateway.stop();

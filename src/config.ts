@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { parseEnv } from "node:util";
 import { z } from "zod";
+import { isKnownModel, MODEL_ALIASES } from "./catalog/models.js";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
@@ -82,12 +83,37 @@ const byteSize = (fallback: number) =>
     return bytes;
   });
 
+/** A comma-separated list of model ids or aliases (sonnet, haiku, opus), aliases resolved to ids. */
+const modelList = optionalText.transform((v, ctx) => {
+  const models: string[] = [];
+  for (const name of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    if (name === "inherit" || !isKnownModel(name)) {
+      ctx.addIssue({ code: "custom", message: `"${name}" is not a model: use ids such as claude-haiku-5-5 or the aliases ${Object.keys(MODEL_ALIASES).join(", ")}, separated by commas` });
+      return z.NEVER;
+    }
+    const id = Object.hasOwn(MODEL_ALIASES, name) ? MODEL_ALIASES[name]! : name;
+    if (!models.includes(id)) models.push(id);
+  }
+  return models;
+});
+
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
+  // More keys, used in turn: a key that is rate limited rests, one the API refuses (401) is dropped (README).
+  ANTHROPIC_API_KEYS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((k) => k.trim()).filter(Boolean))]),
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
   ANTHROPIC_MODEL: optionalText.transform((v) => v ?? DEFAULT_MODEL),
   ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
   ANTHROPIC_MAX_RETRIES: wholeNumber(2, 0),
+  // Models tried in order when the agent's model is overloaded, rate limited past the retries, failing or silent.
+  MODEL_FALLBACKS: modelList,
+  // A model failing this many calls in a row rests for MODEL_BREAKER_COOLDOWN: calls go to their fallbacks meanwhile.
+  MODEL_BREAKER_FAILURES: wholeNumber(5, 1, 1000),
+  MODEL_BREAKER_COOLDOWN: duration(30_000),
+  // A model call that brings nothing (no answer, no streamed text) for this long is given up and tried again.
+  MODEL_CALL_TIMEOUT: duration(10 * 60 * 1000),
+  // Flood control: messages one user may send per minute (a burst of that many, then one every 60/N s); 0: no limit.
+  USER_MESSAGES_PER_MINUTE: wholeNumber(20, 0, 10_000),
   MAX_ITERATIONS: positiveInt(25),
   MODEL_CONTEXT_TOKENS: optionalText.transform((v, ctx) => {
     // "400000" for every model, or "claude-sonnet-5-5=1000000,claude-haiku-5-5=200000" (optionally with *=…).
@@ -200,7 +226,14 @@ const schema = z.object({
   }),
   HTTP_REQUEST_MAX_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
   HTTP_REQUEST_TIMEOUT_MS: wholeNumber(15_000, 100, 600_000),
-  // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/workspace.md).
+  // WebFetch: a page fetched through the egress guard (HTTP_REQUEST_ALLOW, HTTP_REQUEST_TIMEOUT_MS) and read by a small model.
+  WEB_FETCH: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  WEB_FETCH_MODEL: optionalText.transform((v) => v ?? "haiku"),
+  WEB_FETCH_MAX_BYTES: wholeNumber(2 * 1024 * 1024, 1_024, 100 * 1024 * 1024),
+  // WebSearch: the Messages API's own web search tool (billed per search by Anthropic), off unless asked for.
+  WEB_SEARCH: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v === "on"),
+  WEB_SEARCH_MAX_USES: wholeNumber(5, 1, 50),
+  // The workspace tools (Read, Write, Edit, Glob, Grep, Bash) and the sandbox Bash runs in (docs/admin/workspace.md).
   WORKSPACE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   WORKSPACE_MAX_BYTES: wholeNumber(100 * 1024 * 1024, 1024 * 1024, 1024 ** 4),
   WORKSPACE_MAX_FILES: wholeNumber(2000, 10, 1_000_000),
@@ -223,7 +256,7 @@ const schema = z.object({
   SANDBOX_MAX_PROCESSES: wholeNumber(128, 8, 65_536),
   SANDBOX_CONCURRENCY: wholeNumber(4, 1, 1024),
   SANDBOX_QUEUE_MAX: wholeNumber(32, 0, 100_000),
-  // MCP servers (docs/mcp.md): mcp.json in Claude Code's format; unset, ./mcp.json when there is one.
+  // MCP servers (docs/admin/mcp.md): mcp.json in Claude Code's format; unset, ./mcp.json when there is one.
   MCP_CONFIG: optionalText,
   MCP_CONNECT_TIMEOUT_MS: wholeNumber(10_000, 100, 600_000),
   MCP_TOOL_TIMEOUT_MS: wholeNumber(60_000, 100, 3_600_000),
@@ -244,7 +277,7 @@ const schema = z.object({
   SKILLS_DIR: optionalText.transform((v) => v ?? "./skills"),
   AGENTS_DIR: optionalText.transform((v) => v ?? "./agents"),
   SKILLS_LOCK: optionalText
-    .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/skills.md, Locking what loads)' }).optional())
+    .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/admin/skills.md, Locking what loads)' }).optional())
     .transform((v) => v ?? "off"),
   TELEGRAM_BOT_TOKEN: optionalText.pipe(
     z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" }).optional(),
@@ -275,7 +308,7 @@ const schema = z.object({
   SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
   // A message sent while a turn runs: wait for the turn (queue), or join the running frame at its next model call (steer).
   MID_TURN: optionalText.pipe(z.enum(["queue", "steer"], { message: 'must be "queue" or "steer"' }).optional()).transform((v) => v ?? "queue"),
-  // Long-term memory per user: facts extracted after each task, recalled in later ones (README, Memory).
+  // Long-term memory per user: facts extracted after each task, recalled in later ones (docs/admin/memory.md).
   MEMORY: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // The model that extracts memories; an alias (haiku, sonnet, opus) or a model id.
   MEMORY_MODEL: optionalText.transform((v) => v ?? "haiku"),
@@ -333,6 +366,7 @@ export type CredentialKind = "value" | "token list" | "header list";
  */
 export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
   ANTHROPIC_API_KEY: "value",
+  ANTHROPIC_API_KEYS: "token list",
   METRICS_TOKEN: "value",
   ADMIN_TOKENS: "token list",
   OTEL_EXPORTER_OTLP_HEADERS: "header list",
@@ -345,6 +379,11 @@ export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
   SLACK_APP_TOKEN: "value",
   SLACK_SIGNING_SECRET: "value",
 };
+
+/** ANTHROPIC_API_KEY and ANTHROPIC_API_KEYS, in that order, each once (none: the model is not configured). */
+export function apiKeysOf(config: Pick<Config, "ANTHROPIC_API_KEY" | "ANTHROPIC_API_KEYS">): string[] {
+  return [...new Set([...(config.ANTHROPIC_API_KEY ? [config.ANTHROPIC_API_KEY] : []), ...config.ANTHROPIC_API_KEYS])];
+}
 
 export class ConfigError extends Error {
   override name = "ConfigError";

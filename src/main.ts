@@ -50,6 +50,7 @@ const shutdown = handleStopSignals({
   async stop() {
     for (const stop of stoppers) await stop().catch((error: unknown) => log.warn({ err: error }, "provider stop failed"));
     await app.close();
+    // oxlint-disable-next-line eslint/no-restricted-globals -- the keep-alive below is the process's own interval
     if (keepAlive) clearInterval(keepAlive);
   },
 });
@@ -177,4 +178,5 @@ guard.serving();
 // The platforms may still be connecting: each says so in a line of its own when it is up.
 log.info({ providers: ["http", ...(chat ? ["console"] : []), ...platforms.map((p) => p.name.toLowerCase())], surfaces: Object.fromEntries(surfaces) }, "switchboard started");
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
+// oxlint-disable-next-line eslint/no-restricted-globals -- the process itself is kept alive, not a timed chore
 keepAlive = setInterval(() => {}, 1 << 30);

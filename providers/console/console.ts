@@ -8,6 +8,7 @@ import { userId } from "../../src/gateway/identity.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 import { banner, type BannerRow } from "./banner.js";
+import { eraseWritten } from "./erase.js";
 import { gated } from "./gate.js";
 import { Spinner, type SpinnerTimers } from "./spinner.js";
 
@@ -123,6 +124,15 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
             open.text += delta.text;
             output.write(delta.text);
           },
+          resetStream(key: string, who: { agent: string; depth: number }) {
+            if (!open || open.sessionKey !== key || open.agent !== who.agent) return;
+            // The model call failed midway and starts over: a terminal takes the words back; a pipe cannot, so it
+            // says the reply starts again on a line of its own.
+            if ((output as { isTTY?: boolean }).isTTY) output.write(eraseWritten(`${label(who)} ${open.text}`, (output as { columns?: number }).columns ?? 80));
+            else output.write(` …(interrupted; starting again)\n`);
+            output.write(`${label(who)} `);
+            open.text = "";
+          },
         }),
     async deliver(message: OutboundMessage) {
       if (options.jsonl) {
@@ -186,7 +196,7 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
           userId: userId("console", message.user ?? defaultUser),
           text: message.text,
         });
-        if (result.status === "refused") {
+        if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
           if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: result.text }));
           else note(`· ${result.text}`);
         }

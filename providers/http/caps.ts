@@ -29,6 +29,18 @@ function refused(cap: Cap, current: number, why: string): HttpError {
   return new HttpError(429, "rate_limit_error", why, { limit: { ...cap, current } });
 }
 
+/** The gateway's flood control (USER_MESSAGES_PER_MINUTE) refused the message: 429 with Retry-After, every time. */
+export function floodRefusal(result: { text: string; retryAfterMs: number; perMinute: number }): HttpError {
+  const seconds = Math.ceil(result.retryAfterMs / 1000);
+  return new HttpError(
+    429,
+    "rate_limit_error",
+    result.text,
+    { limit: { name: "messages_per_minute", setting: "USER_MESSAGES_PER_MINUTE", max: result.perMinute }, retry_after_seconds: seconds },
+    { "retry-after": String(seconds) },
+  );
+}
+
 export class UserCaps {
   private readonly streams = new Map<string, number>();
   /** Each user's admissions, one at a time, so that two requests racing cannot both take the last place. */

@@ -12,8 +12,8 @@ export class RequestEvents {
   private requestId: string | null = null;
   private send: Send | null = null;
   private readonly early: Array<{ event: string; data: unknown }> = [];
-  /** Deltas heard before the request was bound, with the request they belong to (kept in order with the rest). */
-  private readonly unbound: Array<{ requestId: string | null | undefined; data: unknown; at: number }> = [];
+  /** Deltas (and resets) heard before the request was bound, with the request they belong to (kept in order with the rest). */
+  private readonly unbound: Array<{ event: "delta" | "reset"; requestId: string | null | undefined; data: unknown; at: number }> = [];
   private readonly sent = new Set<string>();
   private pending: Promise<void> = Promise.resolve();
   private readonly unwatch: () => void;
@@ -30,7 +30,7 @@ export class RequestEvents {
     this.requestId = requestId;
     // Deltas of this request heard before it was known take their place among the early events; others' are dropped.
     for (const d of this.unbound.splice(0).reverse()) {
-      if (d.requestId == null || d.requestId === requestId) this.early.splice(d.at, 0, { event: "delta", data: d.data });
+      if (d.requestId == null || d.requestId === requestId) this.early.splice(d.at, 0, { event: d.event, data: d.data });
     }
   }
 
@@ -60,11 +60,13 @@ export class RequestEvents {
   private heard(change: StoreChange): void {
     if (change.sessionKey !== this.sessionKey) return;
     if (change.kind === "stack") this.emit("stack", change.event);
-    else if (change.kind === "delta") {
+    else if (change.kind === "delta" || change.kind === "reset") {
       // Only this request's pieces: the session may be writing another request's reply first (a message queued
-      // behind it). A change without a request id (an older replica) is shown as before.
-      if (this.requestId === null) this.unbound.push({ requestId: change.requestId, data: change.event, at: this.early.length });
-      else if (change.requestId == null || change.requestId === this.requestId) this.emit("delta", change.event);
+      // behind it). A change without a request id (an older replica) is shown as before. A reset takes back what
+      // the deltas of that agent showed so far: its model call failed midway and the reply starts again.
+      const event = change.kind;
+      if (this.requestId === null) this.unbound.push({ event, requestId: change.requestId, data: change.event, at: this.early.length });
+      else if (change.requestId == null || change.requestId === this.requestId) this.emit(event, change.event);
     }
     else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
   }

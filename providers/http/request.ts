@@ -13,6 +13,8 @@ export class HttpError extends Error {
     message: string,
     /** More fields of the body's `error` object (a refused cap names itself: `limit`). */
     readonly detail: Record<string, unknown> = {},
+    /** Response headers (a 429's Retry-After). */
+    readonly headers: Record<string, string> = {},
   ) {
     super(message);
   }

@@ -3,9 +3,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Logger } from "pino";
 import { z } from "zod";
 import type { Gateway } from "../../src/gateway/gateway.js";
-import type { Timers } from "../../src/runtime/deps.js";
+import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { AdminRoutes, type AdminSettings } from "./admin.js";
-import { UserCaps, type UserCapLimits } from "./caps.js";
+import { floodRefusal, UserCaps, type UserCapLimits } from "./caps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
 import { readiness } from "./health.js";
@@ -175,7 +175,7 @@ export class HttpProvider {
       if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
       await handler(req, res, auth.userId);
     } catch (error) {
-      if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message, ...error.detail }, request_id: requestId });
+      if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message, ...error.detail }, request_id: requestId }, error.headers);
       this.options.log.error({ err: error, request: requestId, path }, "http request failed");
       this.json(res, 500, internalError(requestId));
     }
@@ -238,6 +238,8 @@ export class HttpProvider {
           throw new HttpError(409, "conflict_error", result.text);
         case "ignored":
           throw new HttpError(400, "invalid_request_error", "the message was not addressed to the bot");
+        case "limited":
+          throw floodRefusal(result);
         case "duplicate":
           return await this.replay(res, user, keyed!, result.requestId, keyed!.fingerprint, stream);
         case "accepted":
@@ -306,7 +308,7 @@ export class HttpProvider {
     res.flushHeaders();
     const send = (event: string, data: unknown) => res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     events.attach(send);
-    const timers = this.options.timers ?? { setTimeout: (fn: () => void, ms: number) => setTimeout(fn, ms), clearTimeout: (h: unknown) => clearTimeout(h as NodeJS.Timeout) };
+    const timers = this.options.timers ?? systemTimers;
     const every = this.options.keepaliveMs ?? 15_000;
     let keepalive: unknown;
     const beat = () => {
@@ -367,9 +369,9 @@ export class HttpProvider {
     }
   }
 
-  private json(res: ServerResponse, status: number, body: unknown): void {
+  private json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     if (res.headersSent) return void res.end();
-    res.writeHead(status, { "content-type": "application/json", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
+    res.writeHead(status, { ...headers, "content-type": "application/json", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
   }
 }
 

@@ -48,7 +48,7 @@ export function installInteractivity(app: App, deps: InteractivityDeps): void {
       userId: user,
       text: `/${sub}`,
     });
-    if (result.status === "refused") await respond({ response_type: "ephemeral", text: result.text });
+    if (result.status === "refused" || (result.status === "limited" && !result.quiet)) await respond({ response_type: "ephemeral", text: result.text });
   });
   // Slack waits 3 s for every command it sends us: one configured in the app but unknown here is answered too.
   app.command(/^(?!\/switchboard$)/, async ({ command, ack }) => {

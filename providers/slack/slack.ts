@@ -3,6 +3,7 @@ import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Gateway } from "../../src/gateway/gateway.js";
+import { systemTimers } from "../../src/runtime/deps.js";
 import { userId } from "../../src/gateway/identity.js";
 import type { ProviderSink } from "../../src/gateway/types.js";
 import { AssistantThreads } from "./assistant.js";
@@ -130,7 +131,7 @@ export class SlackProvider {
     this.rateLimit = {
       retries: options.maxRetries,
       budgetMs: RETRY_BUDGET_MS,
-      sleep: options.sleep ?? ((ms) => new Promise((resolve) => setTimeout(resolve, ms))),
+      sleep: options.sleep ?? ((ms) => new Promise((resolve) => systemTimers.setTimeout(resolve, ms))),
     };
     this.indicators = new WorkingIndicators(this.app.client, gateway, options.log, (key) => this.resumedMessage(key));
     this.assistant = new AssistantThreads(this.app.client, options.log);
@@ -149,7 +150,12 @@ export class SlackProvider {
     this.sink = {
       prefix: "slack",
       deliver: (message, receipt) => postReply(this.app.client, message, receipt, this.rateLimit, streams),
-      ...(streams ? { stream: (key: string, delta: { agent: string; depth: number; text: string }) => streams.write(key, delta) } : {}),
+      ...(streams
+        ? {
+            stream: (key: string, delta: { agent: string; depth: number; text: string }) => streams.write(key, delta),
+            resetStream: (key: string, who: { agent: string; depth: number }) => streams.reset(key, who),
+          }
+        : {}),
       working: (key) => {
         streams?.turnStarted(key);
         const stop = this.indicators.show(key);
@@ -259,7 +265,8 @@ export class SlackProvider {
     // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
     if (result.status !== "ignored") this.seen.add(messageId);
     if (result.status === "accepted" && m.files) await this.tellFilesUnread(key);
-    if (result.status === "refused") {
+    // Over USER_MESSAGES_PER_MINUTE: told once (only them), then silence until their bucket is full again.
+    if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
       await client.chat.postEphemeral({
         channel: m.channel,
         user: m.user,

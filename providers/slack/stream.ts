@@ -26,6 +26,8 @@ interface Stream {
   /** The text written so far, and how much of it Slack shows. */
   text: string;
   shown: number;
+  /** Resets so far: a call that was under way when one came does not count what it sent as shown. */
+  resets: number;
   /** The streamed (or posted and updated) message, once it exists. */
   ts: string | null;
   mode: "stream" | "update";
@@ -100,6 +102,20 @@ export class SlackStreams {
   }
 
   /**
+   * The model call writing this agent's reply failed midway and starts over. A streamed message cannot take text
+   * back, so it is stopped and deleted, and the next pieces start a new one; a posted-and-updated message is emptied
+   * in place, and the next update shows the new reply from its beginning.
+   */
+  reset(sessionKey: string, who: { agent: string; depth: number }): void {
+    const stream = this.live.get(sessionKey)?.at(-1);
+    if (!stream || stream.sealed || stream.agent !== who.agent || stream.depth !== who.depth) return;
+    if (stream.mode === "stream") return void this.abandon(stream);
+    stream.text = "";
+    stream.shown = 0;
+    stream.resets += 1;
+  }
+
+  /**
    * Delivers `parts` (the rendered reply) into the streamed message of the same agent when there is one: the stream
    * is stopped and the message made exact; returns the index of the first part still to post (1), or 0. Anything
    * else (a notice, an error, a reply nothing streamed) is posted beside the live streams; once the turn is over (or
@@ -158,7 +174,7 @@ export class SlackStreams {
 
   private open(key: string, agent: string, depth: number): Stream {
     const { threadTs } = parseSlackKey(key);
-    return { key, agent, depth, text: "", shown: 0, ts: null, mode: threadTs ? "stream" : "update", chain: Promise.resolve(), timer: null, lastFlush: 0, quietUntil: 0, failed: false, sealed: false, closed: false };
+    return { key, agent, depth, text: "", shown: 0, resets: 0, ts: null, mode: threadTs ? "stream" : "update", chain: Promise.resolve(), timer: null, lastFlush: 0, quietUntil: 0, failed: false, sealed: false, closed: false };
   }
 
   private seal(stream: Stream): void {
@@ -227,7 +243,9 @@ export class SlackStreams {
 
   private async send(stream: Stream): Promise<void> {
     const text = stream.text;
-    if (stream.closed || text.length === stream.shown) return;
+    const resets = stream.resets;
+    // Nothing new; or nothing yet of a reply that starts over (Slack refuses an empty message, and the old one stays).
+    if (stream.closed || text.length === stream.shown || text === "") return;
     const { client } = this.deps;
     const { channel, threadTs } = parseSlackKey(stream.key);
     if (stream.mode === "update") {
@@ -245,6 +263,6 @@ export class SlackStreams {
       });
       stream.ts = started.ts ?? null;
     }
-    stream.shown = text.length;
+    if (stream.resets === resets) stream.shown = text.length;
   }
 }

@@ -70,6 +70,17 @@ export class ReplyStreams {
   }
 
   /**
+   * The model call writing this agent's reply failed midway and starts over: its preview is emptied, so the next
+   * pieces rewrite it from the beginning (the draft, or the edited message, stays where it is and shows the new
+   * reply as it comes). Nothing is sent for the reset itself: the old text stays until the first new piece replaces it.
+   */
+  reset(sessionKey: string, who: { agent: string; depth: number }): void {
+    const live = this.live.get(sessionKey)?.at(-1);
+    if (!live || live.agent !== who.agent || live.depth !== who.depth || live.closed) return;
+    live.text = "";
+  }
+
+  /**
    * Delivers a reply: in edit mode, the oldest preview of the same session and agent — or the message a previous
    * process streamed — becomes its first chunk; otherwise it is sent as usual (a draft goes by itself).
    */
@@ -211,7 +222,8 @@ export class ReplyStreams {
 
   /** Sends the newest text if the pace allows, else once it does; one request at a time per stream. */
   private pump(live: Live): void {
-    if (live.closed || live.ended || live.running || live.text.trim() === live.shown) return;
+    // Nothing new to show; nor anything at all after a reset, until the new reply's first words (the old stay).
+    if (live.closed || live.ended || live.running || live.text.trim() === live.shown || live.text.trim() === "") return;
     const wait = live.nextAt - this.deps.clock.now();
     if (wait > 0) {
       live.timer ??= this.deps.clock.setTimeout(() => {

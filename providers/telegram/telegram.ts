@@ -11,6 +11,7 @@ import type { Gateway } from "../../src/gateway/gateway.js";
 import { userId } from "../../src/gateway/identity.js";
 import { Leadership } from "../../src/gateway/leadership.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
+import { backgroundTimers } from "../../src/runtime/deps.js";
 import {
   isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf,
   telegramSessionKey,
@@ -33,7 +34,7 @@ export interface TelegramOptions {
   /** How often the typing indicator is renewed (Telegram shows it for about 5 s). */
   typingEveryMs?: number;
   /** Timers for the typing indicator; tests drive them by hand. */
-  timers?: { setInterval: typeof setInterval; clearInterval: typeof clearInterval };
+  timers?: { setInterval(fn: () => void, ms: number): unknown; clearInterval(handle: unknown): void };
   /** Time and timeouts that pace streamed previews; tests drive them by hand. */
   streamClock?: StreamClock;
 }
@@ -213,6 +214,8 @@ export class TelegramProvider {
       addressed,
     });
     if (result.status === "refused") await this.gateway.notify(key, result.text);
+    // Over USER_MESSAGES_PER_MINUTE: told once, then silence until their bucket is full again.
+    if (result.status === "limited" && !result.quiet) await this.gateway.notify(key, result.text);
   }
 
   /**
@@ -274,6 +277,7 @@ export class TelegramProvider {
         };
       },
       stream: (key, delta) => this.streams.delta(key, delta),
+      resetStream: (key, who) => this.streams.reset(key, who),
       // No clearIndicator: the rows are this provider's until a reply takes their messages over (settled below).
     });
     // Streamed messages no reply or turn will take over any more are deleted; the others wait for theirs.
@@ -334,10 +338,9 @@ export class TelegramProvider {
         return;
       }
       log.error({ err: error }, "telegram long polling stopped; it starts again shortly if this replica still runs it");
-      const again = setTimeout(() => {
+      backgroundTimers.setTimeout(() => {
         if (this.polling?.leading && this.runner === null) this.startPolling();
       }, this.gateway.replica.leaseMs);
-      again.unref();
     });
     log.info({ bot: this.bot.botInfo.username }, "telegram long polling started");
   }
@@ -371,6 +374,7 @@ export class TelegramProvider {
   /** Shows "typing…" now and renews it until the returned function is called. */
   private typing(key: string): () => void {
     const { chatId, threadId } = parseTelegramKey(key);
+    // oxlint-disable-next-line eslint/no-restricted-globals -- the default of the injected interval timers above
     const timers = this.options.timers ?? { setInterval, clearInterval };
     const send = () => {
       this.bot.api

@@ -11,9 +11,13 @@ export interface Definition {
   /** The markdown body: the child's system prompt. */
   body: string;
   model: string | null;
+  /** `fallback_models`: models to try in order when `model` fails ([] for none); null: the gateway's MODEL_FALLBACKS. */
+  fallbackModels: string[] | null;
   maxIterations: number | null;
   /** Whitelist of tool names (`tools` / `allowed-tools`); null means the defaults for the kind. */
   tools: string[] | null;
+  /** What the whitelist declares that this gateway does not give it, and why (`skills -- list` shows it). */
+  missingTools?: Array<{ entry: string; why: string }>;
   mode: "interactive" | "batch";
   /** Environment variables the definition needs; when one is unset it is unavailable. */
   env: string[];

@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { watch, type FSWatcher } from "chokidar";
 import type { Logger } from "pino";
+import { systemTimers, type Timers } from "../runtime/deps.js";
 import { EMPTY_CATALOG, type Catalog, type Definition } from "./definition.js";
 import { loadCatalog, type LoadOptions } from "./loader.js";
 import { CatalogLock, type LockMode } from "./lock.js";
@@ -14,7 +15,7 @@ import type { SchemaChecker } from "./schema-checker.js";
 export class LiveCatalog {
   private catalog: Catalog;
   private watcher: FSWatcher | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private readonly listeners: Array<(catalog: Catalog) => void> = [];
   /** Problems already logged, so a reload logs only what changed. */
   private logged = new Set<string>();
@@ -29,8 +30,9 @@ export class LiveCatalog {
     /**
      * `lock`: SKILLS_LOCK and the lock file; what loaded is checked against it after every load. `schemas`: where
      * output_schemas are compiled after every load (a definition whose schema cannot be compiled is dropped).
+     * `timers`: for the quiet period; default the system's.
      */
-    private readonly options: LoadOptions & { log: Logger; debounceMs?: number; lock?: { mode: LockMode; file: string }; schemas?: SchemaChecker },
+    private readonly options: LoadOptions & { log: Logger; debounceMs?: number; lock?: { mode: LockMode; file: string }; schemas?: SchemaChecker; timers?: Timers },
   ) {
     this.lock = CatalogLock.from(options.lock, options.log);
     this.catalog = EMPTY_CATALOG;
@@ -82,14 +84,18 @@ export class LiveCatalog {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
     await this.watcher?.close();
     await this.lock?.close();
   }
 
+  private get timers(): Timers {
+    return this.options.timers ?? systemTimers;
+  }
+
   private schedule(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
+    this.timer = this.timers.setTimeout(() => {
       this.timer = null;
       const before = this.catalog;
       const after = this.reload();

@@ -9,7 +9,7 @@ import { display, FileProblems } from "./problems.js";
 import { readRegularFile } from "./read-file.js";
 import { isBinary, riskyInstructions } from "./safety.js";
 import { frontmatterSchema, isOwnField, NAME_RULE, schemaInput, type Frontmatter } from "./schema.js";
-import { resolveTools } from "./tool-names.js";
+import { resolveTools, type MissingTool } from "./tool-names.js";
 import { isMcpEntry } from "./tool-patterns.js";
 
 export const MAX_DEFINITION_BYTES = 256 * 1024;
@@ -84,12 +84,13 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     return null;
   }
   const fm = parsed.data;
-  const tools = whitelist(kind, fm, options, p, line);
+  const { tools, missing: missingTools } = whitelist(kind, fm, options, p, line);
   let model = fm.model ?? null;
   if (model !== null && !isKnownModel(model)) {
     p.warning(`model "${model}" is not a model this gateway knows (${MODEL_CHOICES}); the ${kind} uses the default (the caller's model) instead`, line("model"));
     model = null;
   }
+  const fallbackModels = fallbacks(kind, fm.fallback_models, p, line("fallback_models"));
   const env = requiredEnv(fm, p, line);
   checkBody();
   if (p.failed) return null;
@@ -102,8 +103,10 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     description: fm.description,
     body: split.body,
     model,
+    fallbackModels,
     maxIterations: fm.max_iterations ?? null,
     tools,
+    ...(missingTools.length > 0 ? { missingTools } : {}),
     mode: fm.mode ?? "interactive",
     env,
     carryover: fm.carryover ?? false,
@@ -120,6 +123,16 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
     ...(folder && kind === "skill" ? realPathOf(folder) : {}),
     unavailable,
   };
+}
+
+/** `fallback_models` as written, less the names this gateway does not know (each warned about). */
+function fallbacks(kind: DefinitionKind, names: string[] | undefined, p: FileProblems, at: number | undefined): string[] | null {
+  if (names === undefined) return null;
+  return names.filter((name) => {
+    if (name !== "inherit" && isKnownModel(name)) return true;
+    p.warning(`fallback_models: "${name}" is not a model this gateway knows (${MODEL_CHOICES.replace("inherit, ", "")}); the ${kind} goes without it`, at);
+    return false;
+  });
 }
 
 function realPathOf(folder: string): { folderRealPath?: string } {
@@ -181,14 +194,22 @@ function checkLength(field: string, value: unknown, limit: number, strict: boole
 }
 
 /** `tools` / `allowed-tools` in this gateway's names, narrowed by Claude Code's `disallowedTools`. */
-function whitelist(kind: DefinitionKind, fm: Frontmatter, options: LoadOptions, p: FileProblems, line: (f: string) => number | undefined): string[] | null {
+function whitelist(
+  kind: DefinitionKind,
+  fm: Frontmatter,
+  options: LoadOptions,
+  p: FileProblems,
+  line: (f: string) => number | undefined,
+): { tools: string[] | null; missing: MissingTool[] } {
   const ctx = { kind, known: options.knownTools, disabled: options.disabledTools, mcpServers: options.mcpServers };
   const field = fm.tools !== undefined ? "tools" : fm["allowed-tools"] !== undefined ? "allowed-tools" : null;
   let tools: string[] | null = null;
+  let missing: MissingTool[] = [];
   if (field) {
     const resolved = resolveTools(field, field === "tools" ? fm.tools! : fm["allowed-tools"]!, ctx);
     if (resolved.warning) p.warning(resolved.warning, line(field));
     tools = resolved.tools;
+    missing = resolved.missing;
   }
   if (fm.disallowedTools?.length) {
     const denied = resolveTools("disallowedTools", fm.disallowedTools, { kind }).tools;
@@ -198,7 +219,7 @@ function whitelist(kind: DefinitionKind, fm: Frontmatter, options: LoadOptions, 
     if (base) tools = [...base.filter((t) => !denied.includes(t)), ...exclusions];
     else p.warning("disallowedTools cannot be applied without the gateway's tool list; list the allowed tools in tools instead", line("disallowedTools"));
   }
-  return tools;
+  return { tools, missing };
 }
 
 /** `env:` plus what the metadata says the definition needs (OpenClaw's requires.env). */

@@ -2,7 +2,7 @@
 // values checked against them come from models too. Validation cost grows with the schema's size once every $ref is
 // followed, with its nesting, and with the value's size, so each is capped here before Ajv sees anything. These
 // checks walk each JSON value at most once and stop at the first limit, so they cost microseconds even on hostile
-// input. See docs/security.md ("Skill folders and the model as attackers") for the numbers.
+// input. See docs/admin/security.md ("Skill folders and the model as attackers") for the numbers.
 
 /** The schema as JSON text. */
 export const MAX_SCHEMA_BYTES = 32 * 1024;

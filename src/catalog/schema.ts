@@ -23,7 +23,7 @@ export const CLAUDE_CODE_AGENT_FIELDS = [
   "memory", "background", "effort", "isolation", "color", "initialPrompt",
 ] as const;
 /** Switchboard's own fields. */
-export const SWITCHBOARD_FIELDS = ["tools", "model", "max_iterations", "mode", "env", "output_schema", "carryover", "requires_approval", "memory"] as const;
+export const SWITCHBOARD_FIELDS = ["tools", "model", "fallback_models", "max_iterations", "mode", "env", "output_schema", "carryover", "requires_approval", "memory"] as const;
 
 export const frontmatterSchema = z
   .object({
@@ -45,6 +45,11 @@ export const frontmatterSchema = z
     tools: toolList.optional(),
     disallowedTools: toolList.optional(),
     model: z.string({ error: "must be a model name such as sonnet, haiku, opus, inherit or a model id" }).trim().min(1, { error: "must not be empty; remove it to inherit the caller's model" }).optional(),
+    // Tried in order when `model` fails (overloaded, rate limited, down); [] for none. Unset: MODEL_FALLBACKS.
+    fallback_models: z
+      .union([z.string(), z.array(z.string())], { error: "must be a list of model names, e.g. [haiku, claude-sonnet-4-5], or [] for none" })
+      .transform((v) => (typeof v === "string" ? v.split(",") : v).map((m) => m.trim()).filter(Boolean))
+      .optional(),
     max_iterations: z
       .number({ error: "must be a whole number such as 25" })
       .int({ error: "must be a whole number such as 25" })

@@ -54,9 +54,17 @@ export interface ToolContext {
   mcpServers?: readonly string[];
 }
 
+/** A declared entry the definition does not get here, and why (what would make it available, where known). */
+export interface MissingTool {
+  entry: string;
+  why: string;
+}
+
 export interface ToolResolution {
   /** The whitelist in this gateway's tool names. */
   tools: string[];
+  /** The entries dropped, each with its reason, in the order written. */
+  missing: MissingTool[];
   /** One sentence for the file's single warning, or null when every entry was a tool of this gateway. */
   warning: string | null;
 }
@@ -72,28 +80,46 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
   const nested: string[] = [];
   const elsewhere: string[] = [];
   const has = (name: string) => (ctx.known ? ctx.known.includes(name) : true);
+  const missing: MissingTool[] = [];
+  const miss = (list: string[], entry: string, why: string) => {
+    list.push(entry);
+    missing.push({ entry, why });
+  };
   for (const entry of entries) {
     const paren = entry.indexOf("(");
     const base = paren < 0 ? entry : entry.slice(0, paren);
     const equivalent = Object.hasOwn(EQUIVALENTS, base) ? EQUIVALENTS[base]! : null;
+    // A Claude Code tool this gateway offers under the same name (Read, Bash, WebFetch, WebSearch…). Its rule in
+    // parentheses (`Bash(git:*)`, `Read(*.md)`) is a permission rule of Claude Code's: the tool is granted, and
+    // confined here as every call of it is (the workspace, the sandbox, the egress guard).
+    if (CLAUDE_CODE_TOOLS.has(base) && ctx.known?.includes(base)) {
+      tools.add(base);
+      if (paren >= 0) used.push(`${entry} as ${base} (the rule in parentheses is not enforced; ${base} is confined as always)`);
+      continue;
+    }
     if (paren < 0 && ctx.mcpServers && isMcpEntry(entry)) {
       if (entry === MCP_ALL || ctx.mcpServers.includes(mcpServerOf(entry) ?? "")) tools.add(entry);
-      else elsewhere.push(entry);
+      else miss(elsewhere, entry, `a tool of MCP server "${mcpServerOf(entry) ?? entry}", which is not in the MCP configuration`);
     } else if (paren < 0 && !CLAUDE_CODE_TOOLS.has(entry) && has(entry)) tools.add(entry);
     else if (ctx.kind === "skill" && base === "Read" && paren < 0) used.push("Read as read_skill_file (this skill's own folder only)");
-    else if (equivalent && paren >= 0) ruled.push(entry);
-    else if (equivalent === "use_skill" && ctx.kind === "skill") nested.push(entry);
+    else if (equivalent && paren >= 0) miss(ruled, entry, `${equivalent} cannot enforce the rule in parentheses`);
+    else if (equivalent === "use_skill" && ctx.kind === "skill") miss(nested, entry, "a skill cannot start another skill here");
     else if (equivalent && has(equivalent)) {
       tools.add(equivalent);
       used.push(`${entry} as ${equivalent}`);
+    } else if (ctx.disabled && Object.hasOwn(ctx.disabled, base)) {
+      off.push(`${entry}: ${ctx.disabled[base]}`);
+      missing.push({ entry, why: ctx.disabled[base]! });
     } else if (ctx.disabled && Object.hasOwn(ctx.disabled, equivalent ?? entry)) {
       off.push(`${equivalent ? `${equivalent} (for ${entry})` : entry}: ${ctx.disabled[equivalent ?? entry]}`);
+      missing.push({ entry, why: `${equivalent ? `${equivalent}: ` : ""}${ctx.disabled[equivalent ?? entry]!}` });
     }
-    else if (CLAUDE_CODE_TOOLS.has(base) || base.startsWith("mcp__")) foreign.push(entry);
-    else unknown.push(entry);
+    else if (base.startsWith("mcp__")) miss(foreign, entry, "an MCP tool, and no MCP server is configured");
+    else if (CLAUDE_CODE_TOOLS.has(base)) miss(foreign, entry, "a Claude Code tool this gateway does not have");
+    else miss(unknown, entry, "not a tool of this gateway");
   }
   const dropped = foreign.length + ruled.length + off.length + unknown.length + nested.length + elsewhere.length;
-  if (used.length === 0 && dropped === 0) return { tools: [...tools], warning: null };
+  if (used.length === 0 && dropped === 0) return { tools: [...tools], missing, warning: null };
   const clauses: string[] = [];
   if (used.length) clauses.push(`uses ${listing(used)}`);
   if (foreign.length) {
@@ -113,7 +139,7 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     clauses.push(`${listing(unknown)} ${what} of this gateway${ctx.known ? ` (it has ${listing(ctx.known)})` : ""}`);
   }
   const ignored = dropped === 0 ? "" : dropped === 1 ? "; that one is ignored" : "; those are ignored";
-  return { tools: [...tools], warning: `${field}: ${clauses.join("; ")}${ignored}. The ${ctx.kind} is left with ${leftWith([...tools], ctx.kind)}` };
+  return { tools: [...tools], missing, warning: `${field}: ${clauses.join("; ")}${ignored}. The ${ctx.kind} is left with ${leftWith([...tools], ctx.kind)}` };
 }
 
 /** What a child frame of this kind ends up with: its whitelist plus the tools every child always has. */

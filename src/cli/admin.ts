@@ -17,7 +17,8 @@ const USAGE = `usage: npm run admin -- sessions [--limit N] [--json]   recent se
                                                         (default: ADMIN_STUCK_AFTER, 5m)
 `;
 
-const usage = (problem?: string): never => usageError(USAGE, problem);
+// Typed in full so that the checker knows the checks below narrow `command` (a call that returns `never`).
+const usage: (problem?: string) => never = (problem) => usageError(USAGE, problem);
 const parsed = parseArguments(USAGE, { limit: { type: "string" }, after: { type: "string" }, json: { type: "boolean" } }, { positionals: true });
 const [command, ...args] = parsed.positionals;
 const { limit: limitText, after: afterText, json } = parsed.values;

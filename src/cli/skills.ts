@@ -8,6 +8,7 @@ import { createMcp, createTools } from "../app.js";
 import { silentLogger } from "../log.js";
 import { loadMcpConfigOrExit } from "../mcp/load.js";
 import { mcpToolProblems } from "../mcp/report.js";
+import { missingToolLines, probeHere, workspaceToolsOff } from "./tool-availability.js";
 import { unknownName, usageError } from "./usage.js";
 
 // `npm run skills -- list`, `validate [path]` and `lock` for admins. validate exits 1 on any
@@ -23,7 +24,9 @@ const knownTools = registry.names();
 const mcpServers = mcp.servers();
 
 if (command === "list") {
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools, mcpServers });
+  // The workspace tools a definition may declare, and why any is not offered here (probing the sandbox as start-up does).
+  const workspaceOff = await workspaceToolsOff(config, knownTools, probeHere(config));
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools: { ...disabledTools, ...workspaceOff }, mcpServers });
   // The LOCK column: locked / changed / new / unreadable against skills.lock.json, "-" without one.
   const lock = readLock(LOCK_FILE);
   const lockProblems = lock.ok ? checkLock(catalog, lock.lock).problems : [];
@@ -34,13 +37,16 @@ if (command === "list") {
     d.mode,
     d.unavailable ? "unavailable" : "ok",
     lock.ok ? (lockOf(d.kind, d.name)?.status ?? "locked") : "-",
+    // Whether every tool the definition declares is there (see the "tools:" lines); without a whitelist it has main's.
+    d.tools === null ? "inherited" : d.missingTools?.length ? `lacks ${d.missingTools.length}` : "all",
     [d.unavailable, lockOf(d.kind, d.name)?.message].filter(Boolean).join("; "),
   ]);
-  for (const p of lockProblems.filter((p) => p.status === "missing")) rows.push([p.name, p.kind, "-", "-", "missing", p.message]);
-  for (const problem of catalog.problems) rows.push(["-", "-", "-", "error", "-", problem]);
-  printTable(["NAME", "KIND", "MODE", "STATUS", "LOCK", "REASON"], rows);
+  for (const p of lockProblems.filter((p) => p.status === "missing")) rows.push([p.name, p.kind, "-", "-", "missing", "-", p.message]);
+  for (const problem of catalog.problems) rows.push(["-", "-", "-", "error", "-", "-", problem]);
+  printTable(["NAME", "KIND", "MODE", "STATUS", "LOCK", "TOOLS", "REASON"], rows);
   const usable = available(catalog.skills).length + available(catalog.agents).length;
   process.stdout.write(`\n${usable} usable, ${catalog.problems.length} skipped, ${catalog.warnings.length} warnings\n`);
+  for (const line of missingToolLines([...catalog.skills.values(), ...catalog.agents.values()])) process.stdout.write(`${line}\n`);
   for (const warning of catalog.warnings) process.stdout.write(`warning: ${warning}\n`);
   // The MCP tools each definition names, against the servers as they answer now (connected as the gateway would).
   const definitions = [...catalog.skills.values(), ...catalog.agents.values()];

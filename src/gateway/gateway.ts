@@ -14,6 +14,8 @@ import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
 import { admission, BUSY, conversationOf, mayRun, refusal } from "./ownership.js";
+import { changeOf } from "./previews.js";
+import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
@@ -37,6 +39,8 @@ export interface GatewayDeps {
   memory?: MemoryWorker;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: GatewayObserver;
+  /** USER_MESSAGES_PER_MINUTE: each user's messages at the door (flood.ts); absent or 0: no limit. */
+  userMessagesPerMinute?: number;
 }
 
 const STORE_FAILING =
@@ -85,9 +89,11 @@ export class Gateway {
   private readonly registering = new Set<Promise<unknown>>();
 
   private readonly observer: GatewayObserver;
+  private readonly flood: FloodGate | null;
 
   constructor(private readonly deps: GatewayDeps) {
     this.observer = deps.observer ?? NO_GATEWAY_OBSERVER;
+    this.flood = deps.userMessagesPerMinute ? new FloodGate(deps.userMessagesPerMinute, () => this.now(), deps.log, this.observer) : null;
     this.outbox = new Outbox({
       store: deps.store,
       log: deps.log,
@@ -212,11 +218,7 @@ export class Gateway {
    * runtime's onEvent): announced through the store, so an HTTP client on another replica sees them too.
    */
   emit(sessionKey: string, event: RuntimeEvent): void {
-    const change =
-      event.type === "delta"
-        ? ({ kind: "delta", sessionKey, requestId: event.requestId, event: { agent: event.agent, depth: event.depth, text: event.text } } as const)
-        : ({ kind: "stack", sessionKey, event } as const);
-    void this.deps.store.feed.announce(change).catch(() => {});
+    void this.deps.store.feed.announce(changeOf(sessionKey, event)).catch(() => {});
   }
 
   /** Read access for API providers. */
@@ -274,6 +276,9 @@ export class Gateway {
     const admitted = await admission(store, message);
     if (!admitted.admitted) return admitted.result;
     const { command, rule } = admitted;
+    // A /cancel stops spending and starts nothing: it is never held back.
+    const limited = command === "cancel" ? null : this.flood?.limit(message);
+    if (limited) return limited;
 
     const id = ids.next("req");
     const newRequest = {
@@ -358,7 +363,7 @@ export class Gateway {
     else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
       // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
       this.sinks.get(providerOf(change.sessionKey))?.stream?.(change.sessionKey, change.event);
-    }
+    } else if (change.kind === "reset" && this.workers.holds(change.sessionKey)) this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
   }
 
   private async settleIfDone(requestId: string): Promise<void> {

@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { backgroundTimers, type Timers } from "../runtime/deps.js";
 import type { Store } from "../store/store.js";
 
 export interface LeadershipOptions {
@@ -11,6 +12,8 @@ export interface LeadershipOptions {
   onGain(): Promise<void> | void;
   /** It no longer is (its lease was taken over, or it is stopping). */
   onLose(): Promise<void> | void;
+  /** Default: the process's background timers. */
+  timers?: Timers;
 }
 
 /**
@@ -19,7 +22,7 @@ export interface LeadershipOptions {
  */
 export class Leadership {
   private token: number | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: unknown = null;
   private stopped = false;
   private turn: Promise<void> = Promise.resolve();
 
@@ -27,6 +30,10 @@ export class Leadership {
     private readonly store: Pick<Store, "leases">,
     private readonly options: LeadershipOptions,
   ) {}
+
+  private get timers(): Timers {
+    return this.options.timers ?? backgroundTimers;
+  }
 
   get leading(): boolean {
     return this.token !== null;
@@ -39,7 +46,7 @@ export class Leadership {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer !== null) this.timers.clearTimeout(this.timer);
     await this.turn;
     if (this.token === null) return;
     const token = this.token;
@@ -72,7 +79,6 @@ export class Leadership {
 
   private schedule(): void {
     if (this.stopped) return;
-    this.timer = setTimeout(() => void this.tick(), Math.max(100, Math.floor(this.options.ttlMs / 3)));
-    this.timer.unref();
+    this.timer = this.timers.setTimeout(() => void this.tick(), Math.max(100, Math.floor(this.options.ttlMs / 3)));
   }
 }

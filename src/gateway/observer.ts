@@ -12,6 +12,8 @@ export interface GatewayObserver extends TurnObserver {
   request<T>(request: RequestRecord, run: () => Promise<T>): Promise<T>;
   /** A reply was handed to its platform, refused for good, or will be retried. */
   delivered(out: OutboundRecord, outcome: DeliveryOutcome): void;
+  /** A message was refused at the door: its sender went over USER_MESSAGES_PER_MINUTE. */
+  flooded?(provider: string): void;
 }
 
 export const NO_GATEWAY_OBSERVER: GatewayObserver = {

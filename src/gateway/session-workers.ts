@@ -153,7 +153,7 @@ export class SessionWorkers {
             worker.turn = null;
           }
         }
-        await Promise.allSettled([...worker.side].map((id) => this.sides.get(id)));
+        await Promise.allSettled([...worker.side].flatMap((id) => this.sides.get(id) ?? []));
         // Replies committed since the last pass (a notice from another replica, or what was pending when it woke).
         while (worker.undelivered && !lease.lost && !this.deps.shutdown.aborted) await this.deliver(key);
       } finally {

@@ -32,7 +32,12 @@ export type SubmitResult =
   /** Someone else's task is running here; `text` is the polite refusal for the provider to show. */
   | { status: "refused"; text: string }
   /** A private session that another user owns; nothing was stored. */
-  | { status: "forbidden" };
+  | { status: "forbidden" }
+  /**
+   * The sender went over USER_MESSAGES_PER_MINUTE: nothing was stored. `text` says so; a chat shows it unless
+   * `quiet` (they were told already), an API answers 429 with it and `retryAfterMs` every time.
+   */
+  | { status: "limited"; text: string; quiet: boolean; retryAfterMs: number; perMinute: number };
 
 /** A reply for the chat, labelled with the agent that said it (depth 1 = main, 0 = the gateway itself). */
 export interface OutboundMessage {
@@ -81,6 +86,11 @@ export interface ProviderSink {
    * written. A preview: the whole reply still arrives through `deliver`, once.
    */
   stream?(sessionKey: string, delta: { agent: string; depth: number; text: string }): void;
+  /**
+   * What `stream` showed of that agent's reply is void (its model call failed midway and starts over): the preview
+   * is emptied or taken down, and the next pieces start the reply again, so nobody reads the same words twice.
+   */
+  resetStream?(sessionKey: string, who: { agent: string; depth: number }): void;
 }
 
 /** What a platform said when a delivery failed, as the provider understood it. */

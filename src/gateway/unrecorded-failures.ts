@@ -1,3 +1,5 @@
+import { backgroundTimers, type Timers } from "../runtime/deps.js";
+import { repeat } from "../runtime/repeat.js";
 import { FencedError, type SessionWriter } from "../store/store.js";
 
 /**
@@ -9,9 +11,12 @@ import { FencedError, type SessionWriter } from "../store/store.js";
  */
 export class UnrecordedFailures {
   private readonly failures = new Map<string, { writer: SessionWriter; error: string }>();
-  private timer: NodeJS.Timeout | null = null;
+  private stopTimer: (() => void) | null = null;
 
-  constructor(private readonly retryMs: number) {}
+  constructor(
+    private readonly retryMs: number,
+    private readonly timers: Timers = backgroundTimers,
+  ) {}
 
   has(requestId: string): boolean {
     return this.failures.has(requestId);
@@ -19,8 +24,7 @@ export class UnrecordedFailures {
 
   add(requestId: string, writer: SessionWriter, error: string): void {
     this.failures.set(requestId, { writer, error });
-    this.timer ??= setInterval(() => void this.record(), this.retryMs);
-    this.timer.unref();
+    this.stopTimer ??= repeat(this.timers, this.retryMs, () => void this.record());
   }
 
   /** Writes what the store could not take earlier; stops the timer once all are written. */
@@ -38,7 +42,7 @@ export class UnrecordedFailures {
   }
 
   stop(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
+    this.stopTimer?.();
+    this.stopTimer = null;
   }
 }

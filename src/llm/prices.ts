@@ -14,7 +14,12 @@ export interface TokenCounts {
   outputTokens: number;
   cacheReadTokens?: number;
   cacheWriteTokens?: number;
+  /** Searches made by the API's web search tool. */
+  webSearchRequests?: number;
 }
+
+/** The web search tool's price: USD 10 per 1000 searches, on top of the tokens (the same pricing page). */
+export const WEB_SEARCH_NANO_USD = 10_000_000;
 
 const price = (input: number, output: number, cacheWrite: number, cacheRead: number): ModelPrice => ({ input, output, cacheWrite, cacheRead });
 
@@ -80,14 +85,15 @@ export class PriceTable {
     return this.priceOf(model) !== null;
   }
 
-  /** The cost of one call in whole nano-USD (so sums over many calls stay exact). */
+  /** The cost of one call in whole nano-USD (so sums over many calls stay exact); searches cost the same on any model. */
   costNanoUsd(model: string, usage: TokenCounts): number {
+    const searches = (usage.webSearchRequests ?? 0) * WEB_SEARCH_NANO_USD;
     const p = this.priceOf(model);
-    if (!p) return 0;
+    if (!p) return searches;
     // USD per million tokens × tokens = micro-USD; × 1000 = nano-USD.
     const micro =
       usage.inputTokens * p.input + usage.outputTokens * p.output + (usage.cacheWriteTokens ?? 0) * p.cacheWrite + (usage.cacheReadTokens ?? 0) * p.cacheRead;
-    return Math.round(micro * 1000);
+    return Math.round(micro * 1000) + searches;
   }
 }
 

@@ -17,7 +17,7 @@ export type CallOutcome =
 
 export interface CallLimits {
   timers: Timers;
-  now(): number;
+  now: () => number;
   /** Without an answer or a progress notification for this long, the call is cancelled. */
   timeoutMs: number;
   /** Progress keeps a call alive up to this long in all. */

@@ -130,7 +130,7 @@ function readEntry(name: string, entry: Record<string, unknown>, at: string, pro
   if ("url" in parsed.data) return { ...common, transport: parsed.data.type, url: parsed.data.url, headers: parsed.data.headers ?? {} };
   const stdio = parsed.data as z.output<typeof stdioEntry>;
   if (stdio.sandbox) {
-    problems.push(`${at}.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet; remove "sandbox" to run it with the gateway's rights (see docs/mcp.md)`);
+    problems.push(`${at}.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet; remove "sandbox" to run it with the gateway's rights (see docs/admin/mcp.md)`);
     return null;
   }
   return { ...common, transport: "stdio", command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, cwd: stdio.cwd ?? null, sandbox: false };

@@ -37,7 +37,7 @@ export interface ServerView {
 export interface ConnectionDeps {
   log: Logger;
   timers: Timers;
-  now(): number;
+  now: () => number;
   observer: McpObserver;
   /** Removes mcp.json's secrets from a text (errors, stderr lines) before it is logged or shown. */
   scrub(text: string): string;
@@ -171,7 +171,10 @@ export class McpConnection {
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.relist(client));
       await client.connect(this.deps.transport(this.config, (line) => this.stderr(line)), { signal: abort.signal, timeout: 2_147_483_647 });
       const listing = await listTools(client, this.config.name, abort.signal);
-      if (this.closed) return void (await client.close().catch(() => {}));
+      if (this.closed) {
+        await client.close().catch(() => {});
+        return;
+      }
       const again = this.failures > 0 || this.connectedAt > 0;
       this.client = client;
       this.connectedAt = this.deps.now();

@@ -28,7 +28,7 @@ export interface McpSettings {
 export interface McpDeps {
   log: Logger;
   timers: Timers;
-  now(): number;
+  now: () => number;
   observer?: McpObserver;
   /** Starts stdio servers: directly by default; the sandbox's function once it runs them. */
   spawn?: SpawnServer;

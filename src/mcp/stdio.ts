@@ -150,7 +150,7 @@ export class StdioTransport implements Transport {
     try {
       this.buffer.append(chunk);
     } catch (error) {
-      this.onerror?.(new Error(`the server sent a message larger than ${this.options.maxMessageBytes} bytes`));
+      this.onerror?.(new Error(`the server sent a message larger than ${this.options.maxMessageBytes} bytes`, { cause: error }));
       void this.close();
       return;
     }

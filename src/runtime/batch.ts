@@ -127,6 +127,6 @@ function asBatch(frame: StackFrame, deps: TurnDeps): StackFrame {
   return {
     ...frame,
     mode: "batch",
-    ...(def ? { systemPrompt: childSystemPrompt(def, frame.outputSchema !== null, "batch") } : {}),
+    ...(def ? { systemPrompt: childSystemPrompt(def, frame.outputSchema !== null, "batch", frame.effectiveTools) } : {}),
   };
 }

@@ -8,6 +8,7 @@ import { unresolvedToolUses } from "./history.js";
 import { CARRIED_PREFIX, carriedArtifacts, recentArtifacts } from "./artifacts.js";
 import { fitWithin } from "./result-bound.js";
 import { isMemoryTool, memoryToolUses } from "./memory/private-results.js";
+import { searchLine } from "./search-blocks.js";
 
 // Per-frame compaction: when a frame's context nears the model's window, its history is replaced by a
 // handoff summary plus the newest user messages. The log keeps everything; a `compaction` entry marks
@@ -220,6 +221,7 @@ function transcript(head: ChatMessage[]): string[] {
     for (const block of message.content) {
       if (block.type === "text") lines.push(`${message.role === "user" ? "User" : "Assistant"}: ${cap(block.text, MESSAGE_CAP)}`);
       else if (block.type === "tool_use") lines.push(`Assistant called ${block.name} with ${cap(JSON.stringify(block.input), MESSAGE_CAP)}`);
+      else if (block.type === "server_tool_use" || block.type === "web_search_tool_result") lines.push(searchLine(block));
       else if (memory.has(block.tool_use_id)) lines.push(PRIVATE_RESULT);
       else lines.push(`Result${block.is_error ? " (error)" : ""}: ${cap(block.content, TOOL_OUTPUT_CAP)}`);
     }
@@ -271,6 +273,7 @@ export function fallbackSummary(head: ChatMessage[]): string {
   for (const message of head) {
     for (const block of message.content) {
       if (block.type === "tool_use") uses.set(block.id, block);
+      if (block.type === "web_search_tool_result") outcomes.push(`- web_search: ${searchLine(block)}`);
       if (block.type === "tool_result") {
         const use = uses.get(block.tool_use_id);
         if (!use) continue;

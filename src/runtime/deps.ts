@@ -57,3 +57,9 @@ export const systemTimers: Timers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/** The process's timers for background chores (lease renewals, retries, sweeps): they do not keep it alive. */
+export const backgroundTimers: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};

@@ -14,6 +14,8 @@ import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { resolveToolUses } from "./tool-calls.js";
 import { artifactsHint } from "./artifacts.js";
 import { compactIfNeeded, contextLimit } from "./compaction.js";
+import { replyText } from "./search-blocks.js";
+import { fallbacksFor } from "./fallbacks.js";
 import { joinSteering } from "./steering.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -45,9 +47,17 @@ export interface TurnDeps {
   steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: TurnObserver;
-  /** Where reply text goes as the model writes it (the gateway routes it to the chat). */
-  onEvent?: (sessionKey: string, event: { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }) => void;
+  /** Where reply text goes as the model writes it (the gateway routes it to the chat); `reset` takes it back. */
+  onEvent?: (sessionKey: string, event: PreviewEvent) => void;
 }
+
+/**
+ * A reply being written: a piece of text (`text` is the new piece only), or `reset` when the model call failed after
+ * it began to stream and starts over, so what was shown of it is void. A preview: the committed reply is the truth.
+ */
+export type PreviewEvent =
+  | { type: "delta"; agent: string; depth: number; text: string; requestId: string | null }
+  | { type: "reset"; agent: string; depth: number; requestId: string | null };
 
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
 export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
@@ -65,12 +75,14 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
     frame.iteration = 0;
     journal.touch(frame);
   }
+  // The API paused a long turn of its own tools (web search): the reply so far goes back as it is, to be continued.
+  let paused = false;
   for (;;) {
     let uses = unresolvedToolUses(frame.history);
     if (uses.length === 0) {
       const last = frame.history[frame.history.length - 1];
       // Its reply was stored but not delivered before a restart: deliver it now.
-      if (last?.role === "assistant") return { action: TurnAction.SEND_TEXT, text: textOf(last.content) };
+      if (last?.role === "assistant" && !paused) return { action: TurnAction.SEND_TEXT, text: replyText(last.content) };
       if (frame.iteration >= frame.maxIterations) {
         return {
           action: TurnAction.MAX_ITERATIONS,
@@ -83,7 +95,9 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
       const response = await callModel(frame, deps);
       if ("error" in response) return { action: TurnAction.ERROR, text: response.error };
       uses = toolUsesOf(response.content);
-      if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: textOf(response.content) };
+      paused = uses.length === 0 && response.stopReason === "pause_turn";
+      if (paused) continue;
+      if (uses.length === 0) return { action: TurnAction.SEND_TEXT, text: replyText(frame.history[frame.history.length - 1]!.content as AssistantBlock[]) };
       sayBeforeTools(frame, textOf(response.content), deps);
     }
     const outcome = await resolveToolUses(frame, uses, deps);
@@ -96,7 +110,7 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
  * One model call and its reply in the history. A request the API finds too long for the window (its count is above
  * the local estimate: another script, dense JSON) is compacted with the API's count and sent once more.
  */
-async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[] } | { error: string }> {
+async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[]; stopReason: string | null } | { error: string }> {
   await compactIfNeeded(frame, deps);
   const { messages, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
@@ -108,6 +122,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
       messages,
       tools: deps.tools.specsFor(frame, deps.catalog),
       signal: deps.signal,
+      ...withFallbacks(fallbacksFor(frame, deps.catalog)),
       ...streaming(frame, deps),
     };
     const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, request, () => deps.model.complete(request));
@@ -122,9 +137,11 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
       content,
       usage: response.usage,
       stop_reason: response.stopReason,
+      // The model that wrote it (a fallback, when the frame's own failed): its usage is priced at that model's price.
+      ...(response.model ? { model: response.model } : {}),
       model_request_id: response.requestId,
     });
-    return { content };
+    return { content, stopReason: response.stopReason };
   } catch (error) {
     const message = error instanceof ModelError ? error.message : String(error);
     // A call cancelled by a stop (Ctrl-C, /cancel) is not a failure worth a warning: the request resumes or ends.
@@ -157,11 +174,19 @@ function sayBeforeTools(frame: StackFrame, text: string, deps: TurnDeps): void {
   });
 }
 
+function withFallbacks(models: string[] | undefined): { fallbackModels?: string[] } {
+  return models ? { fallbackModels: models } : {};
+}
+
 /** The user watches interactive frames write; batch runs (call_agent, mode: batch) answer their caller, not the chat. */
-function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string) => void } {
+function streaming(frame: StackFrame, deps: TurnDeps): { onText?: (delta: string) => void; onReset?: () => void } {
   const { onEvent, depth } = deps;
   if (!onEvent || depth === undefined || frame.mode !== "interactive") return {};
   const sessionKey = deps.journal.sessionKey;
   const requestId = deps.journal.requestId;
-  return { onText: (text) => onEvent(sessionKey, { type: "delta", agent: frame.agentName, depth, text, requestId }) };
+  const agent = frame.agentName;
+  return {
+    onText: (text) => onEvent(sessionKey, { type: "delta", agent, depth, text, requestId }),
+    onReset: () => onEvent(sessionKey, { type: "reset", agent, depth, requestId }),
+  };
 }

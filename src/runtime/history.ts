@@ -1,6 +1,7 @@
 import { z } from "zod";
-import type { AssistantBlock, ChatMessage, ToolResultBlock, ToolUseBlock, UserBlock } from "../llm/types.js";
+import type { AssistantBlock, ChatMessage, ToolResultBlock, ToolUseBlock, UserBlock, WebSearchErrorCode } from "../llm/types.js";
 import { CorruptStateError, type LogEntry } from "../store/store.js";
+import { pairedSearches } from "./search-blocks.js";
 
 /** Appends blocks to a history, merging into the last message when it has the same role. */
 export function appendBlocks(history: ChatMessage[], role: "user", blocks: UserBlock[]): void;
@@ -31,16 +32,35 @@ export function unresolvedToolUses(history: readonly ChatMessage[]): ToolUseBloc
   return [];
 }
 
-const textBlock = z.object({ type: z.literal("text"), text: z.string() });
+const citation = z.object({
+  type: z.literal("web_search_result_location"),
+  url: z.string(),
+  title: z.string().nullable(),
+  cited_text: z.string(),
+  encrypted_index: z.string(),
+});
+const textBlock = z.object({ type: z.literal("text"), text: z.string(), citations: z.array(citation).optional() });
 const toolUseBlock = z.object({
   type: z.literal("tool_use"),
   id: z.string(),
   name: z.string(),
   input: z.record(z.string(), z.unknown()),
 });
+// The web search tool's blocks go back to the API exactly as it sent them (see llm/types.ts).
+const serverToolUseBlock = z.object({ type: z.literal("server_tool_use"), id: z.string(), name: z.literal("web_search"), input: z.record(z.string(), z.unknown()) });
+const webSearchResultBlock = z.object({
+  type: z.literal("web_search_tool_result"),
+  tool_use_id: z.string(),
+  content: z.union([
+    z.array(z.object({ type: z.literal("web_search_result"), url: z.string(), title: z.string(), encrypted_content: z.string(), page_age: z.string().nullable().optional() })),
+    // Kept as the API named it, also for a code this version does not list.
+    z.object({ type: z.literal("web_search_tool_result_error"), error_code: z.string().transform((code) => code as WebSearchErrorCode) }),
+  ]),
+});
+const assistantBlock = z.union([textBlock, toolUseBlock, serverToolUseBlock, webSearchResultBlock]);
 const messagePayload = z.discriminatedUnion("role", [
   z.object({ role: z.literal("user"), content: z.array(textBlock) }),
-  z.object({ role: z.literal("assistant"), content: z.array(z.union([textBlock, toolUseBlock])) }),
+  z.object({ role: z.literal("assistant"), content: z.array(assistantBlock) }),
 ]);
 const toolResultPayload = z.object({ tool_use_id: z.string(), content: z.string(), is_error: z.boolean() });
 const toolResultBlock = z.object({
@@ -53,7 +73,7 @@ const compactionPayload = z.object({
   history: z.array(
     z.discriminatedUnion("role", [
       z.object({ role: z.literal("user"), content: z.array(z.union([textBlock, toolResultBlock])) }),
-      z.object({ role: z.literal("assistant"), content: z.array(z.union([textBlock, toolUseBlock])) }),
+      z.object({ role: z.literal("assistant"), content: z.array(assistantBlock) }),
     ]),
   ),
 });
@@ -130,7 +150,7 @@ export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessa
   // The common case: nothing to repair. Checking is one pass without copying; repairing copies.
   if (isWellFormed(history)) return { messages: history as ChatMessage[], repairs: [] };
   const repairs: string[] = [];
-  const merged = compact(history, repairs);
+  const merged = compact(history.map((m, i) => (i < history.length - 1 ? withPairedSearches(m, repairs) : m)), repairs);
   const paired: ChatMessage[] = [];
   for (let i = 0; i < merged.length; i++) {
     const message = merged[i]!;
@@ -162,6 +182,15 @@ export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessa
     repairs.push("added a user message before a history that started with the assistant");
   }
   return { messages, repairs };
+}
+
+/** An assistant message without its unpaired web search blocks (the last message may be a paused turn, sent as it is). */
+function withPairedSearches(message: ChatMessage, repairs: string[]): ChatMessage {
+  if (message.role !== "assistant") return message;
+  const content = pairedSearches(message.content);
+  if (content === message.content) return message;
+  repairs.push("dropped a web search call or result without its pair");
+  return { role: "assistant", content: [...content] };
 }
 
 function pairResults(uses: ToolUseBlock[], answers: readonly UserBlock[], repairs: string[]): UserBlock[] {
@@ -227,6 +256,7 @@ export function isWellFormed(history: readonly ChatMessage[]): boolean {
       } else seenOther = true;
     }
     if (message.role === "assistant") {
+      if (i < history.length - 1 && pairedSearches(message.content) !== message.content) return false;
       const uses = message.content.filter((b) => b.type === "tool_use");
       if (uses.length === 0) continue;
       const next = history[i + 1];

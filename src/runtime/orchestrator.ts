@@ -10,7 +10,7 @@ import type { CallLimiter } from "./call-limiter.js";
 import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
 import { refusalFor } from "./control.js";
-import { executeTurn, type TurnDeps, type TurnInput } from "./executor.js";
+import { executeTurn, type PreviewEvent, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
 import { agentLabel } from "./labels.js";
@@ -56,8 +56,8 @@ export interface RuntimeDeps {
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
 /** A piece of a reply being written (`text` is the new piece only). A preview: the committed reply is the truth. */
-export type DeltaEvent = { type: "delta"; agent: string; depth: number; text: string; requestId: string | null };
-export type RuntimeEvent = StackEvent | DeltaEvent;
+export type DeltaEvent = Extract<PreviewEvent, { type: "delta" }>;
+export type RuntimeEvent = StackEvent | PreviewEvent;
 
 /**
  * Runs one inbound message through the session's stack: a flat loop over TurnResults (push on

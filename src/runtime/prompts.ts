@@ -1,4 +1,8 @@
 import { available, type Catalog, type Definition } from "../catalog/definition.js";
+import { skillFolderPath } from "./tools/workspace/workspace.js";
+
+/** The tools that see the skill's folder at skillFolderPath (mounted read-only there, and in the sandbox). */
+const FOLDER_TOOLS = ["Read", "Glob", "Grep", "Bash"];
 
 const MAIN_PROMPT = `You are Switchboard, a helpful assistant in a chat (Telegram, Slack or a terminal).
 Answer the user directly when you can. Keep replies short and clear; use Markdown sparingly.`;
@@ -26,7 +30,11 @@ export function mainSystemPrompt(catalog: Catalog): string {
   return `${MAIN_PROMPT}${skills}${agents}${after}`;
 }
 
-export function childSystemPrompt(def: Definition, structured = false, mode: Definition["mode"] = def.mode): string {
+/**
+ * A child's instructions: its body, then how it runs. A skill with a folder whose tools see that folder starts as in
+ * Claude Code, with `Base directory for this skill: <path>`, so `python3 <base>/scripts/x.py` in its body works.
+ */
+export function childSystemPrompt(def: Definition, structured = false, mode: Definition["mode"] = def.mode, tools: readonly string[] = []): string {
   const finish = structured
     ? "call report_back with the result as its arguments, exactly matching its schema (you MUST finish this way; plain text does not count as a result)"
     : "call complete(result)";
@@ -37,8 +45,13 @@ export function childSystemPrompt(def: Definition, structured = false, mode: Def
       : `You are the ${def.kind} "${def.name}". You now talk with the user directly: your text replies reach them, ` +
         `and their answers come back to you. When your task is done, ${finish}; the result goes to the ` +
         "agent that called you, which will continue the conversation. Do not say goodbye before finishing.";
-  const files = def.folder
-    ? " Your skill folder may hold more material (references/, assets/, scripts/): read a file with read_skill_file when you need it."
-    : "";
-  return `${def.body}\n\n---\n${how}${files}`;
+  const base = def.kind === "skill" && def.folder && tools.some((t) => FOLDER_TOOLS.includes(t)) ? skillFolderPath(def.name) : null;
+  const files = base
+    ? ` Your skill folder is ${base}, read-only: read its files there and run its scripts from there (e.g. python3 ${base}/scripts/<script>); write your own files in the working directory.`
+    : def.folder
+      ? " Your skill folder may hold more material (references/, assets/, scripts/): read a file with read_skill_file when you need it."
+      : "";
+  // OpenClaw's skills write the folder as {baseDir}; it is the same path.
+  const body = base ? def.body.replaceAll("{baseDir}", base) : def.body;
+  return `${base ? `Base directory for this skill: ${base}\n\n` : ""}${body}\n\n---\n${how}${files}`;
 }

@@ -157,6 +157,12 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
+    async complete(request) {
+      const call = { ...request, signal: deps.signal };
+      const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, call, () => deps.model.complete(call));
+      deps.journal.addUsage(response.usage);
+      return response;
+    },
     activateChild(child) {
       activated = child;
       throw new ChildActivated(child);

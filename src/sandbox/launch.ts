@@ -39,7 +39,7 @@ export interface Launch {
   timeoutMs: number;
   outputBytes: number;
   signal?: AbortSignal;
-  onOutput?(text: string, stream: "stdout" | "stderr"): void;
+  onOutput?: (text: string, stream: "stdout" | "stderr") => void;
 }
 
 export interface LaunchDeps {

@@ -33,7 +33,7 @@ export interface ProcessControls {
   signal?: AbortSignal;
   /** stdout + stderr kept at most, in bytes. */
   outputBytes: number;
-  onOutput?(text: string, stream: "stdout" | "stderr"): void;
+  onOutput?: (text: string, stream: "stdout" | "stderr") => void;
 }
 
 export type ProcessEnd =

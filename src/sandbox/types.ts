@@ -39,7 +39,7 @@ export interface SandboxRequest {
   /** Cancels the call (/cancel, shutdown): a queued call leaves the queue, a running one is killed with its tree. */
   signal?: AbortSignal;
   /** Output as it arrives (already decoded), e.g. to show progress; called before the caps apply. */
-  onOutput?(text: string, stream: "stdout" | "stderr"): void;
+  onOutput?: (text: string, stream: "stdout" | "stderr") => void;
 }
 
 /** A command's output, capped: when cut, the start and the end of each stream are kept. */

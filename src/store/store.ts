@@ -1,7 +1,7 @@
 // The store as its consumers see it: one backend object whose fields are roles (src/store/roles/), each a small
 // interface a consumer can hold alone. app.ts picks the backend (SQLite in DATA_DIR, or PostgreSQL when
 // DATABASE_URL is set); nothing else knows which one runs. Every method is async, because a networked database
-// cannot answer synchronously; the SQLite store answers at once underneath. docs/architecture.md lists who holds
+// cannot answer synchronously; the SQLite store answers at once underneath. docs/engineering/store.md lists who holds
 // which role.
 import type { ApprovalStore } from "./roles/approvals.js";
 import type { ChangeFeed } from "./roles/feed.js";

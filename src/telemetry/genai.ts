@@ -81,6 +81,15 @@ function message(m: ChatMessage): { role: string; parts: unknown[] } {
         return { type: "tool_call", id: block.id, name: block.name, arguments: block.input };
       case "tool_result":
         return { type: "tool_call_response", id: block.tool_use_id, response: block.content };
+      // Tools the API ran itself (web search): the call and what it found, without the encrypted page content.
+      case "server_tool_use":
+        return { type: "server_tool_call", id: block.id, name: block.name, arguments: block.input };
+      case "web_search_tool_result":
+        return {
+          type: "server_tool_call_response",
+          id: block.tool_use_id,
+          response: Array.isArray(block.content) ? block.content.map((r) => ({ title: r.title, url: r.url })) : block.content,
+        };
     }
   });
   return { role: m.role, parts };

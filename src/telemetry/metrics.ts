@@ -25,6 +25,10 @@ export class Metrics {
   readonly mcpCallDuration: Histogram<"server">;
   readonly mcpServerUp: Gauge<"server">;
   readonly mcpTools: Gauge<"server">;
+  readonly fallbacks: Counter<"from" | "to" | "reason">;
+  readonly breakerState: Gauge<"model">;
+  readonly apiKeyEvents: Counter<"event">;
+  readonly floodDropped: Counter<"provider">;
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
@@ -64,6 +68,25 @@ export class Metrics {
     this.mcpCallDuration = new Histogram({ name: "switchboard_mcp_call_duration_seconds", help: "Time of one MCP tool call, per server.", labelNames: ["server"], buckets: TURN_BUCKETS, registers });
     this.mcpServerUp = new Gauge({ name: "switchboard_mcp_server_up", help: "1 while this process is connected to the MCP server, else 0.", labelNames: ["server"], registers });
     this.mcpTools = new Gauge({ name: "switchboard_mcp_tools", help: "Tools the MCP server offers now.", labelNames: ["server"], registers });
+    this.fallbacks = new Counter({
+      name: "switchboard_model_fallbacks_total",
+      help: "Model calls that went on from one model to the next of their chain, by why (overloaded, rate_limited, server, timeout, connection, resting).",
+      labelNames: ["from", "to", "reason"],
+      registers,
+    });
+    this.breakerState = new Gauge({ name: "switchboard_model_breaker_state", help: "Each model's circuit breaker: 0 closed, 1 half open (trying again), 2 open (resting).", labelNames: ["model"], registers });
+    this.apiKeyEvents = new Counter({
+      name: "switchboard_api_key_events_total",
+      help: "API keys that answered 429 (rested; the next key took over) or 401 (taken out of use).",
+      labelNames: ["event"],
+      registers,
+    });
+    this.floodDropped = new Counter({
+      name: "switchboard_flood_dropped_total",
+      help: "Messages refused at the door because their sender went over USER_MESSAGES_PER_MINUTE (nothing stored).",
+      labelNames: ["provider"],
+      registers,
+    });
     // Read once per scrape, in one query, for all five gauges.
     let pending: Promise<OperationalCounts> | null = null;
     const read = () => (pending ??= counts().finally(() => setImmediate(() => (pending = null))));

@@ -63,6 +63,10 @@ export class Telemetry implements GatewayObserver {
     this.options.metrics?.inbound.inc({ provider });
   }
 
+  flooded(provider: string): void {
+    this.options.metrics?.floodDropped.inc({ provider });
+  }
+
   async request<T>(request: RequestRecord, run: () => Promise<T>): Promise<T> {
     const { tracer, metrics } = this.options;
     const provider = providerOf(request.sessionKey);
@@ -243,7 +247,8 @@ export class Telemetry implements GatewayObserver {
       span?.setAttributes({ ...responseAttributes(request, response), ...(captureContent ? outputContent(response) : {}) });
       const u = response.usage;
       if (metrics) {
-        const labels = { model: request.model };
+        // The model that answered: a fallback's tokens are its own, at its own price.
+        const labels = { model: response.model ?? request.model };
         metrics.tokens.inc({ ...labels, type: "input" }, u.inputTokens);
         metrics.tokens.inc({ ...labels, type: "output" }, u.outputTokens);
         metrics.tokens.inc({ ...labels, type: "cache_read" }, u.cacheReadTokens ?? 0);

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { available } from "../../src/catalog/definition.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
+import { nodeArgs } from "../integration/child-process.js";
 
 const FIXTURES = new URL("../fixtures/catalog/", import.meta.url).pathname;
 const KNOWN = ["use_skill", "use_agent", "complete", "read_skill_file"];
@@ -114,11 +115,10 @@ describe("a fixtures tree of broken and good definitions", () => {
   });
 
   it("npm run skills -- validate exits 1 with the messages, and 0 for a good folder", () => {
-    const tsx = join(cwd, "node_modules/.bin/tsx");
-    const script = join(cwd, "src/cli/skills.ts");
+    const skills = nodeArgs("src/cli/skills.ts");
     let failed: { status: number; stdout: string } | null = null;
     try {
-      execFileSync(tsx, [script, "validate", "skills"], { encoding: "utf8", env: { ...process.env, FIXTURE_SECRET_TOKEN: "" } });
+      execFileSync(process.execPath, [...skills, "validate", "skills"], { encoding: "utf8", env: { ...process.env, FIXTURE_SECRET_TOKEN: "" } });
     } catch (error) {
       failed = error as { status: number; stdout: string };
     }
@@ -129,7 +129,7 @@ describe("a fixtures tree of broken and good definitions", () => {
     // description or compatibility) are errors here.
     expect(failed?.stdout).toContain('error: skills/wrong-folder/SKILL.md:2: name "other-name" must equal the folder name "wrong-folder"');
     expect(failed?.stdout).toMatch(/\n31 errors, \d+ warnings/);
-    const ok = execFileSync(tsx, [script, "validate", "skills/pdf-tools"], { encoding: "utf8" });
+    const ok = execFileSync(process.execPath, [...skills, "validate", "skills/pdf-tools"], { encoding: "utf8" });
     expect(ok).toContain("0 errors, 1 warnings");
   });
 });

@@ -2,9 +2,7 @@
 // deployment's working directory), and SKILLS_LOCK=warn/enforce in the live catalog, hot reload included.
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Catalog } from "../../src/catalog/definition.js";
 import { LiveCatalog } from "../../src/catalog/live.js";
@@ -14,6 +12,7 @@ import { ConfigError, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { deferred } from "../helpers/deferred.js";
 import { agentFile, skillFile, writeDefinitions } from "../helpers/harness.js";
+import { nodeArgs } from "../integration/child-process.js";
 
 /** Paths readFileSync refuses with EACCES, as the file system does for a file the process may not read. */
 const unreadable = vi.hoisted(() => new Set<string>());
@@ -25,11 +24,6 @@ vi.mock("node:fs", async (importOriginal) => {
   }) as typeof real.readFileSync;
   return { ...real, default: { ...real, readFileSync }, readFileSync };
 });
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-// `node --import tsx` as test/integration/child-process.ts runs entry points, but from the deployment's folder
-// (the lock lives in the working directory), where the bare name "tsx" would not resolve.
-const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 
 const FILES = {
   ...skillFile("planner", "Plan trips. Read references/airlines.md for airlines."),
@@ -54,7 +48,7 @@ function deployment(files: Record<string, string> = FILES) {
 
 /** `npm run skills -- <args>` in `root`, with skills/ and agents/ there. */
 function skills(root: string, ...args: string[]) {
-  const result = spawnSync(process.execPath, ["--import", TSX, join(ROOT, "src/cli/skills.ts"), ...args], {
+  const result = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), ...args], {
     cwd: root,
     encoding: "utf8",
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SKILLS_DIR: "skills", AGENTS_DIR: "agents" },

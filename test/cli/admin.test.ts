@@ -12,6 +12,7 @@ import { startHarness } from "../helpers/harness.js";
 import { bankTools } from "../helpers/tools.js";
 import { seedWaitingApproval } from "../admin/seed.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import { nodeArgs } from "../integration/child-process.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const OLD = "telegram:-100123:topic:7";
@@ -41,7 +42,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 
 /** Runs the CLI to its end (stdout and stderr fully read). */
 function admin(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", `${ROOT}src/cli/admin.ts`, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs("src/cli/admin.ts"), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DATA_DIR: dataDir, ...env },
     stdio: ["ignore", "pipe", "pipe"],

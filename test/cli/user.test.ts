@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { UserExport } from "../../src/store/store.js";
 import { commitStep } from "../helpers/steps.js";
+import { nodeArgs } from "../integration/child-process.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const ALICE = "telegram:1001";
@@ -51,7 +52,7 @@ async function seed() {
 
 /** Runs the CLI to its end (stdout and stderr fully read). */
 function user(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", `${ROOT}src/cli/user.ts`, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs("src/cli/user.ts"), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", DATA_DIR: dataDir },
     stdio: ["ignore", "pipe", "pipe"],

@@ -8,11 +8,13 @@ import { SqliteRequests } from "../../src/store/sqlite/requests.js";
 const wanted = Number(process.env.KILL_AT_INBOUND_GROUP ?? 0);
 if (wanted > 0) {
   let inbound = 0;
+  // oxlint-disable-next-line typescript/unbound-method -- kept to be called with the store as `this`, below
   const insert = SqliteRequests.prototype.insert;
   SqliteRequests.prototype.insert = function (this: SqliteRequests, ...args: Parameters<SqliteRequests["insert"]>) {
     inbound++;
     return insert.apply(this, args);
   };
+  // oxlint-disable-next-line typescript/unbound-method -- kept to be called with the group commit as `this`
   const flush = GroupCommit.prototype.flush;
   GroupCommit.prototype.flush = function (this: GroupCommit) {
     const held = inbound;

@@ -6,6 +6,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import type { MessageStream } from "@anthropic-ai/sdk/lib/MessageStream";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  citedText,
   holdStream,
   lastUserText,
   reply,
@@ -13,6 +14,7 @@ import {
   systemText,
   text,
   toolUse,
+  webSearch,
   type FakeAnthropic,
   type MessagesRequest,
 } from "./anthropic/server.js";
@@ -146,10 +148,17 @@ describe("scripted replies", () => {
   });
 
   it("lets an AbortSignal end a hanging request", async () => {
-    fake.script({ hang: true });
+    let arrived!: () => void;
+    const hanging = new Promise<void>((resolve) => (arrived = resolve));
+    fake.script(() => {
+      arrived();
+      return { hang: true };
+    });
     const controller = new AbortController();
     const p = client.messages.create({ model: MODEL, max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 50);
+    // Abort once the fake holds the request (a fixed 50 ms could come before it arrived on a busy machine).
+    await hanging;
+    controller.abort();
     await expect(p).rejects.toBeInstanceOf(Anthropic.APIUserAbortError);
     expect(fake.calls[0]?.status).toBe(0);
   });
@@ -531,5 +540,42 @@ describe("streaming", () => {
     expect(frames[7]).toEqual({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: "" } });
     expect(frames.at(-2)).toMatchObject({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: expect.any(Number) } });
     expect(frames.at(-1)).toEqual({ type: "message_stop" });
+  });
+});
+
+// The web search tool's blocks, as its reference page and the SDK's types give them.
+describe("web search blocks", () => {
+  const search = { type: "web_search_20250305", name: "web_search", max_uses: 2 };
+  const call = { type: "server_tool_use", id: "srvtoolu_01", name: "web_search", input: { query: "q" } };
+  const found = { type: "web_search_tool_result", tool_use_id: "srvtoolu_01", content: [{ type: "web_search_result", url: "https://a.example/", title: "A", encrypted_content: "enc", page_age: null }] };
+
+  it("accepts a search and its result sent back in an assistant message", async () => {
+    fake.script(text("ok"));
+    await send([user("q"), assistant([call, found, { type: "text", text: "A says so." }]), user("more")], { tools: [search] });
+    expect(fake.rejected()).toEqual([]);
+  });
+
+  it("refuses a result without its call", () =>
+    expect400(send([user("q"), assistant([found]), user("more")]), "messages.1.content.0: web_search_tool_result block(s) provided without a matching server_tool_use block before it: srvtoolu_01"));
+  it("refuses a search call in a user message", () => expect400(send([user([call])]), "messages.0.content.0: server_tool_use blocks can only be in assistant messages"));
+  it("refuses a search call whose id is not a server tool's", () =>
+    expect400(send([user("q"), assistant([{ ...call, id: "toolu_01" }, found]), user("more")]), "messages.1.content.0.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"));
+  it("refuses both allowed_domains and blocked_domains", () =>
+    expect400(send([user("q")], { tools: [{ ...search, allowed_domains: ["a.example"], blocked_domains: ["b.example"] }] }), "tools.0: Cannot specify both allowed_domains and blocked_domains"));
+
+  it("streams a search: the call's input as JSON deltas, the result whole, the citation before the cited text", async () => {
+    fake.script(reply(...webSearch("q", [["A", "https://a.example/"]], "srvtoolu_02"), citedText("A says so.", "https://a.example/", "A")));
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: "user", content: "q" }], tools: [search as Anthropic.WebSearchTool20250305] });
+    const msg = await stream.finalMessage();
+    expect(msg.content.map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
+    expect(msg.content[0]).toMatchObject({ id: "srvtoolu_02", input: { query: "q" } });
+    expect(msg.content[2]).toMatchObject({ text: "A says so.", citations: [{ type: "web_search_result_location", url: "https://a.example/", title: "A" }] });
+    expect(msg.usage.server_tool_use).toEqual({ web_search_requests: 1 });
+  });
+
+  it("answers 500 when the script searches but the request did not offer web search", async () => {
+    fake.script(reply(...webSearch("q", [["A", "https://a.example/"]])));
+    const { message } = await apiError(send([user("q")]));
+    expect(message).toContain("did not offer the web search tool");
   });
 });

@@ -593,6 +593,7 @@ describe("flood control", () => {
     fake.addChat({ id: CHAT, type: "private" });
     await bot.api.sendMessage(CHAT, "two");
     await bot.api.sendMessage(CHAT, "three");
+    expect(fake.sent(CHAT)).toHaveLength(2);
   });
 });
 

@@ -73,6 +73,8 @@ export interface HarnessOptions {
   /** Reuse a database file (to simulate a restart in-process). */
   dbFile?: string;
   fake?: FakeAnthropic;
+  /** The model the runtime calls, built on the fake's URL (default: one AnthropicModel; resilient-model.ts: fallbacks). */
+  model?: (baseURL: string) => Model;
   /** SDK retries; 0 unless a test is about retrying. */
   maxRetries?: number;
   /** Environment the catalog checks `env:` against. Default: none set. */
@@ -101,6 +103,8 @@ export interface HarnessOptions {
    * the same fake, with the model "claude-memory-test"). Off by default here, so scripts see only the agents' calls.
    */
   memory?: boolean;
+  /** USER_MESSAGES_PER_MINUTE (default: no limit), judged by `clock`. */
+  userMessagesPerMinute?: number;
   /** MID_TURN (default queue). */
   midTurn?: "queue" | "steer";
   /** Id source (default: readable counters). */
@@ -148,7 +152,9 @@ export async function startHarness(options: HarnessOptions = {}) {
   await catalog.settled();
   const api: Model = options.noApiKey
     ? new UnconfiguredModel()
-    : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
+    : options.model
+      ? options.model(fake.url)
+      : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
   const model = api;
   const extractionModel = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
@@ -200,7 +206,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue" });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}) });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
@@ -253,7 +259,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     /** Simulates a crash: the database handle goes away mid-work; nothing more is committed. */
     crash() {
-      store.close();
+      // Not awaited, as a crash waits for nothing: SqliteStore.close() drops the handle before it returns.
+      void store.close();
     },
     async close(keepFake = false) {
       await catalog.close();

@@ -7,6 +7,7 @@ import { parseMcpConfig, type McpConfig } from "../../src/mcp/config.js";
 import { McpManager, type McpSettings } from "../../src/mcp/manager.js";
 import type { McpCallOutcome, McpObserver } from "../../src/mcp/observer.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
+import { nodeArgs } from "../integration/child-process.js";
 
 const require = createRequire(import.meta.url);
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -23,9 +24,9 @@ export function filesystemStdio(dir: string, extra: Record<string, unknown> = {}
   return { command: process.execPath, args: [FILESYSTEM, dir], ...extra };
 }
 
-/** The fault server (test/fakes/mcp/fault-server.ts), run by node with tsx. */
+/** The fault server (test/fakes/mcp/fault-server.ts), run by node as the tests run Switchboard (compiled, or with tsx). */
 export function faultServer(extra: Record<string, unknown> = {}): Record<string, unknown> {
-  return { command: process.execPath, args: ["--import", "tsx", `${ROOT}test/fakes/mcp/fault-server.ts`], cwd: ROOT, ...extra };
+  return { command: process.execPath, args: nodeArgs("test/fakes/mcp/fault-server.ts"), cwd: ROOT, ...extra };
 }
 
 export function mcpConfig(servers: Record<string, Record<string, unknown>>, env: Record<string, string | undefined> = {}): McpConfig {
@@ -115,22 +116,3 @@ export async function startMcp(config: McpConfig, options: { settings?: Partial<
   await manager.start();
   return { manager, ...captured };
 }
-
-/** Real timers, except those set for exactly `ms`, which fire when the test says (`fire()`). */
-export function heldTimeouts(ms: number) {
-  const held = new Map<number, () => void>();
-  let next = 0;
-  const timers: Timers = {
-    setTimeout: (fn, delay) => (delay === ms ? (held.set(++next, fn), { held: next }) : systemTimers.setTimeout(fn, delay)),
-    clearTimeout: (handle) => (typeof handle === "object" && handle !== null && "held" in handle ? void held.delete((handle as { held: number }).held) : systemTimers.clearTimeout(handle)),
-  };
-  return {
-    timers,
-    fire() {
-      const due = [...held.values()];
-      held.clear();
-      due.forEach((fn) => fn());
-    },
-  };
-}
-

@@ -1,10 +1,26 @@
 import { spawn, type ChildProcessWithoutNullStreams } from "node:child_process";
 import { createServer } from "node:net";
+import { createRequire } from "node:module";
 import { createInterface } from "node:readline";
+import { pathToFileURL } from "node:url";
+import { inject } from "vitest";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
-// `node --import tsx`, not the tsx binary: the binary runs the program in a child process, and a SIGKILL
-// to the wrapper would leave that child running on.
+/** tsx's loader by its file, so that a process started in another working directory finds it too. */
+const TSX = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
+
+/**
+ * The `node` arguments that run a TypeScript entry point of the repository (`src/main.ts`), after `preload`
+ * modules: the copy compiled once for this run (test/setup/build.ts), or the source through tsx when there is none.
+ * `node --import tsx`, not the tsx binary: the binary runs the program in a child process, and a SIGKILL to the
+ * wrapper would leave that child running on.
+ */
+export function nodeArgs(entry: string, preload: string[] = []): string[] {
+  const built = inject("build");
+  if (!built) return ["--import", TSX, ...preload.flatMap((p) => ["--import", `${ROOT}${p}`]), `${ROOT}${entry}`];
+  const js = (path: string) => `${built}/${path.replace(/\.ts$/, ".js")}`;
+  return [...preload.flatMap((p) => ["--import", js(p)]), js(entry)];
+}
 
 /** A Switchboard process (terminal chat or service) with its stdout read line by line. */
 export class Proc {
@@ -65,7 +81,7 @@ export class Proc {
 
 /** `preload`: more modules for `node --import` (e.g. a test's crash hook), after tsx. */
 export function run(entry: string, args: string[], env: Record<string, string>, preload: string[] = []): Proc {
-  const child = spawn(process.execPath, ["--import", "tsx", ...preload.flatMap((p) => ["--import", `${ROOT}${p}`]), `${ROOT}${entry}`, ...args], {
+  const child = spawn(process.execPath, [...nodeArgs(entry, preload), ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", ...env },
     stdio: ["pipe", "pipe", "pipe"],

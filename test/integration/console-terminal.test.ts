@@ -191,7 +191,7 @@ it("ends the line of a reply cut short by /cancel when its turn ends, then gives
   await t.until(() => t.state.shown.includes("[main] A "));
   const during = t.state.shown.length;
   t.input.write("/cancel\r");
-  await t.until(() => /you> $/.test(visible(t.state.shown.slice(during))));
+  await t.until(() => visible(t.state.shown.slice(during)).endsWith("you> "));
   await h.gateway.idle();
   const after = visible(t.state.shown.slice(during)).split("\n");
   expect(after[0]).toBe("");

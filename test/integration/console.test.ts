@@ -1,9 +1,7 @@
 // The terminal chat as a user runs it: a real child process (`npm run chat -- --jsonl` and
 // `npm start`), the real SDK, the strict fake Messages API over HTTP, SQLite on disk.
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { rmSync } from "node:fs";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { createServer } from "node:net";
@@ -11,7 +9,7 @@ import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.j
 import { startFakeSlack } from "../fakes/slack/server.js";
 import { startFakeTelegram } from "../fakes/telegram/server.js";
 import { writeDefinitions } from "../helpers/harness.js";
-import { processEnv, run, type Proc } from "./child-process.js";
+import { nodeArgs, processEnv, run, type Proc } from "./child-process.js";
 
 let fake: FakeAnthropic;
 let dir: string;
@@ -118,7 +116,7 @@ describe("npm run chat -- --jsonl", () => {
     expect(second.json()).toEqual([{ type: "message", agent: "skill:interview", depth: 2, text: "Where to?" }]);
 
     // The context log holds each step once.
-    const exported = execFileSync(join(process.cwd(), "node_modules/.bin/tsx"), ["src/cli/export.ts", "console:local"], {
+    const exported = execFileSync(process.execPath, [...nodeArgs("src/cli/export.ts"), "console:local"], {
       env: { ...process.env, ...env },
       encoding: "utf8",
     })

@@ -3,7 +3,6 @@
 import { once } from "node:events";
 import { rmSync } from "node:fs";
 import { connect, type Socket } from "node:net";
-import { join } from "node:path";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { holdStream, startFakeAnthropic, text, type FakeAnthropic } from "../fakes/anthropic/server.js";
 import { eventCallback, messageEvent, sendSigned } from "../fakes/slack/events.js";
@@ -88,7 +87,7 @@ it("npm start: the first SIGINT stops gracefully, a second one while that waits 
   await slack.waitFor("chat.postMessage", (params) => params.text === "Hello after the restart.");
   again.child.kill("SIGTERM");
   expect(await again.exited).toBe(0);
-});
+}, 90_000); // two starts of the gateway, each a few seconds on a busy machine
 
 it("npm start: a single SIGINT with nothing in flight stops and exits 0", async () => {
   const p = start("src/main.ts", []);

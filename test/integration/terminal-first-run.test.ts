@@ -60,7 +60,8 @@ describe.skipIf(!HAS_SCRIPT)("npm start at a terminal", () => {
 
     const refused = "! Telegram refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN; trying again in 1 s, then less and less often";
     await term.until(refused);
-    // Drawn where the prompt was, which comes back under it.
+    // Drawn where the prompt was, which comes back under it (the redraw may reach the terminal in a later write).
+    await term.until("you> ", term.shown.indexOf(refused));
     expect(term.shown.slice(term.shown.indexOf(refused))).toMatch(/^! Telegram refused[^\n]*\r?\n[^\n]*you> /);
 
     const before = term.shown.length;

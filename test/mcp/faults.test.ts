@@ -3,7 +3,8 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpManager } from "../../src/mcp/manager.js";
 import type { ToolContext, ToolOutput } from "../../src/runtime/tools/tool.js";
-import { faultServer, heldTimeouts, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { faultServer, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { heldTimeouts } from "../helpers/timers.js";
 
 const API_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 let manager: McpManager | undefined;

@@ -5,7 +5,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
 import type { McpManager } from "../../src/mcp/manager.js";
 import type { ToolContext } from "../../src/runtime/tools/tool.js";
-import { EVERYTHING, heldTimeouts, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { EVERYTHING, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { heldTimeouts } from "../helpers/timers.js";
 import { freePort } from "../integration/child-process.js";
 
 let manager: McpManager | undefined;

@@ -8,7 +8,8 @@ import { afterEach, describe, expect, it } from "vitest";
 import type { McpManager } from "../../src/mcp/manager.js";
 import { reply, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { agentFile, startHarness, type Harness } from "../helpers/harness.js";
-import { everythingStdio, faultServer, filesystemStdio, heldTimeouts, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { everythingStdio, faultServer, filesystemStdio, mcpConfig, recordingObserver, startMcp } from "../helpers/mcp.js";
+import { heldTimeouts } from "../helpers/timers.js";
 import { toolResults } from "../helpers/requests.js";
 
 let h: Harness | undefined;

@@ -29,7 +29,8 @@ async function consistent(): Promise<void> {
   const log = await h.store.steps.log(KEY);
   const started = log.filter((e) => e.type === "agent_session").map((e) => e.agentSessionId);
   const ended = log.filter((e) => e.type === "agent_session_complete").map((e) => e.agentSessionId);
-  expect([...ended].sort()).toEqual([...started].sort());
+  const byId = (x: string | null, y: string | null) => (String(x) < String(y) ? -1 : 1);
+  expect([...ended].sort(byId)).toEqual([...started].sort(byId));
   for (const id of new Set(log.map((e) => e.agentSessionId).filter((a): a is string => a !== null))) {
     expect(unresolvedToolUses(rebuildHistory(await h.store.steps.history(id))), id).toEqual([]);
   }

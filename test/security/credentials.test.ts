@@ -12,6 +12,7 @@ const NOT_CREDENTIALS = new Set(["ANTHROPIC_MAX_TOKENS", "MODEL_CONTEXT_TOKENS",
 /** A valid value for every marked setting, and the secrets a log line must never show once it is loaded. */
 const SAMPLES: Record<string, { env: string; secrets: string[] }> = {
   ANTHROPIC_API_KEY: { env: "sk-ant-sample-0001", secrets: ["sk-ant-sample-0001"] },
+  ANTHROPIC_API_KEYS: { env: "sk-ant-sample-0015, sk-ant-sample-0016", secrets: ["sk-ant-sample-0015", "sk-ant-sample-0016"] },
   METRICS_TOKEN: { env: "metrics-token-0002", secrets: ["metrics-token-0002"] },
   ADMIN_TOKENS: { env: "admin-token-0003:ops,admin-token-0004", secrets: ["admin-token-0003", "admin-token-0004"] },
   OTEL_EXPORTER_OTLP_HEADERS: {
@@ -119,11 +120,13 @@ describe("credential settings", () => {
 
   it("a malformed OTEL_EXPORTER_OTLP_HEADERS entry is named by position, its value never echoed", () => {
     expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME" })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS: entry 2 must be name=value/);
+    let thrown: unknown = null;
     try {
       loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME", SESSION_HASH_SECRET: "short-LEAKY" });
     } catch (error) {
-      expect(String(error)).toContain("SESSION_HASH_SECRET: must be at least 16 characters");
-      expect(String(error)).not.toMatch(/LEAKY|ok-value/);
+      thrown = error;
     }
+    expect(String(thrown)).toContain("SESSION_HASH_SECRET: must be at least 16 characters");
+    expect(String(thrown)).not.toMatch(/LEAKY|ok-value/);
   });
 });

@@ -20,7 +20,7 @@ import type { Tool, ToolContext, ToolOutput } from "../../src/runtime/tools/tool
 
 // --- the tripwire: every outbound connection of this file is recorded, and anything but loopback is stopped ---
 
-const isLoopback = (address: string) => /^127\./.test(address) || address === "::1" || /^::ffff:127\./i.test(address);
+const isLoopback = (address: string) => address.startsWith("127.") || address === "::1" || /^::ffff:127\./i.test(address);
 interface Connection { host: string; remoteAddress?: string; socket: net.Socket }
 const connections: Connection[] = [];
 const realConnect = net.connect;

@@ -130,7 +130,7 @@ describe("session ownership", () => {
       post(base, "/v1/messages", message("first", { session_id: sessionId })),
       post(base, "/v1/messages", message("second", { session_id: sessionId }), "tok-bob"),
     ]);
-    expect([a.status, b.status].sort()).toEqual([200, 403]);
+    expect([a.status, b.status].sort((x, y) => x - y)).toEqual([200, 403]);
     expect(await h.store.requests.ofSession(`http:${sessionId}`)).toHaveLength(1);
   });
 });

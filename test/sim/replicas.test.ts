@@ -17,6 +17,8 @@ import { ReplicaWorld, writeReplicaCatalog } from "./replicas/world.js";
 const ONE = process.env.SIM_SEED ? Number(process.env.SIM_SEED) : null;
 const SEEDS = Number(process.env.SIM_SEEDS ?? 100);
 const PAUSE_SEEDS = Math.max(1, Math.round(SEEDS * 0.4));
+/** The seeded runs compute for a while (seconds on a quiet machine, minutes on a busy one): five minutes for 100 seeds. */
+const TIMEOUT = 300_000 * Math.max(1, SEEDS / 100);
 
 /**
  * Protocol bugs a run may count instead of failing (none now). The two this simulation found (a cached main
@@ -111,13 +113,13 @@ describe("replicas and leases (simulation)", () => {
     expect(totals.crashes + totals.stops).toBeGreaterThan(SEEDS / 10);
     // Some pauses and crashes struck inside a call_agent callee (its model answer or its booking held).
     expect(totals.midCall).toBeGreaterThan(SEEDS / 20);
-  });
+  }, TIMEOUT);
 
   it(`holds them over ${ONE ?? PAUSE_SEEDS} scenarios that each pause a replica mid-step until the other takes over`, async () => {
     const { unexplained, totals } = await runSeeds(seedList(PAUSE_SEEDS), { pausedTakeoverOnly: true });
     expect(unexplained, unexplained.slice(0, 5).join("\n")).toEqual([]);
     if (ONE === null) expect(totals.seedsWithRefusal).toBeGreaterThan(PAUSE_SEEDS / 3);
-  });
+  }, TIMEOUT);
 
   it("is deterministic: the same seed gives the same trace", async () => {
     for (const seed of [3, 17, 42]) {
@@ -264,7 +266,7 @@ describe("every checker fires on its planted bug (and the same seed is clean wit
   it("4, nothing stuck: replicas that never take over orphaned work leave a crashed replica's requests pending", async () => {
     const found = await plantedSeed(/stuck: request/, { plants: { "*": { noTakeover: true } } }, 60);
     expect(found[0]).toMatch(/^seed \d+: stuck: request req_\w+ \("[^"]+"\) of sim:s\d is still (pending|running)/);
-  });
+  }, 120_000);
 
   it("5, stale stacks: a stack cache that is never dropped is caught after another replica's turn", async () => {
     const found = await plantedSeed(/stale stack/, { plants: { "*": { staleCache: true } } });

@@ -6,10 +6,12 @@ import { silentLogger } from "../../src/log.js";
 import { PriceTable } from "../../src/llm/prices.js";
 import { Metrics } from "../../src/telemetry/metrics.js";
 import { metricsHandler } from "../../src/telemetry/metrics-server.js";
+import { resilienceMetrics } from "../../src/telemetry/resilience.js";
 import { Telemetry } from "../../src/telemetry/telemetry.js";
 import { HttpProvider } from "../../providers/http/server.js";
-import { reply, text, toolUse } from "../fakes/anthropic/server.js";
+import { overloaded, reply, text, toolUse } from "../fakes/anthropic/server.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { resilientModel } from "../helpers/resilient-model.js";
 import { transferTool } from "../helpers/tools.js";
 
 let h: Harness | undefined;
@@ -111,4 +113,23 @@ describe("GET /metrics after a scripted conversation", () => {
     expect(sample(body, 'switchboard_tool_calls_total{tool="unknown",outcome="error"}')).toBe(2);
     expect(body).not.toContain("evil");
   });
+});
+
+it("counts fallbacks by reason, shows each model's breaker, and counts messages flood control dropped", async () => {
+  const metrics = new Metrics(() => h!.store.operations.operationalCounts());
+  const telemetry = new Telemetry({ metrics, tracer: null, captureContent: false });
+  const model = resilientModel({ fallbacks: ["claude-haiku-5-5"], failures: 1, observer: resilienceMetrics(metrics) });
+  h = await startHarness({ telemetry, model, userMessagesPerMinute: 1 });
+  h.fake.script(overloaded(), text("from haiku"));
+  const say = (messageId: string) => h!.gateway.submit({ sessionKey: "console:m", messageId, userId: "console:ann", text: "hi" });
+  expect((await say("m1")).status).toBe("accepted");
+  await h.gateway.idle();
+  expect((await say("m2")).status).toBe("limited");
+  const body = await metrics.registry.metrics();
+  expect(sample(body, 'switchboard_model_fallbacks_total{from="claude-test",to="claude-haiku-5-5",reason="overloaded"}')).toBe(1);
+  expect(sample(body, 'switchboard_model_breaker_state{model="claude-test"}')).toBe(2); // open: resting
+  expect(sample(body, 'switchboard_flood_dropped_total{provider="console"}')).toBe(1);
+  // The answer's tokens are the fallback's, at its price.
+  expect(sample(body, 'switchboard_tokens_total{model="claude-haiku-5-5",type="output"}')).toBeGreaterThan(0);
+  expect(sample(body, 'switchboard_tokens_total{model="claude-test",type="output"}')).toBeUndefined();
 });

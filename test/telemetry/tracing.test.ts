@@ -149,14 +149,14 @@ describe("traces of a takeover conversation", () => {
     await provider.forceFlush();
     const all = await receiver.waitFor((spans) => spans.some((s) => s.name === "request console"));
     expect(all.every((s) => s.encoding === "json")).toBe(true);
-    const chat = all.find((s) => s.name === "chat claude-test" && receiver!.children(s).length === 0 && String(s.attributes["gen_ai.input.messages"]).includes("Mistral"))!;
-    const input = JSON.parse(String(chat.attributes["gen_ai.input.messages"])) as Array<{ role: string; parts: Array<{ type: string; content?: string }> }>;
+    const chat = all.find((s) => s.name === "chat claude-test" && receiver!.children(s).length === 0 && String(s.attributes["gen_ai.input.messages"] as string | undefined).includes("Mistral"))!;
+    const input = JSON.parse((chat.attributes["gen_ai.input.messages"] as string)) as Array<{ role: string; parts: Array<{ type: string; content?: string }> }>;
     expect(input[0]!.role).toBe("user");
     expect(input[0]!.parts.some((p) => p.type === "text" && p.content?.includes(SECRET))).toBe(true);
-    expect(JSON.parse(String(chat.attributes["gen_ai.output.messages"]))).toEqual([
+    expect(JSON.parse((chat.attributes["gen_ai.output.messages"] as string))).toEqual([
       { role: "assistant", parts: [{ type: "tool_call", id: expect.stringMatching(/^toolu_/), name: "use_skill", arguments: { name: "interview", message: "interview the user" } }], finish_reason: "tool_use" },
     ]);
-    expect(JSON.parse(String(chat.attributes["gen_ai.system_instructions"]))[0]).toMatchObject({ type: "text" });
+    expect(JSON.parse((chat.attributes["gen_ai.system_instructions"] as string))[0]).toMatchObject({ type: "text" });
     expect(all.find((s) => s.name === "execute_tool use_skill")!.attributes["gen_ai.tool.call.arguments"]).toBe(JSON.stringify({ name: "interview", message: "interview the user" }));
   });
 

@@ -174,6 +174,13 @@ function onEvent(turn, event, data) {
       log.scrollTop = log.scrollHeight;
       return;
     }
+    case "reset": {
+      // The model call failed midway and starts over: what the bubble showed is void; the next deltas rewrite it.
+      const w = turn.writing.get(data.agent);
+      if (w) w.text = "";
+      if (w) renderMarkdown(body(w.div), "");
+      return;
+    }
     case "message": {
       unplace();
       const w = turn.writing.get(data.agent);

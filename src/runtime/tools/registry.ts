@@ -1,4 +1,4 @@
-import type { ToolSpec } from "../../llm/types.js";
+import type { ToolDefinition } from "../../llm/types.js";
 import { available, type Catalog } from "../../catalog/definition.js";
 import { allowsTool, isMcpEntry, MCP_ALL, MCP_PREFIX } from "../../catalog/tool-patterns.js";
 import type { AgentType, StackFrame } from "../frame.js";
@@ -39,6 +39,11 @@ export class ToolRegistry {
     }
   }
 
+  private specOf(name: string): ToolDefinition | undefined {
+    const tool = this.tools.get(name);
+    return tool?.server ?? tool?.spec;
+  }
+
   get(name: string): Tool | undefined {
     return this.tools.get(name) ?? (name.startsWith(MCP_PREFIX) ? this.dynamic?.get(name) : undefined);
   }
@@ -52,14 +57,14 @@ export class ToolRegistry {
    * The specs the model sees for a frame: its whitelist, minus spawn tools with nothing to spawn, plus
    * read_tool_result while its history shows a result cut, then the MCP tools its patterns allow among those offered now.
    */
-  specsFor(frame: StackFrame, catalog: Catalog): ToolSpec[] {
+  specsFor(frame: StackFrame, catalog: Catalog): ToolDefinition[] {
     const own = frame.effectiveTools
       .filter((name) => !isMcpEntry(name))
       .filter((name) => !(name === "use_skill" && available(catalog.skills).length === 0))
       .filter((name) => !((name === "use_agent" || name === "call_agent") && available(catalog.agents).length === 0))
       .concat(hasCutResult(frame.history) ? [READ_TOOL_RESULT] : [])
-      .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.tools.get(name)?.spec))
-      .filter((spec): spec is ToolSpec => spec !== undefined);
+      .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.specOf(name)))
+      .filter((spec): spec is ToolDefinition => spec !== undefined);
     if (!this.dynamic || !frame.effectiveTools.some(isMcpEntry)) return own;
     return [...own, ...this.dynamic.list().filter((tool) => allowsTool(frame.effectiveTools, tool.spec.name)).map((tool) => tool.spec)];
   }

@@ -96,17 +96,18 @@ export function buildChildFrame(
   mode: Definition["mode"] = def.mode,
 ): StackFrame {
   const agentName = `${def.kind}:${def.name}`;
+  const effectiveTools = effectiveToolsFor(def.kind, toolNames, def.tools, outputSchema !== null);
   return {
     frameId: ctx.ids.next("frame"),
     agentName,
     agentType: def.kind,
     definitionName: def.name,
-    systemPrompt: childSystemPrompt(def, outputSchema !== null, mode),
+    systemPrompt: childSystemPrompt(def, outputSchema !== null, mode, effectiveTools),
     model: resolveModel(def.model, parent.model),
     environment: {},
     iteration: 0,
     maxIterations: def.maxIterations ?? ctx.settings.maxIterations,
-    effectiveTools: effectiveToolsFor(def.kind, toolNames, def.tools, outputSchema !== null),
+    effectiveTools,
     isSkillAgent: def.kind === "skill",
     parentToolUseId: ctx.toolUseId,
     agentSessionId: ctx.ids.next("as"),

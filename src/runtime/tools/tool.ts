@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../../catalog/definition.js";
 import type { SchemaChecker } from "../../catalog/schema-checker.js";
-import type { ToolSpec } from "../../llm/types.js";
+import type { ModelRequest, ModelResponse, ServerToolSpec, ToolSpec } from "../../llm/types.js";
 import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
@@ -31,6 +31,11 @@ export interface ToolContext {
   previousRun(agentName: string): Promise<string | null>;
   /** The whole text of one of this frame's own earlier tool results (the history may show it cut), or null. */
   storedResult(toolUseId: string): Promise<string | null>;
+  /**
+   * A model call a tool makes for the request (WebFetch's reading of a page): counted against the session's budget,
+   * traced, and added to the request's usage like the frame's own calls; cancelled with the request.
+   */
+  complete(request: Omit<ModelRequest, "signal">): Promise<ModelResponse>;
   /** Hands the conversation to `child`: records the activation, then throws ChildActivated. */
   activateChild(child: StackFrame): never;
   /** Runs `child` to the end without the user (batch mode) and returns its final text; `signal` can cut it short. */
@@ -39,6 +44,11 @@ export interface ToolContext {
 
 export interface Tool {
   spec: ToolSpec;
+  /**
+   * A tool the Messages API runs itself (web search): the model is offered this declaration instead of `spec`, and
+   * `run` is never called for it (its calls and results come back inside the reply).
+   */
+  server?: ServerToolSpec;
   /**
    * Safe to run again after a restart interrupted it. Tools with side effects say false; an interrupted
    * call then gets an error result instead of running twice.

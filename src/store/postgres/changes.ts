@@ -20,6 +20,7 @@ const changeSchema = z.discriminatedUnion("kind", [
     event: z.object({ type: z.enum(["push", "pop"]), agent: z.string(), depth: z.number() }),
   }),
   z.object({ kind: z.literal("delta"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }) }),
+  z.object({ kind: z.literal("reset"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number() }) }),
 ]) satisfies z.ZodType<StoreChange>;
 
 /** A change as its `change_feed` row stores it. */

@@ -5,6 +5,7 @@
 // while it was away are lost: the replicas' orphan poll (Store.orphanedSessions) is what catches up with them.
 import pg from "pg";
 import type { Logger } from "pino";
+import { backgroundTimers } from "../../runtime/deps.js";
 import type { StoreChange } from "../store.js";
 import { CHANNEL, changeId, decodeChange, FEED_WINDOW_SECONDS, type FeedEntry } from "./changes.js";
 import { sql } from "./statements.js";
@@ -27,7 +28,7 @@ const PRUNE = sql("prune_changes", `DELETE FROM change_feed WHERE created_at < n
 export class ChangeListener {
   private readonly listeners = new Set<(change: StoreChange) => void>();
   private client: pg.Client | null = null;
-  private retry: NodeJS.Timeout | null = null;
+  private retry: unknown = null;
   private failures = 0;
   private closed = false;
   /** Ids heard and not read yet, in the order they were heard. */
@@ -59,7 +60,7 @@ export class ChangeListener {
 
   async close(): Promise<void> {
     this.closed = true;
-    if (this.retry) clearTimeout(this.retry);
+    if (this.retry !== null) backgroundTimers.clearTimeout(this.retry);
     this.retry = null;
     const client = this.client;
     this.client = null;
@@ -122,7 +123,7 @@ export class ChangeListener {
     this.reading = true;
     try {
       // One turn first: notifications that arrived in the same packet are read with one query.
-      await null;
+      await Promise.resolve();
       while (this.waiting.length > 0 && this.client && !this.closed) {
         // Ids delivered already (this replica's own changes, a replay) are not read again.
         const ids = this.waiting.splice(0, BATCH).filter((id) => !this.delivered.has(id));
@@ -185,7 +186,8 @@ export class ChangeListener {
 
   private scheduleReconnect(): void {
     const delay = Math.min(FIRST_RETRY_MS * 2 ** this.failures, MAX_RETRY_MS);
-    this.retry = setTimeout(() => {
+    // The pool and the service's own handles keep the process alive; a pending retry alone must not (unref'd).
+    this.retry = backgroundTimers.setTimeout(() => {
       this.retry = null;
       this.connect().then(
         () => {
@@ -201,7 +203,5 @@ export class ChangeListener {
         },
       );
     }, delay);
-    // The pool and the service's own handles keep the process alive; a pending retry alone must not.
-    this.retry.unref();
   }
 }

@@ -15,7 +15,9 @@ export type StoreChange =
   /** The agent stack changed (a child took over or returned). */
   | { kind: "stack"; sessionKey: string; event: { type: "push" | "pop"; agent: string; depth: number } }
   /** A piece of a reply as the model writes it (a preview; never stored): whoever shows the chat may show it. */
-  | { kind: "delta"; sessionKey: string; requestId?: string | null; event: { agent: string; depth: number; text: string } };
+  | { kind: "delta"; sessionKey: string; requestId?: string | null; event: { agent: string; depth: number; text: string } }
+  /** The pieces of that agent's reply shown so far are void: its model call failed and starts over (a preview too). */
+  | { kind: "reset"; sessionKey: string; requestId?: string | null; event: { agent: string; depth: number } };
 
 export interface ChangeFeed {
   /**

@@ -5,7 +5,7 @@ import type Database from "better-sqlite3";
  * wave of promise continuations (the messages of one getUpdates batch, the sessions one poll wakes) joins it, without
  * waiting a turn of the event loop. Writes from separate I/O or timer callbacks (model answers, separate HTTP
  * requests) commit one by one. Waiting for the next turn (setImmediate) batched those too but cost every write a
- * loop iteration: the handoff round trip lost a fifth of its rate and the tail under load grew (docs/performance.md).
+ * loop iteration: the handoff round trip lost a fifth of its rate and the tail under load grew (docs/engineering/performance.md).
  */
 const afterThisWave = (run: () => void): void => queueMicrotask(run);
 

@@ -70,7 +70,7 @@ export class SqliteStore implements Store {
       this.db.close();
       this.processLock?.release();
       if ((error as { code?: string }).code === "SQLITE_BUSY") {
-        throw new Error(`the database ${file} is locked by another process (is another Switchboard running on this DATA_DIR?)`);
+        throw new Error(`the database ${file} is locked by another process (is another Switchboard running on this DATA_DIR?)`, { cause: error });
       }
       throw error;
     }

@@ -20,6 +20,10 @@
 //   fake.script({ ...text("one two three"), stream: { failAfterDeltas: 2 } });
 //   // "one ", "two ", then `event: error` overloaded_error; or failWith: "disconnect"
 //
+// Failures as the API documents them (errors.ts): overloaded() is 529, rateLimited(30) a 429 with
+// `retry-after: 30`, serverError() a 500, { drop: true } a connection closed before any answer. A key the test
+// revoked (revokeKey) gets 401 authentication_error before its request is read, as the real API authenticates first.
+//
 // Pausing or failing a reply to a request that does not stream is a 500: the
 // test expected a stream the client did not ask for.
 
@@ -30,16 +34,42 @@ import { countDeltas, messageEvents, streamOptionsProblem, writeEvents, type Fak
 import { parseAndValidate, validateRequest, type MessagesRequest, type ValidationError } from "./validate.js";
 
 export type { MessagesRequest } from "./validate.js";
+export { overloaded, rateLimited, serverError } from "./errors.js";
 export { holdStream, type FakeStreamOptions, type StreamHold } from "./stream.js";
 
+/** A passage of a web search result that text cites (the Messages API's web_search_result_location). */
+export interface FakeCitation {
+  type: "web_search_result_location";
+  url: string;
+  title: string | null;
+  cited_text: string;
+  encrypted_index: string;
+}
+
+export interface FakeSearchResult {
+  type: "web_search_result";
+  url: string;
+  title: string;
+  encrypted_content: string;
+  page_age: string | null;
+}
+
+// The web search tool's blocks follow the Messages API reference ("Web search tool" page and the SDK's
+// ServerToolUseBlock / WebSearchToolResultBlock): the API runs the search itself, inside the same assistant message.
 export type FakeBlock =
-  | { type: "text"; text: string }
-  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> };
+  | { type: "text"; text: string; citations?: FakeCitation[] }
+  | { type: "tool_use"; id: string; name: string; input: Record<string, unknown> }
+  | { type: "server_tool_use"; id: string; name: "web_search"; input: Record<string, unknown> }
+  | {
+      type: "web_search_tool_result";
+      tool_use_id: string;
+      content: FakeSearchResult[] | { type: "web_search_tool_result_error"; error_code: string };
+    };
 
 export interface FakeReply {
   content: FakeBlock[];
-  /** Default: "tool_use" if any tool_use block, else "end_turn". */
-  stop_reason?: "end_turn" | "tool_use" | "max_tokens";
+  /** Default: "tool_use" if any tool_use block, else "end_turn". "pause_turn": a long server-tool turn, sent back to go on. */
+  stop_reason?: "end_turn" | "tool_use" | "max_tokens" | "pause_turn";
   /** Default: a chars/4 estimate (at least 1) of the request / the reply. */
   usage?: { input_tokens: number; output_tokens: number; cache_read_input_tokens?: number; cache_creation_input_tokens?: number };
   /** Models do sometimes name a tool they were not offered; set this to script that on purpose. */
@@ -58,7 +88,14 @@ export interface FakeError {
     noRetry?: boolean;
     /** send `retry-after-ms`, which the SDK honours (0 keeps retry tests fast) */
     retryAfterMs?: number;
+    /** send `retry-after` in seconds, as the Messages API does with a 429 */
+    retryAfter?: number;
   };
+}
+
+/** Closes the connection without an answer (a proxy or the network dropping it). */
+export interface FakeDrop {
+  drop: true;
 }
 
 /** Never answers until the client aborts (to test AbortSignal / timeouts). */
@@ -66,8 +103,9 @@ export interface FakeHang {
   hang: true;
 }
 
-type Outcome = FakeReply | FakeError | FakeHang;
-type StepFn = (req: MessagesRequest) => Outcome | Promise<Outcome>;
+type Outcome = FakeReply | FakeError | FakeHang | FakeDrop;
+/** `call.apiKey`: the x-api-key the request came with (to script a reply per key). */
+type StepFn = (req: MessagesRequest, call: { apiKey: string | null }) => Outcome | Promise<Outcome>;
 export type FakeStep = Outcome | StepFn;
 
 export interface RecordedCall {
@@ -91,6 +129,8 @@ export interface FakeAnthropic {
   reset(): void;
   /** Requests over this many tokens (chars/4) get "prompt is too long"; GET /v1/models/:id reports it. Null: no limit. */
   setContextLimit(tokens: number | null): void;
+  /** From now on, requests with this x-api-key get 401 authentication_error (the key was revoked). */
+  revokeKey(key: string): void;
   close(): Promise<void>;
 }
 
@@ -108,6 +148,26 @@ export function text(t: string): FakeReply {
 
 export function toolUse(name: string, input: Record<string, unknown>, id = `toolu_${hex(12)}`): FakeBlock {
   return { type: "tool_use", id, name, input };
+}
+
+/**
+ * A web search the API ran: its server_tool_use and its result, the results' encrypted_content made up (it is opaque).
+ * Pages as [title, url]; a string instead is an error code (e.g. "max_uses_exceeded"), answered as the API does.
+ */
+export function webSearch(query: string, pages: Array<[string, string]> | string, id = `srvtoolu_${hex(12)}`): FakeBlock[] {
+  const content =
+    typeof pages === "string"
+      ? { type: "web_search_tool_result_error" as const, error_code: pages }
+      : pages.map(([title, url]) => ({ type: "web_search_result" as const, url, title, encrypted_content: `enc_${hex(16)}`, page_age: null }));
+  return [
+    { type: "server_tool_use", id, name: "web_search", input: { query } },
+    { type: "web_search_tool_result", tool_use_id: id, content },
+  ];
+}
+
+/** Text citing a page of a search result, as the API splits cited text into its own block. */
+export function citedText(text: string, url: string, title: string, citedPassage = text): FakeBlock {
+  return { type: "text", text, citations: [{ type: "web_search_result_location", url, title, cited_text: citedPassage, encrypted_index: `idx_${hex(8)}` }] };
 }
 
 function joinText(content: unknown): string {
@@ -153,6 +213,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
   let contextLimit: number | null = opts.contextLimit ?? null;
   let queue: FakeStep[] = [];
   let fallbackFn: StepFn | null = null;
+  const revoked = new Set<string>();
   const calls: RecordedCall[] = [];
   // Kept beside `calls` (not as a field) so RecordedCall stays exactly as documented.
   const acceptedCalls = new WeakSet<RecordedCall>();
@@ -177,10 +238,10 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     send(res, status, { type: "error", error: { type, message } }, extra);
   }
 
-  async function runStep(req: MessagesRequest): Promise<Outcome | null> {
+  async function runStep(req: MessagesRequest, apiKey: string | null): Promise<Outcome | null> {
     const step = queue.length > 0 ? queue.shift()! : fallbackFn;
     if (!step) return null;
-    return typeof step === "function" ? await step(req) : step;
+    return typeof step === "function" ? await step(req, { apiKey }) : step;
   }
 
   async function handleMessages(req: IncomingMessage, res: ServerResponse, raw: string) {
@@ -198,6 +259,9 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     if (!req.headers["x-api-key"] && !(typeof auth === "string" && /^Bearer \S/.test(auth))) {
       return reject(401, "authentication_error", "x-api-key header is required");
     }
+    // The SDK sends the key as x-api-key, or (newer versions) as a bearer token.
+    const apiKey = typeof req.headers["x-api-key"] === "string" ? req.headers["x-api-key"] : typeof auth === "string" ? auth.replace(/^Bearer\s+/, "") : null;
+    if (apiKey !== null && revoked.has(apiKey)) return reject(401, "authentication_error", "invalid x-api-key");
     if (!req.headers["anthropic-version"]) {
       return reject(400, "invalid_request_error", "anthropic-version: header is required");
     }
@@ -213,18 +277,23 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     const request = call.body;
     let outcome: Outcome | null;
     try {
-      outcome = await runStep(request);
+      outcome = await runStep(request, apiKey);
     } catch (err) {
       return sendError(res, call, 500, "api_error", `fake: scripted step threw: ${(err as Error)?.message ?? String(err)}`);
     }
     if (!outcome) return sendError(res, call, 500, "api_error", "fake: no scripted response left for this request");
     // Leave the socket open; Node drops it when the client aborts, close() destroys it.
     if ("hang" in outcome) return;
+    if ("drop" in outcome) {
+      call.error = "fake: connection dropped before an answer";
+      return void res.destroy();
+    }
     if ("error" in outcome) {
-      const { status, type, message, noRetry, retryAfterMs } = outcome.error;
+      const { status, type, message, noRetry, retryAfterMs, retryAfter } = outcome.error;
       const headers: Record<string, string> = {};
       if (noRetry) headers["x-should-retry"] = "false";
       if (retryAfterMs !== undefined) headers["retry-after-ms"] = String(retryAfterMs);
+      if (retryAfter !== undefined) headers["retry-after"] = String(retryAfter);
       return sendError(res, call, status, type, message, headers);
     }
 
@@ -233,6 +302,11 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     const stray = outcome.allowUnoffered ? undefined : outcome.content.find((b) => b.type === "tool_use" && !offered.has(b.name));
     if (stray && stray.type === "tool_use") {
       return sendError(res, call, 500, "api_error", `fake: scripted tool_use names tool ${stray.name} which the request did not offer`);
+    }
+    const searches = outcome.content.filter((b) => b.type === "server_tool_use").length;
+    const searchOffered = (request.tools ?? []).some((t) => typeof t.type === "string" && t.type.startsWith("web_search_"));
+    if (searches > 0 && !searchOffered && !outcome.allowUnoffered) {
+      return sendError(res, call, 500, "api_error", "fake: scripted server_tool_use searches the web but the request did not offer the web search tool");
     }
 
     const hasToolUse = outcome.content.some((b) => b.type === "tool_use");
@@ -248,7 +322,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       content: outcome.content,
       stop_reason: outcome.stop_reason ?? (hasToolUse ? "tool_use" : "end_turn"),
       stop_sequence: null,
-      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...usage },
+      usage: { cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...(searches > 0 ? { server_tool_use: { web_search_requests: searches } } : {}), ...usage },
     };
     const streamOpts = outcome.stream ?? {};
     if (!stream) {
@@ -309,6 +383,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
     fallback: (fn) => void (fallbackFn = fn),
     pending: () => queue.length,
     setContextLimit: (tokens) => void (contextLimit = tokens),
+    revokeKey: (key) => void revoked.add(key),
     reset: () => {
       queue = [];
       fallbackFn = null;

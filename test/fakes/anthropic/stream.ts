@@ -59,6 +59,7 @@ export interface Usage {
   output_tokens: number;
   cache_creation_input_tokens: number;
   cache_read_input_tokens: number;
+  server_tool_use?: { web_search_requests: number };
 }
 
 /** The non-streaming response body; streaming sends the same message in pieces. */
@@ -91,15 +92,19 @@ function jsonPieces(input: Record<string, unknown>): string[] {
   return pieces;
 }
 
+// A search's result comes whole in its content_block_start; a cited text block starts with `citations: []` and gets each
+// citation in a citations_delta before its text (the web search tool page's streaming example).
 function blockEvents(block: FakeBlock, index: number): StreamEvent[] {
   if (block.type === "text") {
     return [
-      { type: "content_block_start", index, content_block: { type: "text", text: "" } },
+      { type: "content_block_start", index, content_block: { type: "text", text: "", ...(block.citations ? { citations: [] } : {}) } },
+      ...(block.citations ?? []).map((citation) => ({ type: "content_block_delta", index, delta: { type: "citations_delta", citation } })),
       ...textPieces(block.text).map((text) => ({ type: "content_block_delta", index, delta: { type: "text_delta", text } })),
     ];
   }
+  if (block.type === "web_search_tool_result") return [{ type: "content_block_start", index, content_block: block }];
   return [
-    { type: "content_block_start", index, content_block: { type: "tool_use", id: block.id, name: block.name, input: {} } },
+    { type: "content_block_start", index, content_block: { type: block.type, id: block.id, name: block.name, input: {} } },
     ...jsonPieces(block.input).map((partial_json) => ({ type: "content_block_delta", index, delta: { type: "input_json_delta", partial_json } })),
   ];
 }

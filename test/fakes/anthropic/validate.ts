@@ -13,7 +13,7 @@ export interface MessagesRequest {
   max_tokens: number;
   system?: unknown;
   messages: Array<{ role: string; content: unknown }>;
-  tools?: Array<{ name: string; description?: string; input_schema: unknown }>;
+  tools?: Array<{ name: string; type?: string; description?: string; input_schema?: unknown; [k: string]: unknown }>;
   [k: string]: unknown;
 }
 
@@ -67,7 +67,7 @@ function checkTopLevel(b: Obj): string | null {
 
 function checkMessages(msgs: Msg[]): string | null {
   const passes = [checkRoles, checkContentShape, checkTextBlocks, checkToolPlacement, checkUniqueToolUseIds,
-    checkToolUsesAnswered, checkToolResultsExpected, checkSingleResult, checkToolResultsFirst, checkToolResultContent];
+    checkToolUsesAnswered, checkToolResultsExpected, checkSingleResult, checkToolResultsFirst, checkToolResultContent, checkServerToolBlocks];
   for (const pass of passes) {
     const err = pass(msgs);
     if (err) return err;
@@ -235,7 +235,46 @@ function checkToolResultContent(msgs: Msg[]): string | null {
   });
 }
 
+const SERVER_TOOL_ID = /^srvtoolu_[a-zA-Z0-9_]+$/;
+
+// The web search tool's blocks (its reference page and the SDK's *BlockParam types): only in assistant messages, the
+// call's id as the API makes them, and each result answering a server_tool_use earlier in the same message.
+// The wording is the fake's own: the API's messages for these cases are not documented.
+function checkServerToolBlocks(msgs: Msg[]): string | null {
+  const calls = new Map<number, Set<string>>();
+  return eachBlock(msgs, (b, at, m, n) => {
+    if (b.type !== "server_tool_use" && b.type !== "web_search_tool_result") return null;
+    if (m.role !== "assistant") return `${at}: ${b.type} blocks can only be in assistant messages`;
+    const seen = calls.get(n) ?? new Set<string>();
+    calls.set(n, seen);
+    if (b.type === "server_tool_use") {
+      if (typeof b.id !== "string" || !SERVER_TOOL_ID.test(b.id)) return `${at}.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'`;
+      if (b.name !== "web_search") return `${at}.name: Input should be 'web_search'`;
+      if (!isObj(b.input)) return `${at}.input: Input should be a valid dictionary`;
+      seen.add(b.id);
+      return null;
+    }
+    if (typeof b.tool_use_id !== "string" || !seen.has(b.tool_use_id)) {
+      return `${at}: web_search_tool_result block(s) provided without a matching server_tool_use block before it: ${String(b.tool_use_id)}`;
+    }
+    return checkSearchContent(b.content, `${at}.content`);
+  });
+}
+
+function checkSearchContent(content: unknown, at: string): string | null {
+  if (isObj(content)) {
+    return content.type === "web_search_tool_result_error" && typeof content.error_code === "string" ? null : `${at}.type: Input should be 'web_search_tool_result_error'`;
+  }
+  if (!Array.isArray(content)) return `${at}: Input should be a valid list`;
+  for (const [k, r] of (content as unknown[]).entries()) {
+    if (!isObj(r) || r.type !== "web_search_result") return `${at}.${k}.type: Input should be 'web_search_result'`;
+    for (const field of ["url", "title", "encrypted_content"]) if (typeof r[field] !== "string") return `${at}.${k}.${field}: Field required`;
+  }
+  return null;
+}
+
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+const SEARCH_TOOL_TYPES = ["web_search_20250305", "web_search_20260209"];
 
 // Rule 15.
 function checkTools(tools: unknown): string | null {
@@ -249,6 +288,12 @@ function checkTools(tools: unknown): string | null {
     names.add(t.name);
     // Server tools (e.g. type "web_search_20250305") carry no input_schema.
     const custom = t.type === undefined || t.type === "custom";
+    if (typeof t.type === "string" && t.type.startsWith("web_search_")) {
+      if (!SEARCH_TOOL_TYPES.includes(t.type)) return `tools.${k}.type: Input tag '${t.type}' found using 'type' does not match any of the expected tags`;
+      if (t.name !== "web_search") return `tools.${k}.name: Input should be 'web_search'`;
+      if (t.max_uses !== undefined && (!Number.isInteger(t.max_uses) || (t.max_uses as number) < 1)) return `tools.${k}.max_uses: Input should be greater than 0`;
+      if (t.allowed_domains !== undefined && t.blocked_domains !== undefined) return `tools.${k}: Cannot specify both allowed_domains and blocked_domains`;
+    }
     if (custom && (!isObj(t.input_schema) || t.input_schema.type !== "object")) return `tools.${k}.input_schema.type: Input should be 'object'`;
   }
   return null;

@@ -108,8 +108,6 @@ export interface FakeSlack {
 
 type Predicate = (params: Params) => boolean;
 
-class BadRequest extends Error {}
-
 /** Query string plus a form-urlencoded or JSON body, as the Web API accepts. */
 function parseParams(req: IncomingMessage, url: URL, body: string): Params {
   const params: Params = Object.fromEntries(url.searchParams);

@@ -4,10 +4,10 @@ import { randomUUID } from "node:crypto";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
 import Database from "better-sqlite3";
 import { afterEach, describe, expect, it } from "vitest";
-import type { Timers } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, text, toolUse, type FakeReply } from "../../fakes/anthropic/server.js";
 import { deferred } from "../../helpers/deferred.js";
+import { manualTimeouts } from "../../helpers/timers.js";
 import type { Harness, HarnessOptions } from "../../helpers/harness.js";
 import { message, post, startApi, type ApiExtra } from "../../helpers/http-api.js";
 import { transferTool } from "../../helpers/tools.js";
@@ -114,9 +114,8 @@ describe("POST /v1/messages", () => {
   });
 
   it("streams events over SSE with a keepalive, and a client that leaves does not cancel the task", async () => {
-    const beats: Array<() => void> = [];
-    const timers: Timers = { setTimeout: (fn) => beats.push(fn), clearTimeout: () => {} };
-    const base = await boot({}, { timers });
+    const clock = manualTimeouts();
+    const base = await boot({}, { timers: clock.timers });
     const release = deferred<FakeReply>();
     const childAsked = deferred<void>();
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan" })), () => {
@@ -133,7 +132,7 @@ describe("POST /v1/messages", () => {
     };
     await childAsked.promise;
     await until("event: stack");
-    beats.shift()!(); // 15 s pass on the fake clock
+    clock.fire(15_000); // 15 s pass on the fake clock: the keepalive is due
     await until(": keepalive");
     release.resolve(text("Where to?"));
     await until("event: done");
@@ -192,7 +191,7 @@ describe("approvals over HTTP", () => {
     expect((await decide("tok-bob")).status).toBe(403);
     h.fake.script(text("Sent."));
     const [a, b] = await Promise.all([decide("tok-alice"), decide("tok-alice", "deny")]);
-    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect([a.status, b.status].sort((x, y) => x - y)).toEqual([200, 409]);
     await h.gateway.idle();
     expect(runs.length).toBeLessThanOrEqual(1);
     expect((await post(base, "/v1/approvals/ap_0000000000", { decision: "approve" })).status).toBe(404);

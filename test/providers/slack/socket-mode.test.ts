@@ -138,7 +138,7 @@ async function rawClient(url: string) {
   const inbox: unknown[] = [];
   const waiting: Array<(m: unknown) => void> = [];
   ws.on("message", (data) => {
-    const message: unknown = JSON.parse(String(data));
+    const message: unknown = JSON.parse(String(data as Buffer)); // a Buffer, as ws gives unless binaryType is changed
     const w = waiting.shift();
     if (w) w(message);
     else inbox.push(message);

@@ -10,6 +10,7 @@ import { slashCommand } from "../../fakes/slack/events.js";
 import { eventBody } from "../../fixtures/slack/load.js";
 import { ALICE, BOT, CHANNEL, DM, TEAM, useSlackWorld } from "../../helpers/slack-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
+import { withFallbacks } from "../../helpers/resilient-model.js";
 
 const world = useSlackWorld();
 
@@ -188,4 +189,56 @@ it("a reply cut off by /switchboard cancel leaves no half-written message: it is
   await h.gateway.idle();
   expect(world.slack.visible(CHANNEL, root).filter((m) => m.fromBot).map((m) => m.text)).toEqual(["Cancelled. Stopped: skill:interview."]);
   expect(world.slack.calls.filter((c) => c.method === "chat.delete").map((c) => c.params.ts)).toEqual([started.response.ts]);
+});
+
+it("a reply whose model call fails halfway starts over on a fallback: the thread's stream is deleted and a new one shows the new reply from its first word", async () => {
+  const { send, h } = await world.run({ streaming: true, streamTimers: manualTimeouts().timers }, [], { model: withFallbacks("claude-haiku-5-5") });
+  const hold = holdStream(2);
+  // The Messages API's `event: error` overloaded_error after two words, as it sends it mid-stream.
+  world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+  const root = "1700000009.000100";
+  await mention(send, root, "where to?");
+  await hold.paused;
+  await world.slack.waitFor("chat.startStream", () => world.slack.streams(CHANNEL).length === 2);
+  await world.slack.waitFor("chat.delete");
+  const [failed, fresh] = world.slack.streams(CHANNEL);
+  // A stream cannot take text back: the one that showed the failed try is stopped and deleted.
+  expect(failed!.status).toBe("stopped");
+  expect(world.slack.calls.filter((c) => c.method === "chat.delete").map((c) => c.params.ts)).toEqual([failed!.ts]);
+  expect(fresh!.text).toBe("Lisbon ");
+  hold.release();
+  await h.gateway.idle();
+  expect(world.model.accepted().map((b) => b.model)).toEqual(["claude-test", "claude-haiku-5-5"]);
+  expect(seen(world.slack.visible(CHANNEL, root))).toEqual([
+    ["user", `<@${BOT}> where to?`],
+    ["bot", "Lisbon is lovely in May."],
+  ]);
+});
+
+it("in a DM outside threads the message being updated is rewritten from the new reply's first word", async () => {
+  const pace = manualTimeouts();
+  const { send, h } = await world.run({ streaming: true, streamTimers: pace.timers }, [], { model: withFallbacks("claude-haiku-5-5") });
+  const hold = holdStream(2);
+  world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+  const ts = "1700000010.000100";
+  world.known(DM, ALICE, "weather?", ts);
+  // What the bot has heard of the reply since the last reset (the gateway, listening first, has passed it on).
+  let since = "";
+  const heard = new Promise<void>((resolve) => {
+    const stop = h.store.feed.watch((change) => {
+      if (change.kind === "reset") since = "";
+      if (change.kind === "delta") since += change.event.text;
+      if (since === "Lisbon is ") resolve(stop());
+    });
+  });
+  await send(eventBody("message.im", { ts, event_ts: ts, text: "weather?", channel: DM }));
+  const first = await world.slack.waitFor("chat.postMessage", (p) => String(p.text).startsWith("Rome"));
+  expect(first.params.text).toBe("Rome ");
+  await heard;
+  pace.fireAll();
+  const update = await world.slack.waitFor("chat.update");
+  expect(update.params.text).toBe("Lisbon is ");
+  hold.release();
+  await h.gateway.idle();
+  expect(world.slack.posted(DM).map((m) => m.text)).toEqual(["Lisbon is lovely in May."]);
 });

@@ -65,7 +65,7 @@ describe("splitFormatted", () => {
     const emoji = `a${"😀".repeat(3000)}`; // 6001 UTF-16 units, no spaces; unit 4096 is inside an emoji
     const parts = splitFormatted({ text: emoji, entities: [] });
     expect(parts.map((p) => p.text.length)).toEqual([4095, 1906]);
-    expect(parts.join("")).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
+    expect(parts.map((p) => p.text).join("")).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
     const words = splitFormatted({ text: "word ".repeat(1000).trim(), entities: [] });
     expect(words.every((p) => p.text.length <= 4096 && !p.text.endsWith(" ") && p.text.endsWith("word"))).toBe(true);
   });

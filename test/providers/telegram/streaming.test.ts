@@ -10,7 +10,8 @@ import type { DeliveryReceipt, OutboundMessage } from "../../../src/gateway/type
 import { createLogger } from "../../../src/log.js";
 import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { TG_ERRORS } from "../../fakes/telegram/server.js";
-import { skillFile } from "../../helpers/harness.js";
+import { skillFile, type HarnessOptions } from "../../helpers/harness.js";
+import { withFallbacks } from "../../helpers/resilient-model.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
 import { writerFor } from "../../helpers/steps.js";
@@ -27,38 +28,24 @@ const botSays = (chatId: number) => world.tg.visible(chatId).filter((m) => m.fro
 /** The provider's pacing clock: time moves when the test says; a timeout runs when the test fires it. */
 function pacing() {
   let now = 1_700_000_000_000;
-  const pending = new Map<number, { fn: () => void; ms: number }>();
-  let next = 1;
-  let onSet: (() => void) | null = null;
-  const clock: StreamClock = {
-    now: () => now,
-    setTimeout: (fn, ms) => {
-      pending.set(next, { fn, ms });
-      onSet?.();
-      return next++;
-    },
-    clearTimeout: (id) => void pending.delete(id as number),
-  };
+  const timeouts = manualTimeouts();
+  const clock: StreamClock = { now: () => now, ...timeouts.timers };
   return {
     clock,
     now: () => now,
     advance: (ms: number) => void (now += ms),
-    delays: () => [...pending.values()].map((t) => t.ms),
+    delays: timeouts.delays,
     /** Resolves once a pacing timeout is pending (the next update waits for its time). */
-    waiting: () => (pending.size > 0 ? Promise.resolve() : new Promise<void>((resolve) => (onSet = resolve))),
-    fire: () => {
-      const due = [...pending.values()];
-      pending.clear();
-      for (const t of due) t.fn();
-    },
+    waiting: timeouts.waiting,
+    fire: timeouts.fireAll,
   };
 }
 
 /** Boots the provider with the pacing clock and records what the adapter hears and what it journals. */
-async function boot(options: Partial<TelegramOptions>, harnessTimers?: ReturnType<typeof manualTimeouts>) {
+async function boot(options: Partial<TelegramOptions>, harnessTimers?: ReturnType<typeof manualTimeouts>, harness: { model?: HarnessOptions["model"] } = {}) {
   const pace = pacing();
   // "draft" is the product's default (the shared world turns streaming off for the other tests).
-  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], harnessTimers ? { timers: harnessTimers.timers } : {});
+  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], { ...(harnessTimers ? { timers: harnessTimers.timers } : {}), ...harness });
   await started.h.gateway.recover();
   const sink = world.sink;
   let written = "";
@@ -208,8 +195,8 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
   it("sends the text so far, edits it no more than every 3 s, and the reply replaces it (chunk 0 in the journal)", async () => {
     const typing = new Map<number, () => void>();
     const timers = {
-      setInterval: ((fn: () => void) => (typing.set(typing.size + 1, fn), typing.size)) as unknown as typeof setInterval,
-      clearInterval: ((id: number) => typing.delete(id)) as unknown as typeof clearInterval,
+      setInterval: (fn: () => void) => (typing.set(typing.size + 1, fn), typing.size),
+      clearInterval: (id: unknown) => void typing.delete(id as number),
     };
     const { h, pace, heardUpTo, journal } = await boot({ timers }); // the default, "draft": a group has no drafts
     const hold = holdStream(2);
@@ -339,6 +326,58 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
   });
 });
 
+describe("a reply whose model call fails halfway and starts over on a fallback model", () => {
+  const FALLBACK = "claude-haiku-5-5";
+  /** Each version a member saw is the start of one reply: never the failed try's words and the new reply's together. */
+  const untorn = (versions: string[]) => versions.every((v) => "Rome is warm in June.".startsWith(v) || "Lisbon is lovely in May.".startsWith(v));
+
+  it("in a group: the message being edited is rewritten from the new reply's first words, then becomes the reply", async () => {
+    const { h, pace, heardUpTo, journal } = await boot({}, undefined, { model: withFallbacks(FALLBACK) });
+    const hold = holdStream(2);
+    // The Messages API's `event: error` overloaded_error after two words, as it sends it mid-stream.
+    world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+    inGroup("weather?");
+    const preview = await world.nth(GROUP, 1);
+    expect(preview.text).toBe("Rome");
+    await hold.paused;
+    await heardUpTo("Lisbon is ");
+    await pace.waiting();
+    pace.advance(3000);
+    pace.fire();
+    const edit = await world.tg.waitFor("editMessageText");
+    expect(edit.params.text).toBe("Lisbon is");
+    hold.release();
+    await h.gateway.idle();
+    expect(world.model.accepted().map((b) => b.model)).toEqual(["claude-test", FALLBACK]);
+    const [message] = world.tg.sent(GROUP);
+    expect(world.tg.sent(GROUP)).toHaveLength(1);
+    expect(message).toMatchObject({ message_id: preview.message_id, text: "Lisbon is lovely in May.", deleted: false });
+    expect(message!.history.map((v) => v.text)).toEqual(["Rome", "Lisbon is"]);
+    expect(untorn(message!.history.map((v) => v.text))).toBe(true);
+    expect(journal).toEqual([{ outbound: expect.any(String), index: 0, messageId: String(preview.message_id) }]);
+  });
+
+  it("in a private chat: the draft shows the new reply from its beginning, and the reply is sent once", async () => {
+    const { h, pace, heardUpTo } = await boot({}, undefined, { model: withFallbacks(FALLBACK) });
+    const hold = holdStream(2);
+    world.model.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), stream: hold.stream });
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "weather?" });
+    await world.tg.waitFor("sendMessageDraft");
+    await hold.paused;
+    await heardUpTo("Lisbon is ");
+    await pace.waiting();
+    pace.advance(300);
+    pace.fire();
+    await world.tg.waitFor("sendMessageDraft", (p) => p.text !== "Rome");
+    hold.release();
+    await h.gateway.idle();
+    const drafts = calls("sendMessageDraft").map((c) => String(c.params.text));
+    expect(drafts).toEqual(["Rome", "Lisbon is"]);
+    expect(new Set(calls("sendMessageDraft").map((c) => c.params.draft_id)).size).toBe(1); // one draft, rewritten
+    expect(botSays(ALICE)).toEqual(["Lisbon is lovely in May."]);
+  });
+});
+
 describe("TELEGRAM_STREAMING=off", () => {
   it("shows only the typing indicator, then the reply once", async () => {
     const { h, heardUpTo } = await boot({ streaming: "off" });
@@ -426,7 +465,7 @@ describe("a restart mid-stream", () => {
   });
 
   it("a half message that the store no longer remembers (another replica made it its reply) is not edited again", async () => {
-    const first = await boot({ streaming: "edit" });
+    await boot({ streaming: "edit" });
     const hold = holdStream(1);
     world.model.script({ ...text("Lisbon is lovely."), stream: hold.stream });
     inGroup("where to?");

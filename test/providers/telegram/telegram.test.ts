@@ -20,11 +20,11 @@ function manualTimers() {
   let next = 1;
   return {
     timers: {
-      setInterval: ((fn: () => void) => {
+      setInterval: (fn: () => void) => {
         fns.set(next, fn);
         return next++;
-      }) as unknown as typeof setInterval,
-      clearInterval: ((id: number) => fns.delete(id)) as unknown as typeof clearInterval,
+      },
+      clearInterval: (id: unknown) => void fns.delete(id as number),
     },
     tick: () => [...fns.values()].forEach((fn) => fn()),
     active: () => fns.size,

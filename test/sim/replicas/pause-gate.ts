@@ -17,7 +17,7 @@ interface Held {
  */
 export class PauseGate {
   state: "running" | "paused" | "dead" = "running";
-  private armed: { point: PausePoint; countdown: number; then: "pause" | "die" } | null = null;
+  private armed: { point: PausePoint; countdown: number; action: "pause" | "die" } | null = null;
   private held: Held[] = [];
   private stop = deferred<void>();
 
@@ -28,7 +28,7 @@ export class PauseGate {
 
   /** At the `nth` next `point`, the replica freezes (`pause`) or dies there (`die`, a crash). */
   arm(point: PausePoint, nth: number, then: "pause" | "die" = "pause"): void {
-    this.armed = { point, countdown: nth, then };
+    this.armed = { point, countdown: nth, action: then };
   }
 
   disarm(): void {
@@ -68,7 +68,7 @@ export class PauseGate {
   wait(kind: Kind): Promise<void> | null {
     const armed = this.armed;
     if (this.state === "running" && armed && armed.point === kind && --armed.countdown === 0) {
-      if (armed.then === "die") this.kill(kind);
+      if (armed.action === "die") this.kill(kind);
       else this.pause(kind);
     }
     if (this.state === "running") return null;

@@ -14,7 +14,6 @@ import type { SimClock } from "./clock.js";
 import { PauseGate, type PausePoint } from "./pause-gate.js";
 import { currentTurn, ledgerTool, ScriptedModel, type ModelShared, type Outside } from "./script-model.js";
 import { InlineSchemaChecker } from "../../../src/catalog/schema-checker.js";
-import { commitStep } from "../../helpers/steps.js";
 
 /** Bugs a replica can be built with, each to show that a checker fires. */
 export interface ReplicaPlants {
@@ -173,7 +172,7 @@ export class Replica {
       userData: gated(raw.userData),
       operations: gated(raw.operations),
       indicators: gated(raw.indicators),
-      feed: { watch: (listener) => raw.feed.watch(listener), announce: gated(raw.feed).announce },
+      feed: { watch: (listener) => raw.feed.watch(listener), announce: (change) => gated(raw.feed).announce(change) },
       outbox: gated(raw.outbox, { claimNext: (key: string) => raw.outbox.claimNext(key).then(claimed) }),
       // Writers are made at once (no database call); their commits wait at the gate.
       steps: Object.assign(gated(raw.steps), { writer: (lease: Lease) => this.observedWriter(raw, lease) }),

@@ -228,7 +228,8 @@ export class ReplicaWorld {
   }
 
   close(): void {
-    for (const r of this.replicas.values()) r.raw.close();
+    // SqliteStore.close() drops the handle before it returns; the files are removed just below.
+    for (const r of this.replicas.values()) void r.raw.close();
     this.checker.close();
     if (!process.env.SIM_KEEP_DB) for (const suffix of ["", "-wal", "-shm"]) rmSync(this.dbFile + suffix, { force: true });
   }

@@ -24,12 +24,12 @@ export interface StoreBackend {
   // Backend hooks: the only place the suite reaches below the interface, to plant a row the store cannot
   // read back (a hand-edited or truncated row). Each throws when the row does not exist, so a test that
   // plants into nothing fails instead of passing vacuously. A backend without them skips those tests.
-  plantCorruptApproval?(store: Store, approvalId: string): Promise<void>;
-  plantCorruptTaskOutput?(store: Store, taskId: string): Promise<void>;
-  plantCorruptTaskMetadata?(store: Store, taskId: string): Promise<void>;
-  plantCorruptFrame?(store: Store, frameId: string): Promise<void>;
+  plantCorruptApproval?: (store: Store, approvalId: string) => Promise<void>;
+  plantCorruptTaskOutput?: (store: Store, taskId: string) => Promise<void>;
+  plantCorruptTaskMetadata?: (store: Store, taskId: string) => Promise<void>;
+  plantCorruptFrame?: (store: Store, frameId: string) => Promise<void>;
   /** A frame whose stored data is not JSON at all (plantCorruptFrame's is JSON of the wrong shape). */
-  plantUnparsableFrame?(store: Store, frameId: string): Promise<void>;
+  plantUnparsableFrame?: (store: Store, frameId: string) => Promise<void>;
 }
 
 const sqliteFiles = new Map<Store, { dir: string; file: string }>();

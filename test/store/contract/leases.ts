@@ -2,7 +2,6 @@
 import { describe, expect, it } from "vitest";
 import { FencedError, type Lease, type StepCommit } from "../../../src/store/store.js";
 import { everythingOf, frame, freshAgentSessionId, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
-import { commitStep } from "../../helpers/steps.js";
 
 const K = "telegram:100";
 const TTL = 10_000;

@@ -1,6 +1,6 @@
 // Contract: sessions, inbound requests (dedupe, session claiming, idempotency keys) and tasks.
 import { describe, expect, it } from "vitest";
-import { ALICE, BOB, freshAgentSessionId, newRequest, startTask, type ContractContext } from "./fixtures.js";
+import { ALICE, BOB, newRequest, startTask, type ContractContext } from "./fixtures.js";
 import { commitStep } from "../../helpers/steps.js";
 
 const K = "http:s1";

@@ -146,7 +146,7 @@ export function stepContract(ctx: ContractContext): void {
       expect(await store.steps.frames(K)).toEqual([]);
       expect((await store.steps.frames(OTHER)).map((f) => f.frameId)).toEqual(["g1"]);
       const quarantined = (await store.operations.quarantined()).map((q) => [q.kind, q.rowId, q.sessionKey]);
-      expect(quarantined.sort()).toEqual([
+      expect(quarantined.sort((x, y) => (x.join() < y.join() ? -1 : 1))).toEqual([
         ["frame", "f1", K],
         ["frame", "f2", K],
       ]);

@@ -62,7 +62,8 @@ export function userDataContract(ctx: ContractContext): void {
       expect(data.userId).toBe(ALICE);
       expect(new Date(data.exportedAt).getTime()).toBe(ctx.clock.t);
       expect(data.memories.map((m) => m.text)).toEqual(["Alice lives in Lisbon", "Alice is vegetarian"]);
-      expect(data.sessions.map((s) => [s.sessionKey, s.owned]).sort()).toEqual([[DM, true], [HTTP, true], [GROUP, false]].sort());
+      const byKey = (x: unknown[], y: unknown[]) => (String(x[0]) < String(y[0]) ? -1 : 1);
+      expect(data.sessions.map((s) => [s.sessionKey, s.owned]).sort(byKey)).toEqual([[DM, true], [HTTP, true], [GROUP, false]].sort(byKey));
       const of = (key: string) => data.sessions.find((s) => s.sessionKey === key)!;
       expect(of(HTTP).requests.map((r) => r.id)).toEqual(["r-h1"]);
       expect(of(HTTP).tasks.map((t) => t.id)).toEqual(["t-h"]);

@@ -74,7 +74,12 @@ export function createEditTool(options: FileWriteOptions): Tool {
           const problem = await replaceContent(EDIT, at, workspace, null, new_string, options.owner);
           return problem ? fail(problem) : { content: `File created successfully at: ${at.path}` };
         }
-        const read = await readWhole(opened.handle, opened.info, at.path, MAX_EDIT_BYTES).finally(() => opened.handle.close());
+        let read: Awaited<ReturnType<typeof readWhole>>;
+        try {
+          read = await readWhole(opened.handle, opened.info, at.path, MAX_EDIT_BYTES);
+        } finally {
+          await opened.handle.close();
+        }
         if (!read.ok) return fail(`${EDIT}: ${read.reason}`);
         const content = read.text;
         let updated: string;

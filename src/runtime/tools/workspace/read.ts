@@ -57,7 +57,12 @@ export function createReadTool(options: ReadOptions): Tool {
         const opened = await openForReading(at);
         if (!opened.ok) return fail(`${READ}: ${opened.missing ? `file does not exist: ${at.path}` : opened.reason}`);
         const first = Math.max(offset ?? 1, 1);
-        const window = await readLines(opened.handle, first, limit ?? DEFAULT_READ_LINES).finally(() => opened.handle.close());
+        let window: Awaited<ReturnType<typeof readLines>>;
+        try {
+          window = await readLines(opened.handle, first, limit ?? DEFAULT_READ_LINES);
+        } finally {
+          await opened.handle.close();
+        }
         if (window.binary) return fail(`${READ}: ${at.path} is a binary file; Read shows text files only`);
         if (window.empty) return { content: `(${at.path} exists but is empty)` };
         if (window.lines.length === 0) return { content: `(${at.path} has ${window.total} lines; offset ${first} is past its end)` };

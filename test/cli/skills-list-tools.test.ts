@@ -1,0 +1,72 @@
+// `npm run skills -- list` says, per definition, whether every tool it declares is available here, and for each one
+// that is not, why and what would change that (a setting, a package to install, an MCP server to configure).
+import { spawnSync } from "node:child_process";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { workspaceToolsOff } from "../../src/cli/tool-availability.js";
+import { writeDefinitions } from "../helpers/harness.js";
+
+const ROOT = new URL("../../", import.meta.url).pathname;
+let root = "";
+afterEach(() => {
+  if (root) rmSync(root, { recursive: true, force: true });
+  root = "";
+});
+
+function list(files: Record<string, string>, env: Record<string, string> = {}) {
+  root = writeDefinitions(files).root;
+  const run = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "src/cli/skills.ts"), "list"], {
+    cwd: root,
+    encoding: "utf8",
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SKILLS_DIR: "skills", AGENTS_DIR: "agents", ...env },
+  });
+  return { status: run.status, out: run.stdout };
+}
+
+const FILES = {
+  "skills/pdf/SKILL.md": "---\nname: pdf\ndescription: Fills PDF forms.\nallowed-tools: Bash(python3:*) WebSearch\n---\nRun the script.\n",
+  "agents/reviewer.md": "---\nname: reviewer\ndescription: Reviews.\ntools: WebFetch, mcp__github__create_issue\n---\nReview.\n",
+  "agents/reader.md": "---\nname: reader\ndescription: Reads pages.\ntools: WebFetch\n---\nRead.\n",
+  "agents/plain.md": "---\nname: plain\ndescription: No whitelist.\n---\nTalk.\n",
+};
+
+describe("skills -- list and declared tools", () => {
+  it("marks each definition all, inherited or lacking, and says why each missing tool is missing", () => {
+    const { status, out } = list(FILES, { WORKSPACE: "off" });
+    expect(status).toBe(0);
+    const column = Object.fromEntries(out.split("\n").slice(1, 5).map((row) => [row.split(/\s+/)[0], row.split(/\s+/)[5]]));
+    expect(column).toEqual({ pdf: "lacks", plain: "inherited", reader: "all", reviewer: "lacks" });
+    expect(out).toContain("tools: skill pdf lacks Bash(python3:*) (WORKSPACE=off: WORKSPACE=on turns it on), WebSearch (WEB_SEARCH=on turns it on)\n");
+    expect(out).toContain('tools: agent reviewer lacks mcp__github__create_issue (a tool of MCP server "github", which is not in the MCP configuration)\n');
+    expect(out).not.toContain("tools: agent reader");
+  });
+
+  it("WEB_SEARCH=on gives WebSearch to the skill that declares it", () => {
+    const { out } = list(FILES, { WORKSPACE: "off", WEB_SEARCH: "on" });
+    expect(out).toContain("tools: skill pdf lacks Bash(python3:*) (WORKSPACE=off: WORKSPACE=on turns it on)\n");
+  });
+});
+
+describe("the workspace tools' reasons", () => {
+  const noSandbox = async () => ({ ok: false as const, ripgrep: null, problem: "bubblewrap (bwrap) is not installed", fix: "install bubblewrap 0.8 or newer" });
+
+  it("name the missing sandbox for Bash and ripgrep for Glob and Grep", async () => {
+    expect(await workspaceToolsOff({ WORKSPACE: true }, [], noSandbox)).toEqual({
+      Read: "not offered by npm start yet, see docs/admin/workspace.md",
+      Write: "not offered by npm start yet, see docs/admin/workspace.md",
+      Edit: "not offered by npm start yet, see docs/admin/workspace.md",
+      Glob: "ripgrep is not installed (apt-get install ripgrep)",
+      Grep: "ripgrep is not installed (apt-get install ripgrep)",
+      Bash: "no sandbox here: bubblewrap (bwrap) is not installed; install bubblewrap 0.8 or newer",
+    });
+  });
+
+  it("say nothing of tools the gateway offers, and do not probe when WORKSPACE=off", async () => {
+    const probe = async () => {
+      throw new Error("probed");
+    };
+    expect(await workspaceToolsOff({ WORKSPACE: true }, ["Read", "Write", "Edit", "Glob", "Grep", "Bash"], probe)).toEqual({});
+    expect((await workspaceToolsOff({ WORKSPACE: false }, ["Read"], probe)).Bash).toBe("WORKSPACE=off: WORKSPACE=on turns it on");
+  });
+});
