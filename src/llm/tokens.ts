@@ -1,13 +1,44 @@
 import type { ChatMessage, ToolDefinition } from "./types.js";
 
+/** What one image costs the model: about (width × height) / 750 tokens, and images are read at ~1.15 megapixels. */
+export const IMAGE_TOKENS = 1_600;
+/** What one PDF page costs: its text plus the page read as an image (the API's docs give 1,500-3,000). */
+export const PDF_PAGE_TOKENS = 3_000;
+
 /**
  * A local token estimate: about four characters of JSON per token. It errs a little low for plain English;
- * callers compare it with the usage the API reports and keep the larger.
+ * callers compare it with the usage the API reports and keep the larger. Images and PDFs count what the model
+ * reads of them, not the length of their base64.
  */
 export function estimateTokens(value: unknown): number {
-  return Math.ceil((typeof value === "string" ? value.length : JSON.stringify(value).length) / 4);
+  if (typeof value === "string") return Math.ceil(value.length / 4);
+  let media = 0;
+  const json = JSON.stringify(value, (_key, v: unknown) => {
+    const tokens = mediaTokens(v);
+    if (tokens === null) return v;
+    media += tokens;
+    return { type: (v as { type: string }).type };
+  });
+  return Math.ceil((json?.length ?? 0) / 4) + media;
 }
 
 export function estimateRequest(request: { system: string; volatileSystem?: string; messages: ChatMessage[]; tools: ToolDefinition[] }): number {
   return estimateTokens(request.system) + estimateTokens(request.volatileSystem ?? "") + estimateTokens(request.messages) + estimateTokens(request.tools);
+}
+
+/** The pages of a PDF, counted from its page objects (an estimate: a PDF that hides them in object streams counts by size). */
+export function pdfPagesOf(bytes: Buffer): number {
+  const pages = bytes.toString("latin1").match(/\/Type\s*\/Page(?![A-Za-z])/g)?.length ?? 0;
+  return pages > 0 ? pages : Math.max(1, Math.ceil(bytes.length / 100_000));
+}
+
+/** Tokens of an image or document block; null for anything else. */
+function mediaTokens(value: unknown): number | null {
+  if (typeof value !== "object" || value === null) return null;
+  const block = value as { type?: unknown; source?: { type?: unknown; data?: unknown }; title?: unknown };
+  if (block.type === "image" && block.source) return IMAGE_TOKENS;
+  if (block.type !== "document" || !block.source || typeof block.source.data !== "string") return null;
+  const title = typeof block.title === "string" ? block.title.length : 0;
+  if (block.source.type === "text") return Math.ceil((block.source.data.length + title) / 4);
+  return pdfPagesOf(Buffer.from(block.source.data, "base64")) * PDF_PAGE_TOKENS;
 }

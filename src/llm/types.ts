@@ -54,7 +54,21 @@ export interface WebSearchToolResultBlock {
   content: WebSearchResult[] | WebSearchError;
 }
 export type AssistantBlock = TextBlock | ToolUseBlock | ServerToolUseBlock | WebSearchToolResultBlock;
-export type UserBlock = TextBlock | ToolResultBlock;
+export type UserBlock = TextBlock | ToolResultBlock | ImageBlock | DocumentBlock;
+/** The image types the Messages API reads. */
+export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
+/** An image for the model (src/files makes them: re-encoded, long edge ≤ 1568 px, base64 ≤ 5 MB). */
+export interface ImageBlock {
+  type: "image";
+  source: { type: "base64"; media_type: ImageMediaType; data: string };
+}
+/** A PDF (base64) or a text file (plain text) for the model; `title` is the file's name. */
+export interface DocumentBlock {
+  type: "document";
+  source: { type: "base64"; media_type: "application/pdf"; data: string } | { type: "text"; media_type: "text/plain"; data: string };
+  title?: string;
+  context?: string;
+}
 
 export type ChatMessage =
   | { role: "user"; content: UserBlock[] }

@@ -222,6 +222,9 @@ function transcript(head: ChatMessage[]): string[] {
       if (block.type === "text") lines.push(`${message.role === "user" ? "User" : "Assistant"}: ${cap(block.text, MESSAGE_CAP)}`);
       else if (block.type === "tool_use") lines.push(`Assistant called ${block.name} with ${cap(JSON.stringify(block.input), MESSAGE_CAP)}`);
       else if (block.type === "server_tool_use" || block.type === "web_search_tool_result") lines.push(searchLine(block));
+      // Files are named, never inlined: the summary is text.
+      else if (block.type === "image") lines.push("User: (an image)");
+      else if (block.type === "document") lines.push(`User: (a document${block.title ? ` "${block.title}"` : ""})`);
       else if (memory.has(block.tool_use_id)) lines.push(PRIVATE_RESULT);
       else lines.push(`Result${block.is_error ? " (error)" : ""}: ${cap(block.content, TOOL_OUTPUT_CAP)}`);
     }

@@ -1,0 +1,58 @@
+import type { ImageMediaType, UserBlock } from "../llm/types.js";
+import { MODEL_IMAGE_TYPES } from "./detect.js";
+import { imageForModel } from "./image.js";
+import { describeFile } from "./intake.js";
+import { inspectPdf } from "./pdf.js";
+import { fileText } from "./text.js";
+import type { ReceivedFile } from "./types.js";
+
+// What the model is shown of a file: an image block, a PDF document block, a text document block titled with the
+// file's name, or (other types, and files the model cannot take) a line naming the file, its type and its size.
+// Each file is introduced by a line with its name, so the agent can refer to it (and send it back).
+
+export async function modelBlocks(file: Pick<ReceivedFile, "name" | "mime" | "kind" | "size" | "bytes" | "voice">, transcript?: string): Promise<UserBlock[]> {
+  const named = describeFile(file);
+  switch (file.kind) {
+    case "image": {
+      const image = await imageForModel(file.bytes, file.mime);
+      if (!image.ok || !(MODEL_IMAGE_TYPES as readonly string[]).includes(image.mime)) return [mention(named, "the image could not be prepared for you")];
+      return [
+        { type: "text", text: `[Attached image: ${named}]` },
+        { type: "image", source: { type: "base64", media_type: image.mime as ImageMediaType, data: image.bytes.toString("base64") } },
+      ];
+    }
+    case "pdf": {
+      const pdf = await inspectPdf(file.bytes);
+      if (!pdf.ok) return [mention(named, pdf.detail)];
+      return [
+        { type: "text", text: `[Attached PDF: ${named}, ${pdf.pages} page${pdf.pages === 1 ? "" : "s"}]` },
+        { type: "document", source: { type: "base64", media_type: "application/pdf", data: file.bytes.toString("base64") }, title: file.name },
+      ];
+    }
+    case "text": {
+      const { text, truncated } = fileText(file.bytes);
+      if (text.trim() === "") return [mention(named, "it holds no text")];
+      return [
+        { type: "text", text: `[Attached file: ${named}${truncated ? "; only its beginning is shown" : ""}]` },
+        { type: "document", source: { type: "text", media_type: "text/plain", data: text }, title: file.name },
+      ];
+    }
+    case "audio":
+    case "video":
+      if (transcript !== undefined) {
+        const what = file.voice ? "Voice message" : `Transcript of ${named}`;
+        return [{ type: "text", text: `[${what}, transcribed] ${transcript.trim() || "(nothing intelligible was said)"}` }];
+      }
+      return [mention(named, null)];
+    case "other":
+      return [mention(named, null)];
+    default: {
+      const unknown: never = file.kind;
+      throw new Error(`unknown file kind ${String(unknown)}`);
+    }
+  }
+}
+
+function mention(named: string, why: string | null): UserBlock {
+  return { type: "text", text: `[Attached file: ${named}; its contents are not shown to you${why ? ` (${why})` : ""}. It is stored with the conversation.]` };
+}
