@@ -31,6 +31,7 @@ import { randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { countDeltas, messageEvents, streamOptionsProblem, writeEvents, type FakeMessage, type FakeStreamOptions } from "./stream.js";
+import { estimateTokens as switchboardEstimate } from "../../../src/llm/tokens.js";
 import { parseAndValidate, validateRequest, type MessagesRequest, type ValidationError } from "./validate.js";
 
 export type { MessagesRequest } from "./validate.js";
@@ -192,9 +193,13 @@ export function systemText(req: MessagesRequest): string {
 
 // ---- the server ----------------------------------------------------------------
 
+/** Switchboard's own estimate (chars/4, images and PDFs by what the model reads of them), so a test's limit means what it says. */
 function estimateTokens(value: unknown): number {
-  return Math.max(1, Math.ceil(JSON.stringify(value ?? "").length / 4));
+  return Math.max(1, switchboardEstimate(value ?? ""));
 }
+
+/** The Messages API's request size limit; over it the answer is 413 request_too_large (the API's errors page). */
+export const MAX_REQUEST_BYTES = 32 * 1024 * 1024;
 
 // validate.ts also serves the simulation's in-process model, which does not stream, so it rejects
 // `stream: true`; this server speaks both, so it checks `stream` itself and validates the rest.
@@ -252,6 +257,7 @@ export async function startFakeAnthropic(opts: { port?: number; contextLimit?: n
       sendError(res, call, status, type, message);
     };
 
+    if (Buffer.byteLength(raw) > MAX_REQUEST_BYTES) return reject(413, "request_too_large", "Request exceeds the maximum allowed number of bytes.");
     const { body, error, stream } = parseRequest(raw);
     call.body = body as MessagesRequest;
     // Headers are checked first, as the real API authenticates before reading the body.

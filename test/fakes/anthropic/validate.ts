@@ -23,6 +23,8 @@ export interface ValidationError {
   message: string;
 }
 
+import { checkMedia } from "./media.js";
+
 type Obj = Record<string, unknown>;
 type Msg = { role: unknown; content: unknown };
 type Block = Obj & { type: string };
@@ -67,7 +69,7 @@ function checkTopLevel(b: Obj): string | null {
 
 function checkMessages(msgs: Msg[]): string | null {
   const passes = [checkRoles, checkContentShape, checkTextBlocks, checkToolPlacement, checkUniqueToolUseIds,
-    checkToolUsesAnswered, checkToolResultsExpected, checkSingleResult, checkToolResultsFirst, checkToolResultContent, checkServerToolBlocks];
+    checkToolUsesAnswered, checkToolResultsExpected, checkSingleResult, checkToolResultsFirst, checkToolResultContent, checkServerToolBlocks, checkMedia];
   for (const pass of passes) {
     const err = pass(msgs);
     if (err) return err;
