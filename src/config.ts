@@ -3,6 +3,7 @@ import { parseEnv } from "node:util";
 import { z } from "zod";
 import { isKnownModel, MODEL_ALIASES } from "./catalog/models.js";
 import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
+import { DEFAULT_TRANSCRIPTION_MODEL } from "./llm/transcription.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
 import { DEFAULT_RESULT_TOKENS } from "./runtime/result-bound.js";
@@ -261,6 +262,14 @@ const schema = z.object({
   MCP_CONNECT_TIMEOUT_MS: wholeNumber(10_000, 100, 600_000),
   MCP_TOOL_TIMEOUT_MS: wholeNumber(60_000, 100, 3_600_000),
   MCP_MAX_RESULT_BYTES: wholeNumber(102_400, 1_024, 100 * 1024 * 1024),
+  // Files in and out (README, Files): one file, files per message, all of a session's files (0: no cap).
+  MAX_FILE_BYTES: byteSize(20 * 1024 * 1024).refine((v) => v > 0, { message: "must be a size above 0, such as 20MB" }),
+  MAX_FILES_PER_MESSAGE: wholeNumber(10, 1, 100),
+  MAX_SESSION_FILE_BYTES: byteSize(200 * 1024 * 1024),
+  // Speech to text for voice notes: an OpenAI-compatible /audio/transcriptions endpoint (the full URL).
+  TRANSCRIPTION_URL: optionalText.pipe(z.url({ message: "must be the full endpoint URL, such as https://api.openai.com/v1/audio/transcriptions" }).optional()),
+  TRANSCRIPTION_API_KEY: optionalText,
+  TRANSCRIPTION_MODEL: optionalText.transform((v) => v ?? DEFAULT_TRANSCRIPTION_MODEL),
   AGENT_CALL_DEPTH_MAX: wholeNumber(5, 1, 50),
   AGENT_CONCURRENT_CALLS_MAX: wholeNumber(10, 1, 1000),
   AGENT_CALL_QUEUE_MAX: wholeNumber(20, 0, 10_000),
@@ -378,6 +387,7 @@ export const CREDENTIALS: { readonly [K in keyof Config]?: CredentialKind } = {
   SLACK_BOT_TOKEN: "value",
   SLACK_APP_TOKEN: "value",
   SLACK_SIGNING_SECRET: "value",
+  TRANSCRIPTION_API_KEY: "value",
 };
 
 /** ANTHROPIC_API_KEY and ANTHROPIC_API_KEYS, in that order, each once (none: the model is not configured). */

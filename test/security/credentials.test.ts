@@ -27,6 +27,7 @@ const SAMPLES: Record<string, { env: string; secrets: string[] }> = {
   SLACK_BOT_TOKEN: { env: "xoxb-sample-0012", secrets: ["xoxb-sample-0012"] },
   SLACK_APP_TOKEN: { env: "xapp-sample-0013", secrets: ["xapp-sample-0013"] },
   SLACK_SIGNING_SECRET: { env: "signing-secret-0014", secrets: ["signing-secret-0014"] },
+  TRANSCRIPTION_API_KEY: { env: "sk-transcribe-0015", secrets: ["sk-transcribe-0015"] },
 };
 
 /** Settings other settings require, so that each walked value is judged alone. */
@@ -78,7 +79,7 @@ describe("credential settings", () => {
       }
     }
     // The walk is not vacuous: the URL settings (and free-text ones) were among those that kept the URL.
-    for (const name of ["DATABASE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ANTHROPIC_BASE_URL", "HTTP_JWT_JWKS_URL", "SLACK_API_URL", "TELEGRAM_API_ROOT", "TELEGRAM_WEBHOOK_URL", "ANTHROPIC_MODEL"]) {
+    for (const name of ["DATABASE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ANTHROPIC_BASE_URL", "HTTP_JWT_JWKS_URL", "SLACK_API_URL", "TELEGRAM_API_ROOT", "TRANSCRIPTION_URL", "TELEGRAM_WEBHOOK_URL", "ANTHROPIC_MODEL"]) {
       expect(accepted).toContain(name);
     }
   });
