@@ -20,6 +20,12 @@ import { ReplyStreams, systemStreamClock, type StreamClock } from "./stream.js";
 import type { StartProblem } from "../../src/gateway/connection.js";
 import { telegramStartProblem } from "./connect.js";
 import { startWebhookServer } from "./webhook.js";
+import { DEFAULT_FILE_LIMITS, tooManyReason, type FileLimits } from "../../src/files/limits.js";
+import type { InboundFile } from "../../src/files/types.js";
+import { systemTimers, type Timers } from "../../src/runtime/deps.js";
+import { Albums } from "./album.js";
+import { sendTelegramFile } from "./send-file.js";
+import { fetchTelegramFiles, unsupportedContent, wantedFiles } from "./files.js";
 
 export interface TelegramOptions {
   token: string;
@@ -37,12 +43,19 @@ export interface TelegramOptions {
   timers?: { setInterval(fn: () => void, ms: number): unknown; clearInterval(handle: unknown): void };
   /** Time and timeouts that pace streamed previews; tests drive them by hand. */
   streamClock?: StreamClock;
+  /** MAX_FILE_BYTES, MAX_FILES_PER_MESSAGE (default: the product's defaults). */
+  fileLimits?: FileLimits;
+  /** Waits of albums and download retries; tests drive them by hand. */
+  fileTimers?: Timers;
+  /** Tries per file download (default 3) and the first wait between them (default 500 ms, doubling). */
+  downloadAttempts?: number;
+  downloadBackoffMs?: number;
 }
 
 // Not business_message (nor edited_/deleted_business_messages): replies would have to go out through the business
 // connection, which Switchboard does not do. my_chat_member is not asked for either: nothing here acts on it.
 export const ALLOWED_UPDATES = ["message", "edited_message", "callback_query"] as const;
-const NOT_TEXT = "I can only read text messages for now. Please type your message (a caption on a photo counts as text).";
+const NOT_READABLE = "I can't read that kind of message. Send text, photos, documents, voice notes, audio or video instead.";
 const NO_EDITS = "I don't see edits to earlier messages; please send the correction as a new message.";
 const NOT_ALLOWED = "Sorry, this bot is private and you are not on its list of users.";
 
@@ -58,6 +71,7 @@ export class TelegramProvider {
   private readonly streams: ReplyStreams;
   /** Renews "typing…" of a running turn at once (after a streamed message ended it on screen). */
   private readonly typingNow = new Map<string, () => void>();
+  private readonly albums: Albums;
 
   constructor(
     private readonly gateway: Gateway,
@@ -103,6 +117,7 @@ export class TelegramProvider {
       clock: options.streamClock ?? systemStreamClock,
       typing: (key) => this.typingNow.get(key)?.(),
     });
+    this.albums = new Albums(options.fileTimers ?? systemTimers, (parts) => this.submitFiles(parts));
     this.install();
   }
 
@@ -192,11 +207,12 @@ export class TelegramProvider {
     const addressed = isAddressed(message, me);
     const sender = senderOf(message);
     if (!isAllowed(this.options.allowedUsers, sender)) return this.refuse(message, sender, addressed);
-    if (text === null) {
-      if (addressed) await this.gateway.notify(key, NOT_TEXT);
+    const wanted = wantedFiles(message, this.fileLimits);
+    if (text === null && wanted.length === 0) {
+      if (addressed) await this.gateway.notify(key, unsupportedContent(message) ?? NOT_READABLE);
       return;
     }
-    const bytes = Buffer.byteLength(text, "utf8");
+    const bytes = text === null ? 0 : Buffer.byteLength(text, "utf8");
     if (bytes > MAX_TEXT_BYTES) {
       if (addressed) {
         await this.gateway.notify(
@@ -206,12 +222,58 @@ export class TelegramProvider {
       }
       return;
     }
+    // An album's parts come as separate updates: gathered, then handled as one message (album.ts).
+    if (message.media_group_id !== undefined && wanted.length > 0) return this.albums.add(message);
+    await this.submitFiles([message]);
+  }
+
+  private get fileLimits(): FileLimits {
+    return this.options.fileLimits ?? DEFAULT_FILE_LIMITS;
+  }
+
+  /**
+   * One message (or an album's parts, oldest first) with its files downloaded: a file that cannot be read is named
+   * to the user with the reason, and the rest of the message still goes to the agents.
+   */
+  private async submitFiles(parts: Message[]): Promise<void> {
+    const first = parts[0]!;
+    const me = { id: this.bot.botInfo.id, username: this.bot.botInfo.username };
+    const key = telegramSessionKey(first);
+    const sender = senderOf(first);
+    const userKey = userId("telegram", sender?.id ?? first.chat.id);
+    const addressed = parts.some((p) => isAddressed(p, me));
+    const text = parts.map((p) => messageText(p, me)).filter((t): t is string => t !== null).join("\n\n");
+    let files: InboundFile[] = [];
+    const notices: string[] = [];
+    // Chatter in a group that nobody addressed to the bot reaches the agents only from the running task's owner:
+    // nobody else's files are downloaded.
+    if (addressed || (await this.gateway.activeTask(key))?.ownerId === userKey) {
+      const wanted = parts.flatMap((p) => wantedFiles(p, this.fileLimits));
+      const { maxFilesPerMessage } = this.fileLimits;
+      if (wanted.length > maxFilesPerMessage) notices.push(tooManyReason(wanted.length, maxFilesPerMessage));
+      files = await fetchTelegramFiles(wanted.slice(0, maxFilesPerMessage), {
+        api: this.bot.api,
+        token: this.options.token,
+        apiRoot: this.options.apiRoot,
+        limits: this.fileLimits,
+        timers: this.options.fileTimers ?? systemTimers,
+        log: this.options.log,
+        ...(this.options.downloadAttempts !== undefined ? { attempts: this.options.downloadAttempts } : {}),
+        ...(this.options.downloadBackoffMs !== undefined ? { backoffMs: this.options.downloadBackoffMs } : {}),
+      });
+      for (const file of files) {
+        if (!file.ok) notices.push(file.reason);
+        else if (file.note) notices.push(file.note);
+      }
+    }
+    if (notices.length > 0) await this.gateway.notify(key, notices.join("\n"));
     const result = await this.gateway.submit({
       sessionKey: key,
-      messageId: `${message.chat.id}:${message.message_id}`,
-      userId: userId("telegram", sender?.id ?? message.chat.id),
+      messageId: `${first.chat.id}:${first.message_id}`,
+      userId: userKey,
       text,
       addressed,
+      ...(files.length > 0 ? { files } : {}),
     });
     if (result.status === "refused") await this.gateway.notify(key, result.text);
     // Over USER_MESSAGES_PER_MINUTE: told once, then silence until their bucket is full again.
@@ -278,6 +340,7 @@ export class TelegramProvider {
       },
       stream: (key, delta) => this.streams.delta(key, delta),
       resetStream: (key, who) => this.streams.reset(key, who),
+      deliverFile: (file) => sendTelegramFile(this.bot.api, file),
       // No clearIndicator: the rows are this provider's until a reply takes their messages over (settled below).
     });
     // Streamed messages no reply or turn will take over any more are deleted; the others wait for theirs.
@@ -358,6 +421,7 @@ export class TelegramProvider {
   }
 
   async stop(): Promise<void> {
+    await this.albums.flush();
     const polling = this.polling;
     this.polling = null;
     await polling?.stop();

@@ -1,3 +1,4 @@
+import type { InboundFile, OutboundFile } from "../files/types.js";
 import type { TaskOptions } from "../store/store.js";
 
 /** A message from any chat platform, already mapped to a session key by its provider. */
@@ -22,6 +23,11 @@ export interface InboundMessage {
   idempotency?: { key: string; fingerprint: string };
   /** The task this message starts takes an expiry and metadata (HTTP API); refused when a task is under way. */
   taskOptions?: TaskOptions;
+  /**
+   * The message's files, already downloaded and judged (src/files/intake.ts): each one read (bytes, type from the
+   * bytes, sanitised name, size) or a failure the user is told about. `text` may be empty when files came alone.
+   */
+  files?: InboundFile[];
 }
 
 export type SubmitResult =
@@ -91,6 +97,12 @@ export interface ProviderSink {
    * is emptied or taken down, and the next pieces start the reply again, so nobody reads the same words twice.
    */
   resetStream?(sessionKey: string, who: { agent: string; depth: number }): void;
+  /**
+   * Sends a file an agent produced (send_file) the platform's way: an upload with the caption. Like `deliver`, it
+   * throws DeliveryError for failures that retrying cannot fix. A sink without it gets the file as a download link
+   * or a notice, whichever the gateway can offer.
+   */
+  deliverFile?(file: OutboundFile): Promise<void>;
 }
 
 /** What a platform said when a delivery failed, as the provider understood it. */

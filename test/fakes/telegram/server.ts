@@ -12,6 +12,7 @@ import type { AddressInfo } from "node:net";
 import { isRecord, optInt, optJson, TgError, type Params } from "./common.js";
 import { stopDraft, visibleDraft, type DraftUpdate } from "./drafts.js";
 import { TG_ERRORS } from "./errors.js";
+import { download, FILE_METHODS, filesOf, parseMultipart, type SentFile, type StoredFile } from "./files.js";
 import { FloodControl, type FloodLimits } from "./flood.js";
 import { commandsKey, METHODS, WEBHOOK_CONFLICT } from "./methods.js";
 import { State, type ChatAction, type ChatEvent, type SentMessage, type TgObject, type TgUpdate, type VisibleMessage } from "./state.js";
@@ -24,6 +25,8 @@ export type { UserMessageOptions } from "./updates.js";
 export type { DraftUpdate } from "./drafts.js";
 export type { FloodLimits, FloodWindow } from "./flood.js";
 export { TG_ERRORS } from "./errors.js";
+export type { SentFile, StoredFile } from "./files.js";
+export { DOWNLOAD_LIMIT } from "./files.js";
 export { DRAFT_ERRORS, DRAFT_TTL_MS } from "./drafts.js";
 export { FLOOD_DEFAULTS } from "./flood.js";
 
@@ -115,6 +118,15 @@ export interface FakeTelegram {
    * update ids keep growing (a running bot keeps its offset).
    */
   reset(): void;
+  /**
+   * A file on Telegram's servers, as a user's message would carry it (its file_id goes in the message's photo,
+   * document, voice…). `declaredSize` is what Telegram says it is (getFile refuses it past 20 MB).
+   */
+  addFile(bytes: Buffer, options?: { folder?: string; ext?: string; declaredSize?: number; fileId?: string }): StoredFile;
+  /** Files the bot uploaded (sendPhoto, sendDocument), oldest first. */
+  sentFiles(chatId?: number): SentFile[];
+  /** The next `count` downloads of the file answer `status` (a flaky file server). */
+  failDownload(filePath: string, status: number, count?: number): void;
   /** Drops pending long polls and all connections immediately. */
   close(): Promise<void>;
 }
@@ -150,12 +162,13 @@ function toError(failure: Failure): TgError {
 }
 
 /** JSON, form-urlencoded, or query-string parameters (the Bot API takes all three). */
-function parseParams(req: IncomingMessage, url: URL, body: string): Params {
+function parseParams(req: IncomingMessage, url: URL, body: string, multipart: Params | null): Params {
   const params: Params = Object.fromEntries(url.searchParams);
   const type = (req.headers["content-type"] ?? "").toLowerCase();
+  if (multipart) return { ...params, ...multipart };
   if (body.trim() === "") return params;
   if (type.startsWith("application/x-www-form-urlencoded")) return { ...params, ...Object.fromEntries(new URLSearchParams(body)) };
-  if (type.startsWith("multipart/form-data")) throw new TgError(400, "Bad Request: multipart/form-data (file upload) is not supported by this fake");
+  if (type.startsWith("multipart/form-data")) throw new TgError(400, "Bad Request: can't parse multipart/form-data request body");
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
@@ -295,8 +308,14 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     }
   }
 
-  function handle(req: IncomingMessage, res: ServerResponse, body: string) {
+  function handle(req: IncomingMessage, res: ServerResponse, body: string, multipart: Params | null = null) {
     const url = new URL(req.url ?? "/", "http://fake");
+    const fileMatch = /^\/file\/bot([^/]+)\/(.+)$/.exec(url.pathname);
+    if (req.method === "GET" && fileMatch) {
+      const answer = decodeURIComponent(fileMatch[1]!) === token ? download(state, decodeURIComponent(fileMatch[2]!)) : download(state, "\0");
+      res.writeHead(answer.status, { "content-type": answer.type, "content-length": answer.body.length });
+      return void res.end(answer.body);
+    }
     const match = /^\/bot([^/]+)\/([^/]+)$/.exec(url.pathname);
     if (!match) return respond(res, null, { error: new TgError(404, "Not Found") });
     const [, reqToken, method] = match as unknown as [string, string, string];
@@ -311,17 +330,24 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       // Same order as Telegram: authenticate, find the method, then read parameters.
       let paramsError: TgError | undefined;
       try {
-        call.params = parseParams(req, url, body);
+        call.params = parseParams(req, url, body, multipart);
       } catch (err) {
         if (!(err instanceof TgError)) throw err;
         paramsError = err;
       }
       if (decodeURIComponent(reqToken) !== token) return finish({ error: new TgError(401, "Unauthorized") });
-      if (name !== "getupdates" && !(name in METHODS)) return finish({ error: new TgError(404, "Not Found: method not found") });
+      if (name !== "getupdates" && !(name in METHODS) && !(name in FILE_METHODS)) return finish({ error: new TgError(404, "Not Found: method not found") });
       if (missing.has(name)) return finish({ error: new TgError(404, OLDER_SERVER_NOT_FOUND) });
       if (paramsError) return finish({ error: paramsError });
       const failure = injectedFailure(name, call.params);
       if (failure) return finish({ error: toError(failure) });
+      if (name in FILE_METHODS) {
+        void Promise.resolve(FILE_METHODS[name as keyof typeof FILE_METHODS](state, call.params, call.at)).then(
+          (result) => finish({ result }),
+          (err: unknown) => finish({ error: err instanceof TgError ? err : new TgError(500, `Internal Server Error: fake: ${String(err)}`) }),
+        );
+        return;
+      }
       if (name !== "getupdates") {
         const chat = flood?.counts(name) ? floodChat(call.params) : null;
         const refused = chat && flood!.check(name, chat);
@@ -342,7 +368,16 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => handle(req, res, Buffer.concat(chunks).toString("utf8")));
+    req.on("end", () => {
+      const raw = Buffer.concat(chunks);
+      const type = req.headers["content-type"] ?? "";
+      if (!type.toLowerCase().startsWith("multipart/form-data") || raw.length === 0) return handle(req, res, raw.toString("utf8"));
+      // Uploads: parsed before the call is handled (an unparseable body is answered by parseParams, as before).
+      parseMultipart(type, raw).then(
+        (params) => handle(req, res, "", params),
+        () => handle(req, res, raw.toString("latin1")),
+      );
+    });
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -421,6 +456,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     },
     reset: () => {
       state.reset();
+      filesOf(state).reset();
       state.now = opts.now ?? Date.now;
       flood = startFlood();
       calls.length = 0; // keep the same array so `fake.calls` references stay live
@@ -429,6 +465,9 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
       chatRules = [];
       missing = new Set();
     },
+    addFile: (bytes, options = {}) => filesOf(state).add(bytes, options.folder, options.ext, options.declaredSize, options.fileId),
+    sentFiles: (chatId) => byChat(filesOf(state).sent, chatId),
+    failDownload: (filePath, status, count = 1) => void filesOf(state).failing.set(filePath, { status, left: count }),
     close: () =>
       new Promise<void>((resolve, reject) => {
         closed = true;

@@ -4,6 +4,7 @@
 
 import { randomBytes } from "node:crypto";
 import type { MessageEntity } from "./common.js";
+import { filesOf } from "./files.js";
 import { type ChatState, type State, type TgObject, type TgUpdate } from "./state.js";
 
 export interface UserMessageOptions {
@@ -27,6 +28,14 @@ export interface UserMessageOptions {
   /** Message id to use; an edit defaults to the user's latest message in the chat. */
   messageId?: number;
 }
+
+/** A 4×3 JPEG, what the fake's file server holds for every photo size a built message carries. */
+const TINY_JPEG = Buffer.from(
+  "/9j/2wBDAAYEBQYFBAYGBQYHBwYIChAKCgkJChQODwwQFxQYGBcUFhYaHSUfGhsjHBYWICwgIyYnKSopGR8tMC0oMCUoKSj/2wBDAQcHBwoIChMKChMoGhYaKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCgoKCj/wAARCAADAAQDASIAAhEBAxEB/8QAFQABAQAAAAAAAAAAAAAAAAAAAAP/xAAUEAEAAAAAAAAAAAAAAAAAAAAA/8QAFAEBAAAAAAAAAAAAAAAAAAAABv/EABQRAQAAAAAAAAAAAAAAAAAAAAD/2gAMAwEAAhEDEQA/AIAGYi//2Q==",
+  "base64",
+);
+/** The first page of an Ogg Opus stream (what a voice note starts with). */
+const OGG_OPUS = Buffer.concat([Buffer.from("OggS", "latin1"), Buffer.alloc(24), Buffer.from("OpusHead", "latin1"), Buffer.alloc(28)]);
 
 const fileIds = () => {
   const id = randomBytes(8).toString("hex");
@@ -116,15 +125,23 @@ export function buildUserMessage(state: State, opts: UserMessageOptions): Omit<T
 
   const isMedia = opts.photo || opts.sticker || opts.voice;
   if (opts.photo) {
+    // The sizes exist on the fake's file server (a tiny JPEG each), so a bot that downloads them gets an image.
+    const stored = () => {
+      const file = filesOf(state).add(TINY_JPEG, "photos", "jpg");
+      return { file_id: file.file_id, file_unique_id: file.file_unique_id };
+    };
     message.photo = [
-      { ...fileIds(), width: 90, height: 68, file_size: 1_500 },
-      { ...fileIds(), width: 1280, height: 960, file_size: 120_000 },
+      { ...stored(), width: 90, height: 68, file_size: 1_500 },
+      { ...stored(), width: 1280, height: 960, file_size: 120_000 },
     ];
   }
   if (opts.sticker) {
     message.sticker = { ...fileIds(), type: "regular", width: 512, height: 512, is_animated: false, is_video: false, emoji: "👍", set_name: "FakeStickers", file_size: 20_000 };
   }
-  if (opts.voice) message.voice = { ...fileIds(), duration: 2, mime_type: "audio/ogg", file_size: 8_000 };
+  if (opts.voice) {
+    const file = filesOf(state).add(OGG_OPUS, "voice", "oga");
+    message.voice = { file_id: file.file_id, file_unique_id: file.file_unique_id, duration: 2, mime_type: "audio/ogg", file_size: OGG_OPUS.length };
+  }
   if (isMedia) {
     const caption = opts.caption ?? opts.text;
     // Stickers cannot carry captions on Telegram.
