@@ -74,6 +74,9 @@ function connect(name: string, provider: PlatformProvider): void {
   connection.start();
 }
 
+// What every surface accepts of a user's files.
+const fileLimits = { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE, maxSessionBytes: config.MAX_SESSION_FILE_BYTES };
+
 if (config.TELEGRAM_BOT_TOKEN) {
   const telegram = new TelegramProvider(app.gateway, {
     token: config.TELEGRAM_BOT_TOKEN,
@@ -85,6 +88,7 @@ if (config.TELEGRAM_BOT_TOKEN) {
     throttle: config.TELEGRAM_THROTTLE,
     streaming: config.TELEGRAM_STREAMING,
     maxRetries: config.TELEGRAM_MAX_RETRIES,
+    fileLimits,
     log: log.child({ provider: "telegram" }),
   });
   connect("Telegram", telegram);
@@ -135,6 +139,7 @@ const http = new HttpProvider(app.gateway, {
         : undefined,
   },
   log: log.child({ provider: "http" }),
+  fileLimits,
   admin: { tokens: config.ADMIN_TOKENS, stuckAfterMs: config.ADMIN_STUCK_AFTER, mcp: () => app.mcp.views() },
   caps: { sessions: config.HTTP_SESSIONS_PER_USER_MAX, streams: config.HTTP_STREAMS_PER_USER_MAX, storedBytes: config.HTTP_STORED_BYTES_PER_USER_MAX },
   ...(config.METRICS_PORT === undefined ? { metrics } : {}),

@@ -1,10 +1,11 @@
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
+import { formatBytes } from "../../src/files/limits.js";
 import type { OutboundMessage } from "../../src/gateway/types.js";
 
 // The HTTP API's edge: errors with a status and a type, JSON bodies read with a size cap.
 
-const MAX_BODY = 1024 * 1024;
+export const MAX_BODY = 1024 * 1024;
 
 export class HttpError extends Error {
   constructor(
@@ -40,21 +41,28 @@ export function invalid(error: z.ZodError): HttpError {
   return new HttpError(400, "invalid_request_error", `${field} ${issue.message}`);
 }
 
-export async function readJson(req: IncomingMessage): Promise<unknown> {
+export async function readJson(req: IncomingMessage, max = MAX_BODY, why = ""): Promise<unknown> {
+  const body = await readBody(req, max, why);
+  try {
+    return JSON.parse(body.toString("utf8") || "null");
+  } catch {
+    throw new HttpError(400, "invalid_request_error", "the body is not valid JSON");
+  }
+}
+
+/** The whole body, refused with 413 as soon as it passes `max` (the Content-Length first, then what arrives). */
+export async function readBody(req: IncomingMessage, max = MAX_BODY, why = ""): Promise<Buffer> {
+  const tooLarge = () => new HttpError(413, "request_too_large", `the body is over ${formatBytes(max)}${why}`);
   const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
+  if (declared > max) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > MAX_BODY) throw new HttpError(413, "request_too_large", "the body is over 1 MB");
+    if (size > max) throw tooLarge();
     chunks.push(chunk);
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8") || "null");
-  } catch {
-    throw new HttpError(400, "invalid_request_error", "the body is not valid JSON");
-  }
+  return Buffer.concat(chunks, size);
 }
 
 export function internalError(requestId: string) {

@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { z } from "zod";
@@ -11,6 +11,10 @@ import { RequestEvents } from "./events.js";
 import { readiness } from "./health.js";
 import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
+import { readMessageBody } from "./message-body.js";
+import { fileRoute } from "./files.js";
+import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
+import type { FileSource } from "../../src/files/types.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
 import { checkExpiry, taskOptionsOf } from "./task-options.js";
 import { expiredAnswer, ownedTask, refuseTaskUnderWay, requestView, taskExpired } from "./tasks.js";
@@ -38,21 +42,12 @@ export interface HttpOptions {
   caps?: UserCapLimits;
   /** For the caps' cached footprints; tests drive it. */
   now?: () => number;
+  /** MAX_FILE_BYTES, MAX_FILES_PER_MESSAGE (default: the product's defaults). */
+  fileLimits?: FileLimits;
+  /** Where GET /v1/files/{id} finds a file (the store); unset: that route answers 404 for every id. */
+  files?: FileSource;
 }
 
-const uuid = z.uuid({ error: "must be a UUID" });
-const messageBody = z.object({
-  session_id: uuid.optional(),
-  task_id: uuid.optional(),
-  // Checked by taskOptionsOf, on the value as parsed (zod's copy of an object would drop a "__proto__" key).
-  expires_at: z.unknown().optional(),
-  metadata: z.unknown().optional(),
-  items: z
-    .array(z.object({ content_type: z.literal("text", { error: 'must be "text"' }), content: z.string().min(1, { error: "must not be empty" }) }), {
-      error: "must be a list of {content_type, content} items",
-    })
-    .min(1, { error: "must hold at least one item" }),
-});
 /** Printable ASCII, as Stripe and the IETF Idempotency-Key draft use it; bounded so it can be a database key. */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, { error: "must be 1-255 printable ASCII characters" });
 const decisionBody = z.object({ decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }) });
@@ -116,6 +111,8 @@ export class HttpProvider {
         else this.json(res, answer.status, answer.body);
       };
     }
+    const file = fileRoute(this.options.files, method, path);
+    if (file) return (_req, res, user) => file(res, user);
     if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
@@ -182,9 +179,7 @@ export class HttpProvider {
   }
 
   private async postMessage(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
-    const raw = await readJson(req);
-    const body = messageBody.safeParse(raw);
-    if (!body.success) throw invalid(body.error);
+    const body = { data: await readMessageBody(req, this.options.fileLimits ?? DEFAULT_FILE_LIMITS) };
     const taskOptions = taskOptionsOf(body.data);
     const { store } = this.gateway;
     const stream = (req.headers.accept ?? "").includes("text/event-stream");
@@ -193,7 +188,7 @@ export class HttpProvider {
     if (header !== undefined) {
       const key = idempotencyKey.safeParse(header);
       if (!key.success) throw new HttpError(400, "invalid_request_error", `Idempotency-Key ${key.error.issues[0]!.message}`);
-      keyed = { key: key.data, fingerprint: createHash("sha256").update(JSON.stringify(body.data)).digest("hex") };
+      keyed = { key: key.data, fingerprint: body.data.fingerprint() };
       const seen = await store.requests.idempotency(user, keyed.key);
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
       if (seen) {
@@ -221,7 +216,7 @@ export class HttpProvider {
     const session = await store.sessions.find(key);
     if (session?.ownerId && session.ownerId !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     if (taskOptions) await refuseTaskUnderWay(store, key, this.gateway.now());
-    const text = body.data.items.map((i) => i.content).join("\n\n");
+    const { text, files } = body.data;
     // Held until the answer is written, whether streamed or waited for: both keep a connection and a waiter open.
     const release = this.caps.openStream(user);
     // Subscribe before submitting, so no event of this request is missed.
@@ -229,8 +224,9 @@ export class HttpProvider {
     try {
       // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
       const extra = { ...(keyed ? { idempotency: keyed } : {}), ...(taskOptions ? { taskOptions } : {}) };
-      const message = { sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra };
-      const result = await this.caps.admit(user, { newSession: !session, bytes: Buffer.byteLength(text) }, () => this.gateway.submit(message));
+      const message = { sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra, ...(files.length > 0 ? { files } : {}) };
+      const bytes = Buffer.byteLength(text) + files.reduce((sum, f) => sum + f.size, 0);
+      const result = await this.caps.admit(user, { newSession: !session, bytes }, () => this.gateway.submit(message));
       switch (result.status) {
         case "forbidden":
           throw new HttpError(403, "permission_error", "this session belongs to another user");

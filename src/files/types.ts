@@ -49,3 +49,19 @@ export interface OutboundFile {
   publicId: string;
   caption?: string;
 }
+
+/** A stored file as a download serves it: who may read it, and what it is. */
+export interface StoredFileView {
+  publicId: string;
+  /** The user whose conversation the file belongs to (the only one who may download it). */
+  ownerId: string;
+  name: string;
+  mime: string;
+  size: number;
+  bytes: Buffer;
+}
+
+/** Finds a file by the unguessable id of its download URL (implemented by the store). */
+export interface FileSource {
+  byPublicId(publicId: string): Promise<StoredFileView | null>;
+}

@@ -1,6 +1,8 @@
 // The HTTP API on the test harness: the real HttpProvider on a free port, bearer tokens for two users, and
 // an optional JWT key set. Shared by the API's own tests and the security suite.
 import { createLocalJWKSet } from "jose";
+import type { FileLimits } from "../../src/files/limits.js";
+import type { FileSource } from "../../src/files/types.js";
 import { silentLogger } from "../../src/log.js";
 import { randomIds, type Timers } from "../../src/runtime/deps.js";
 import type { UserCapLimits } from "../../providers/http/caps.js";
@@ -18,6 +20,8 @@ export interface ApiExtra {
   tokens?: Map<string, string>;
   caps?: UserCapLimits;
   now?: () => number;
+  fileLimits?: FileLimits;
+  files?: FileSource;
 }
 
 export async function startApi(options: HarnessOptions = {}, extra: ApiExtra = {}): Promise<{ h: Harness; api: HttpProvider; base: string }> {
@@ -35,6 +39,8 @@ export async function startApi(options: HarnessOptions = {}, extra: ApiExtra = {
     ...(extra.timers ? { timers: extra.timers, keepaliveMs: 15_000 } : {}),
     ...(extra.caps ? { caps: extra.caps } : {}),
     ...(extra.now ? { now: extra.now } : {}),
+    ...(extra.fileLimits ? { fileLimits: extra.fileLimits } : {}),
+    ...(extra.files ? { files: extra.files } : {}),
   });
   await api.start();
   return { h, api, base: `http://127.0.0.1:${api.port()}` };

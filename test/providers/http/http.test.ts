@@ -66,7 +66,7 @@ describe("POST /v1/messages", () => {
     const errorOf = async (r: Response) => [r.status, ((await r.json()) as { error: { message: string } }).error.message];
     expect(await errorOf(await post(base, "/v1/messages", "{nope"))).toEqual([400, "the body is not valid JSON"]);
     expect(await errorOf(await post(base, "/v1/messages", { items: [] }))).toEqual([400, "items must hold at least one item"]);
-    expect(await errorOf(await post(base, "/v1/messages", { items: [{ content_type: "image", content: "x" }] }))).toEqual([400, 'items[0].content_type must be "text"']);
+    expect(await errorOf(await post(base, "/v1/messages", { items: [{ content_type: "image", content: "x" }] }))).toEqual([400, 'items[0].content_type must be "text" or a MIME type such as image/png']);
     expect(await errorOf(await post(base, "/v1/messages", message("x", { session_id: "not-a-uuid" })))).toEqual([400, "session_id must be a UUID"]);
     expect((await post(base, "/v1/messages", message("x".repeat(1024 * 1024 + 10)))).status).toBe(413);
     expect(h.fake.calls).toHaveLength(0);
