@@ -108,6 +108,7 @@ if (config.SLACK_BOT_TOKEN) {
     streaming: config.SLACK_STREAMING,
     allowedUsers: config.SLACK_ALLOWED_USERS,
     allowedChannels: config.SLACK_ALLOWED_CHANNELS,
+    fileLimits,
     log: log.child({ provider: "slack" }),
   });
   connect("Slack", slack);

@@ -3,7 +3,6 @@ import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
 import type { Gateway } from "../../src/gateway/gateway.js";
-import { systemTimers } from "../../src/runtime/deps.js";
 import { userId } from "../../src/gateway/identity.js";
 import type { ProviderSink } from "../../src/gateway/types.js";
 import { AssistantThreads } from "./assistant.js";
@@ -16,6 +15,11 @@ import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
 import type { StartProblem } from "../../src/gateway/connection.js";
 import { slackStartProblem, SocketModeStartError } from "./connect.js";
+import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
+import type { InboundFile } from "../../src/files/types.js";
+import { systemTimers, type Timers } from "../../src/runtime/deps.js";
+import { SlackInboundFiles } from "./files.js";
+import { sendSlackFile } from "./send-file.js";
 
 export interface SlackOptions {
   botToken: string;
@@ -37,9 +41,14 @@ export interface SlackOptions {
   sleep?: ((ms: number) => Promise<void>) | undefined;
   /** Timeouts that pace streamed replies; tests fire them by hand. */
   streamTimers?: StreamTimers | undefined;
+  /** MAX_FILE_BYTES, MAX_FILES_PER_MESSAGE (default: the product's defaults). */
+  fileLimits?: FileLimits;
+  /** Waits between download retries; tests drive them. */
+  fileTimers?: Timers;
+  /** Tries per file download (default 3) and the first wait between them (default 500 ms, doubling). */
+  downloadAttempts?: number;
+  downloadBackoffMs?: number;
 }
-
-export const FILES_NOT_READ = "I can't read attached files yet, so I only got the text of your message.";
 
 type Incoming = {
   /** The workspace that installed the app (whose conversation this is). */
@@ -52,8 +61,8 @@ type Incoming = {
   ts: string;
   threadRoot?: string | undefined;
   addressed: boolean;
-  /** The message carries uploads, which are not read. */
-  files: boolean;
+  /** The `files` of the event, as Slack sent them (read in files.ts). */
+  files: readonly unknown[];
 };
 
 /** The fields of a `message` event this provider reads (Bolt's union type is wider than useful here). */
@@ -77,7 +86,7 @@ const USER_SUBTYPES = new Set(["thread_broadcast", "file_share"]);
 /** How long the start's auth.test may take (the connection's own deadline is longer; this frees the socket). */
 const PROBE_TIMEOUT_MS = 20_000;
 
-const hasFiles = (event: { files?: unknown }) => Array.isArray(event.files) && event.files.length > 0;
+const filesOf = (event: { files?: unknown }): readonly unknown[] => (Array.isArray(event.files) ? event.files : []);
 
 /** The Slack provider: DMs and channel threads become sessions; replies go back into the same thread. */
 export class SlackProvider {
@@ -94,8 +103,7 @@ export class SlackProvider {
   private readonly refused = new Set<string>();
   /** `channel:ts` of messages already handed to the gateway: a DM mention arrives as message.im and app_mention. */
   private readonly seen = new RecentSet(10_000);
-  /** Conversations already told that attached files are not read. */
-  private readonly toldAboutFiles = new RecentSet(10_000);
+  private readonly inboundFiles: SlackInboundFiles;
   private readonly indicators: WorkingIndicators;
   private readonly assistant: AssistantThreads;
   private readonly rateLimit: RateLimitPolicy;
@@ -135,6 +143,16 @@ export class SlackProvider {
     };
     this.indicators = new WorkingIndicators(this.app.client, gateway, options.log, (key) => this.resumedMessage(key));
     this.assistant = new AssistantThreads(this.app.client, options.log);
+    this.inboundFiles = new SlackInboundFiles({
+      client: this.app.client,
+      token: options.botToken,
+      apiUrl: options.apiUrl,
+      limits: options.fileLimits ?? DEFAULT_FILE_LIMITS,
+      timers: options.fileTimers ?? systemTimers,
+      log: options.log,
+      ...(options.downloadAttempts !== undefined ? { attempts: options.downloadAttempts } : {}),
+      ...(options.downloadBackoffMs !== undefined ? { backoffMs: options.downloadBackoffMs } : {}),
+    });
     const streams =
       options.streaming === false
         ? undefined
@@ -165,6 +183,7 @@ export class SlackProvider {
         };
       },
       clearIndicator: (key, data) => this.indicators.clear(key, data),
+      deliverFile: (file) => sendSlackFile(this.app.client, file, this.rateLimit),
     };
     this.install();
   }
@@ -186,7 +205,7 @@ export class SlackProvider {
         ts: event.ts,
         threadRoot: event.thread_ts ?? event.ts,
         addressed: true,
-        files: hasFiles(event),
+        files: filesOf(event),
       });
     });
     app.message(async ({ message, body }) => {
@@ -194,8 +213,8 @@ export class SlackProvider {
       // Edits, deletions, joins and bot posts carry a subtype (or a bot_id): none of them is a new user message.
       if ((m.subtype !== undefined && !USER_SUBTYPES.has(m.subtype)) || m.bot_id) return;
       if (!m.user || m.user === this.botUserId) return;
-      const files = hasFiles(m);
-      if (!m.text && !files) return;
+      const files = filesOf(m);
+      if (!m.text && files.length === 0) return;
       const team = installTeam(body, this.teamId);
       const base = { team, userTeam: senderTeam(m, team), channel: m.channel, user: m.user, text: m.text ?? "", ts: m.ts, files };
       if (m.channel_type === "im") {
@@ -245,17 +264,16 @@ export class SlackProvider {
     const key = slackSessionKey(m.team, m.channel, m.threadRoot);
     const user = userId("slack", m.userTeam, m.user);
     const addressed = m.addressed || (await this.continuesOwnThread(key, user));
-    const text = stripMention(m.text, this.botUserId);
-    if (text === "") {
-      // Only an upload: nothing for the agents to read; say so to whoever may talk here.
-      const task = await this.gateway.activeTask(key);
-      if (m.files && addressed && (!task || task.ownerId === user)) await this.tellFilesUnread(key);
+    const text = m.text.trim() === "" ? "" : stripMention(m.text, this.botUserId);
+    // Files are downloaded for whoever may talk here: the conversation's owner, or anyone addressing a free one.
+    const files = m.files.length > 0 && addressed && (await this.mayTalk(key, user)) ? await this.downloadFiles(key, m.files) : [];
+    if (text === "" && files.length === 0) {
       this.seen.add(messageId);
       return;
     }
     // Known before submit: the turn may start (and want to react to this message) inside it.
     const undo = this.indicators.noteMessage(key, { channel: m.channel, ts: m.ts });
-    const result = await this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed });
+    const result = await this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed, ...(files.length > 0 ? { files } : {}) });
     if (result.status === "accepted") {
       this.lastSender.delete(key);
       this.lastSender.set(key, user);
@@ -264,7 +282,6 @@ export class SlackProvider {
     if (result.status !== "accepted") undo();
     // Ignored chatter stays unseen: the same message may still come as an app_mention that counts.
     if (result.status !== "ignored") this.seen.add(messageId);
-    if (result.status === "accepted" && m.files) await this.tellFilesUnread(key);
     // Over USER_MESSAGES_PER_MINUTE: told once (only them), then silence until their bucket is full again.
     if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
       await client.chat.postEphemeral({
@@ -285,10 +302,16 @@ export class SlackProvider {
     return (await this.gateway.store.tasks.ofSession(key)).at(-1)?.ownerId === user;
   }
 
-  private async tellFilesUnread(key: string): Promise<void> {
-    if (this.toldAboutFiles.has(key)) return;
-    this.toldAboutFiles.add(key);
-    await this.gateway.notify(key, FILES_NOT_READ);
+  private async mayTalk(key: string, user: string): Promise<boolean> {
+    const task = await this.gateway.activeTask(key);
+    return !task || task.ownerId === user;
+  }
+
+  /** The message's files, downloaded; the user is told which could not be read (the rest goes on). */
+  private async downloadFiles(key: string, raw: readonly unknown[]): Promise<InboundFile[]> {
+    const { files, notices } = await this.inboundFiles.read(raw);
+    if (notices.length > 0) await this.gateway.notify(key, notices.join("\n"));
+    return files;
   }
 
   /**

@@ -24,12 +24,14 @@ import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type Handler
 import { RateLimiter, type RateLimit } from "./rate-limits.js";
 import { inferChannel, State, toPosted, toStreamed, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type Streamed, type StreamRecord, type StoredMessage, type SuggestedPrompts, type VisibleMessage } from "./state.js";
 import { endStream, STREAM_METHODS } from "./streaming.js";
+import { FILE_METHODS, filesOf, receiveUpload, serveDownload, type SharedFile, type SlackFile } from "./files.js";
 
 export type { SlackFailure } from "./common.js";
+export type { SharedFile, SlackFile } from "./files.js";
 export type { RateLimit } from "./rate-limits.js";
 export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, Streamed, StreamStatus, StreamUpdate, SuggestedPrompts, VisibleMessage } from "./state.js";
 
-const ALL_METHODS: Readonly<Record<string, Handler>> = { ...METHODS, ...STREAM_METHODS, ...HISTORY_METHODS };
+const ALL_METHODS: Readonly<Record<string, Handler>> = { ...METHODS, ...STREAM_METHODS, ...HISTORY_METHODS, ...FILE_METHODS };
 
 export interface SlackCall {
   /** The Web API method, e.g. "chat.postMessage"; "response_url" for a post to a minted response_url. */
@@ -101,6 +103,17 @@ export interface FakeSlack {
   waitFor(method: string, predicate?: (params: Record<string, unknown>) => boolean): Promise<SlackCall>;
   /** Lets apps.connections.open (app-level token) hand out this endpoint's URLs; see socket-mode.ts. Null detaches. */
   attachSocketMode(link: SocketModeLink | null): void;
+  /**
+   * A file a user uploaded: its object (as a message event's `files[]` carries it, url_private_download on this
+   * server) and its id. `declaredSize` is what Slack says its size is.
+   */
+  addFile(bytes: Buffer, name: string, mimetype: string, declaredSize?: number): { id: string; object: Record<string, unknown> };
+  /** Off: downloads answer Slack's HTML sign-in page and files.info `missing_scope`, as for an app without files:read. */
+  filesScope(on: boolean): void;
+  /** The next `count` downloads of file `id` answer `status`. */
+  failDownload(id: string, status: number, count?: number): void;
+  /** Files the bot shared with files.completeUploadExternal, oldest first. */
+  shared(channel?: string): SharedFile[];
   /** Forgets messages, calls, failures, rate limits and recordings; generated ts values keep increasing. */
   reset(): void;
   close(): Promise<void>;
@@ -238,8 +251,10 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", () => {
+    req.on("end", async () => {
       const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
+      if (serveDownload(state, req, res, url.pathname, botToken)) return;
+      if (await receiveUpload(state, req, res, url.pathname, Buffer.concat(chunks))) return;
       const body = Buffer.concat(chunks).toString("utf8");
       const api = /^\/api\/([^/]+)$/.exec(url.pathname);
       const response = /^\/response\/([^/]+)$/.exec(url.pathname);
@@ -254,6 +269,7 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
     server.listen(0, "127.0.0.1", () => resolve());
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  filesOf(state).base = base;
   const inChannel = <T extends { channel: string }>(list: T[], channel?: string) => (channel === undefined ? list : list.filter((x) => x.channel === channel));
 
   return {
@@ -302,6 +318,13 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
       });
       return messageTs;
     },
+    addFile: (bytes, name, mimetype, declaredSize) => {
+      const file: SlackFile = filesOf(state).add(bytes, name, mimetype, declaredSize);
+      return { id: file.id, object: filesOf(state).object(file) };
+    },
+    filesScope: (on) => void (filesOf(state).scope = on),
+    failDownload: (id, status, count = 1) => void filesOf(state).failing.set(id, { status, left: count }),
+    shared: (channel) => inChannel(filesOf(state).shared, channel),
     addChannel: (info) => void state.channels.set(info.id, inferChannel(info.id, info)),
     responseUrl: () => {
       const id = randomBytes(8).toString("hex");
@@ -328,6 +351,7 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
     attachSocketMode: (link) => void (socketMode = link),
     reset: () => {
       state.reset();
+      filesOf(state).reset();
       calls.length = 0; // keep the same array so `fake.calls` references stay live
       failNext = new Map();
       failWhen = new Map();

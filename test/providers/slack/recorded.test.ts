@@ -4,7 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { GREETING, PROMPTS_TITLE, SUGGESTED_PROMPTS } from "../../../providers/slack/assistant.js";
 import { slackSessionKey } from "../../../providers/slack/inbound.js";
-import { FILES_NOT_READ } from "../../../providers/slack/slack.js";
+import type { InboundMessage } from "../../../src/gateway/types.js";
+import { png } from "../../helpers/files.js";
 import { lastUserText, reply, text, toolUse, type MessagesRequest } from "../../fakes/anthropic/server.js";
 import { commandBody, eventBody, interactionBody, recorded } from "../../fixtures/slack/load.js";
 import { ALICE, BOB, BOT, CHANNEL, DM, TEAM, useSlackWorld } from "../../helpers/slack-world.js";
@@ -82,24 +83,22 @@ describe("direct messages", () => {
     ]);
   });
 
-  it("reads the text sent with an upload and says once per conversation that files are not read yet", async () => {
+  it("downloads a recorded upload's file with the bot token and hands it to the agents with the text", async () => {
     const { send, h } = await world.run();
     world.model.fallback(echo);
-    const shared = recorded("file_share").event as { ts: string; text: string };
+    const submitted: InboundMessage[] = [];
+    const submit = h.gateway.submit.bind(h.gateway);
+    h.gateway.submit = (m) => (submitted.push(m), submit(m));
+    const shared = recorded("file_share").event as { ts: string; text: string; files: Array<Record<string, unknown>> };
+    // The recorded file object, served by the fake: its URLs point at the fake's file host instead of files.slack.com.
+    const stored = world.slack.addFile(await png(1134, 362), "file.png", "image/png").object;
+    const file = { ...shared.files[0], id: stored.id, url_private: stored.url_private, url_private_download: stored.url_private_download };
     world.known(DM, ALICE, shared.text, shared.ts);
-    await send(eventBody("file_share"));
-    const second = "1652227700.000100";
-    world.known(DM, ALICE, "And this one?", second);
-    await send(eventBody("file_share", { ts: second, event_ts: second, text: "And this one?" }, { event_id: "EvSecond" }));
-    const onlyFile = "1652227800.000100";
-    world.known(DM, ALICE, "", onlyFile);
-    await send(eventBody("file_share", { ts: onlyFile, event_ts: onlyFile, text: "" }, { event_id: "EvOnlyFile" }));
-    await world.posts(3, DM);
+    await send(eventBody("file_share", { files: [file] }));
+    await world.posts(1, DM);
     await h.gateway.idle();
-    expect(world.model.accepted().map(lastUserText)).toEqual(["Hi there! What is in this picture?", "And this one?"]);
-    const texts = world.slack.posted(DM).map((p) => p.text);
-    expect(texts.filter((t) => t === FILES_NOT_READ)).toHaveLength(1);
-    expect(texts).toContain("And this one? (history 3)");
+    expect(world.model.accepted().map(lastUserText)).toEqual(["Hi there! What is in this picture?"]);
+    expect(submitted[0]).toMatchObject({ text: "Hi there! What is in this picture?", files: [{ ok: true, kind: "image", mime: "image/png", name: "file.png" }] });
   });
 
   it("ignores recorded edits, deletions and other apps' posts without calling the model", async () => {

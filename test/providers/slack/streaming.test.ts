@@ -3,7 +3,6 @@
 // real Bolt app against the fake Web API, the real gateway with the fake Messages API streaming. Whatever else is
 // delivered meanwhile (a notice) goes beside the live stream; a chat member sees each reply once, complete.
 import { expect, it } from "vitest";
-import { FILES_NOT_READ } from "../../../providers/slack/slack.js";
 import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import type { VisibleMessage } from "../../fakes/slack/server.js";
 import { slashCommand } from "../../fakes/slack/events.js";
@@ -18,6 +17,8 @@ const world = useSlackWorld();
 const STILL_WORKING = /I'm still working on your previous message/;
 
 /** The bot with streaming on; its pacing timeouts fire only when a test says (none here does: the replies take over). */
+const FILE_UNREAD = 'I could not read "file.png": this bot may not read files in Slack yet (the admin has been told how to fix it).';
+
 function streamingBot(harness: { handbackNotice?: boolean } = {}) {
   return world.run({ streaming: true, streamTimers: manualTimeouts().timers }, [], harness);
 }
@@ -122,8 +123,11 @@ it("a second message with a file mid-reply in a DM: the notices go below the mes
   await hold.paused;
   const first = await world.slack.waitFor("chat.postMessage", (p) => p.text === "It ");
   const second = world.slack.userMessage({ channel: DM, user: ALICE, text: "and tomorrow?" });
-  await send(eventBody("file_share", { ts: second, event_ts: second, text: "and tomorrow?" }, { event_id: "EvFile" }));
-  await world.slack.waitFor("chat.postMessage", (p) => p.text === FILES_NOT_READ);
+  // The app may not read files (no files:read): the user is told so, at once.
+  world.slack.filesScope(false);
+  const file = world.slack.addFile(Buffer.from("x"), "file.png", "image/png").object;
+  await send(eventBody("file_share", { ts: second, event_ts: second, text: "and tomorrow?", files: [file] }, { event_id: "EvFile" }));
+  await world.slack.waitFor("chat.postMessage", (p) => p.text === FILE_UNREAD);
   await world.slack.waitFor("chat.postMessage", (p) => STILL_WORKING.test(String(p.text)));
   expect(world.slack.visible(DM).find((m) => m.ts === first.response.ts)?.text).toBe("It ");
   hold.release();
@@ -132,7 +136,7 @@ it("a second message with a file mid-reply in a DM: the notices go below the mes
   // Each reply once and complete, in the message it was written into; the two notices (in either order) below it.
   expect(bot).toHaveLength(4);
   expect(bot[0]).toMatchObject({ ts: first.response.ts, text: "It is sunny today." });
-  expect(bot.slice(1, 3).map((m) => m.text)).toEqual(expect.arrayContaining([FILES_NOT_READ, expect.stringMatching(STILL_WORKING)]));
+  expect(bot.slice(1, 3).map((m) => m.text)).toEqual(expect.arrayContaining([FILE_UNREAD, expect.stringMatching(STILL_WORKING)]));
   expect(bot[3]!.text).toBe("Rain tomorrow.");
   expect(world.slack.calls.filter((c) => c.method === "chat.delete")).toEqual([]);
 });
