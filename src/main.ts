@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { startConsole, type ConsoleChat } from "../providers/console/console.js";
 import { terminalLogger } from "../providers/console/terminal-log.js";
 import { HttpProvider } from "../providers/http/server.js";
@@ -166,6 +167,8 @@ if (platforms.length === 0 || ttyChat) {
   chat = startConsole(app.gateway, {
     jsonl: false,
     exitOnEnd: false,
+    fileLimits,
+    filesDir: join(config.DATA_DIR, "files"),
     surfaces,
     ...(plan.to === "file" ? { logFile: plan.file } : {}),
     onEnd: () => log.info("terminal chat input closed; the service keeps running until SIGINT or SIGTERM"),

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import { createApp, startOrExit } from "../../src/app.js";
 import { loadConfigOrExit } from "../../src/config.js";
 import { logPlan } from "../../src/log.js";
@@ -35,6 +36,8 @@ const app = await startOrExit(() => createApp(config, log, undefined, { mcp }));
 const chat = startConsole(app.gateway, {
   jsonl,
   exitOnEnd: true,
+  fileLimits: { maxFileBytes: config.MAX_FILE_BYTES, maxFilesPerMessage: config.MAX_FILES_PER_MESSAGE, maxSessionBytes: config.MAX_SESSION_FILE_BYTES },
+  filesDir: join(config.DATA_DIR, "files"),
   ...(plan.to === "file" ? { logFile: plan.file } : {}),
   ...(arg("--session") ? { session: arg("--session")! } : {}),
   ...(arg("--user") ? { user: arg("--user")! } : {}),

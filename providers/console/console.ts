@@ -11,6 +11,10 @@ import { banner, type BannerRow } from "./banner.js";
 import { eraseWritten } from "./erase.js";
 import { gated } from "./gate.js";
 import { Spinner, type SpinnerTimers } from "./spinner.js";
+import { attachPath, readLocalFiles, saveOutboundFile, savedLine } from "./files.js";
+import { describeFile } from "../../src/files/intake.js";
+import { DEFAULT_FILE_LIMITS, tooManyReason, type FileLimits } from "../../src/files/limits.js";
+import type { InboundFile, OutboundFile } from "../../src/files/types.js";
 
 export interface ConsoleOptions {
   /** Read `{"text": …}` lines and write one JSON object per outgoing message. */
@@ -31,6 +35,10 @@ export interface ConsoleOptions {
   onInterrupt?: () => void;
   /** For the spinner's frames (tests draw them by hand). */
   timers?: SpinnerTimers;
+  /** MAX_FILE_BYTES, MAX_FILES_PER_MESSAGE for `"files"` and `/attach` (default: the product's defaults). */
+  fileLimits?: FileLimits;
+  /** Where files agents send are saved (DATA_DIR/files). */
+  filesDir?: string;
 }
 
 export interface ConsoleChat {
@@ -45,12 +53,22 @@ export interface ConsoleChat {
   notice(line: string): void;
 }
 
-const jsonlLine = z.object({
-  text: z.string({ error: "is required and must be a string" }).refine((t) => t.trim() !== "", { message: "must not be empty" }),
-  user: z.string().min(1).optional(),
-  session: z.string().min(1).optional(),
-  id: z.string().min(1).optional(),
-});
+const jsonlLine = z
+  .object({
+    text: z.string({ error: "is required and must be a string" }).optional(),
+    files: z.array(z.string().min(1, { error: "must be a path" }), { error: "must be a list of paths" }).optional(),
+    user: z.string().min(1).optional(),
+    session: z.string().min(1).optional(),
+    id: z.string().min(1).optional(),
+  })
+  .superRefine((line, ctx) => {
+    // Text may be left out (or empty) only when files come instead.
+    if (line.files?.length) return;
+    if (line.text === undefined) ctx.addIssue({ code: "custom", path: ["text"], message: "is required and must be a string" });
+    else if (line.text.trim() === "") ctx.addIssue({ code: "custom", path: ["text"], message: "must not be empty" });
+  });
+
+type Line = { text: string; session?: string; user?: string; id?: string; files?: string[]; attached?: InboundFile[] };
 
 /** The terminal chat: every bot line shows the agent that said it. */
 export function startConsole(gateway: Gateway, options: ConsoleOptions): ConsoleChat {
@@ -134,6 +152,14 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
             open.text = "";
           },
         }),
+    async deliverFile(file: OutboundFile) {
+      const path = await saveOutboundFile(options.filesDir ?? "./data/files", file);
+      if (options.jsonl) return void write(JSON.stringify({ type: "file", filename: file.name, path, mime: file.mime, agent: file.agent, ...(file.caption ? { caption: file.caption } : {}) }));
+      if (open) output.write("\n");
+      else if (interactive) clearLine();
+      write(`${label(file)} ${savedLine(file, path)}`);
+      replyEnded();
+    },
     async deliver(message: OutboundMessage) {
       if (options.jsonl) {
         write(
@@ -178,23 +204,57 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
   let lineNo = 0;
   // Lines are stored one after the other, in the order they were typed.
   let submitted: Promise<void> = Promise.resolve();
+  /** Files staged with /attach, sent with the next message. */
+  let attached: Promise<InboundFile[]> = Promise.resolve([]);
   rl.on("line", (raw) => {
     lineNo++;
+    const path = options.jsonl ? null : attachPath(raw);
+    if (path !== null) {
+      attached = attached.then((files) => attach(files, path));
+      return prompt();
+    }
     const message = options.jsonl ? parseJsonl(raw, lineNo, write) : parsePlain(raw);
     // Typed blind while a reply was being written: shown as sent once the reply's line is done.
     if (interactive && open && message) held.push(`you> ${raw}`);
-    if (message) submitted = submitted.then(() => submit(message));
+    if (message) {
+      const staged = attached;
+      attached = Promise.resolve([]);
+      submitted = submitted.then(async () => submit({ ...message, attached: await staged }));
+    }
     prompt();
     if (message) spinner?.start();
   });
-  async function submit(message: NonNullable<ReturnType<typeof parsePlain>>): Promise<void> {
+  async function attach(files: InboundFile[], path: string): Promise<InboundFile[]> {
+    const limits = options.fileLimits ?? DEFAULT_FILE_LIMITS;
+    if (path === "") return note("· /attach <path> attaches a file to your next message"), files;
+    if (files.length >= limits.maxFilesPerMessage) return note(`· ${tooManyReason(files.length + 1, limits.maxFilesPerMessage)}`), files;
+    const [file] = await readLocalFiles([path], limits);
+    if (!file!.ok) return note(`· ${file!.reason}`), files;
+    note(`· ${describeFile(file!)} will go with your next message${file!.note ? ` (${file!.note})` : ""}`);
+    return [...files, file!];
+  }
+
+  async function submit(message: Line): Promise<void> {
     {
       try {
+        const limits = options.fileLimits ?? DEFAULT_FILE_LIMITS;
+        const paths = message.files ?? [];
+        const notices = paths.length > limits.maxFilesPerMessage ? [tooManyReason(paths.length, limits.maxFilesPerMessage)] : [];
+        const files = [...(message.attached ?? []), ...(await readLocalFiles(paths.slice(0, limits.maxFilesPerMessage), limits))];
+        for (const file of files) {
+          if (!file.ok) notices.push(file.reason);
+          else if (file.note) notices.push(file.note);
+        }
+        for (const notice of notices) {
+          if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: notice }));
+          else note(`· ${notice}`);
+        }
         const result = await gateway.submit({
           sessionKey: sessionKey("console", message.session ?? defaultSession),
           messageId: message.id ?? randomUUID(),
           userId: userId("console", message.user ?? defaultUser),
           text: message.text,
+          ...(files.length > 0 ? { files } : {}),
         });
         if (result.status === "refused" || (result.status === "limited" && !result.quiet)) {
           if (options.jsonl) write(JSON.stringify({ type: "message", agent: "switchboard", depth: 0, text: result.text }));
@@ -272,10 +332,10 @@ function parseJsonl(raw: string, lineNo: number, write: (line: string) => void) 
     write(JSON.stringify({ type: "error", message: `line ${lineNo}: ${field} ${issue.message}; expected {"text": "..."}` }));
     return null;
   }
-  return parsed.data;
+  return { ...parsed.data, text: parsed.data.text ?? "" };
 }
 
-function parsePlain(raw: string): { text: string; session?: string; user?: string; id?: string } | null {
+function parsePlain(raw: string): Line | null {
   return raw.trim() === "" ? null : { text: raw };
 }
 
