@@ -125,9 +125,11 @@ async function fromMultipart(contentType: string, raw: Buffer): Promise<Parsed> 
   const fields: Record<string, unknown> = {};
   let part = 0;
   for (const [name, value] of form.entries()) {
-    const where = `part ${part++} ("${sanitizeFilename(name, "unnamed")}")`;
+    const at = part++;
+    const where = `part ${at} ("${sanitizeFilename(name, "unnamed")}")`;
     if (typeof value !== "string") {
-      files.push({ where, contentType: value.type || "application/octet-stream", filename: value.name, bytes: Buffer.from(await value.arrayBuffer()) });
+      // Named by its file name (judge adds it), not by its field's.
+      files.push({ where: `part ${at}`, contentType: value.type || "application/octet-stream", filename: value.name, bytes: Buffer.from(await value.arrayBuffer()) });
       continue;
     }
     if (!FIELDS.has(name)) throw new HttpError(400, "invalid_request_error", `${where} is not a field of a message (session_id, task_id, expires_at, metadata, text, or a file)`);

@@ -34,6 +34,8 @@ export const PAGE_HEADERS = {
     "script-src 'self'",
     "style-src 'self'",
     "connect-src 'self'",
+    // Previews of attached images and images agents send: object URLs of bytes the page fetched itself.
+    "img-src blob:",
     "require-trusted-types-for 'script'",
     "trusted-types dompurify",
     "frame-ancestors 'none'",

@@ -135,13 +135,16 @@ async function problem(r) {
 
 /** One request whose turn streams back: a "thinking…" bubble until the first piece arrives, then the reply. */
 async function send(path, payload, said) {
+  // Files go as multipart/form-data (the browser sets its boundary), everything else as JSON.
+  const form = payload instanceof FormData;
   state.turns += 1;
   status("thinking…", true);
   // `writing`: per agent, the bubble growing with its deltas until its whole message arrives.
   const turn = { placeholder: bubble("Switchboard", "placeholder"), writing: new Map() };
   body(turn.placeholder).textContent = "thinking…";
   try {
-    const r = await fetch(path, { method: "POST", headers: authorized({ "content-type": "application/json", accept: "text/event-stream" }), body: JSON.stringify(payload) });
+    const headers = authorized({ ...(form ? {} : { "content-type": "application/json" }), accept: "text/event-stream" });
+    const r = await fetch(path, { method: "POST", headers, body: form ? payload : JSON.stringify(payload) });
     if (r.status === 401) return void setupProblem(`That token did not work: ${await problem(r)}`);
     if (!r.ok) return void plain("Switchboard", await problem(r), "error");
     tokenWorks();
@@ -192,6 +195,9 @@ function onEvent(turn, event, data) {
     case "approval":
       unplace();
       return approval(data, "pending");
+    case "file":
+      unplace();
+      return void fileFromAgent(data);
     case "stack": {
       const working = data.type === "push" ? `${label(data.agent)} is working…` : "thinking…";
       status(working, true);
@@ -229,6 +235,95 @@ async function readEvents(r, on) {
       if (event && data) on(event, JSON.parse(data));
     }
   }
+}
+
+// ---- Files ------------------------------------------------------------------------------------------------------
+// Only raster images are ever shown, from object URLs of bytes the page holds or fetched with the token; anything
+// else, SVG above all (it may carry script), is a name and a download.
+const PREVIEWABLE = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+const attachments = [];
+function size(bytes) {
+  if (bytes >= 1048576) return `${(bytes / 1048576).toFixed(1)} MB`;
+  return bytes >= 1024 ? `${(bytes / 1024).toFixed(1)} KB` : `${bytes} bytes`;
+}
+function preview(blob) {
+  const img = document.createElement("img");
+  img.alt = "";
+  img.src = URL.createObjectURL(blob);
+  return img;
+}
+function renderAttachments() {
+  const box = $("attachments");
+  for (const img of box.querySelectorAll("img")) URL.revokeObjectURL(img.src);
+  box.replaceChildren(
+    ...attachments.map((file, i) => {
+      const chip = document.createElement("div");
+      chip.className = "chip";
+      if (PREVIEWABLE.has(file.type)) chip.append(preview(file));
+      const name = document.createElement("span");
+      name.className = "name";
+      name.textContent = `${file.name} (${size(file.size)})`;
+      const remove = document.createElement("button");
+      remove.type = "button";
+      remove.textContent = "✕";
+      remove.title = `Remove ${file.name}`;
+      remove.onclick = () => {
+        attachments.splice(i, 1);
+        renderAttachments();
+      };
+      chip.append(name, remove);
+      return chip;
+    }),
+  );
+  box.hidden = attachments.length === 0;
+}
+function attach(files) {
+  for (const file of files) attachments.push(file);
+  renderAttachments();
+}
+$("files").onchange = () => {
+  attach($("files").files);
+  $("files").value = "";
+};
+$("text").addEventListener("paste", (e) => {
+  const files = [...(e.clipboardData?.files ?? [])];
+  if (files.length === 0) return;
+  e.preventDefault();
+  attach(files);
+});
+const dragsFiles = (e) => [...(e.dataTransfer?.types ?? [])].includes("Files");
+document.addEventListener("dragover", (e) => {
+  if (!dragsFiles(e)) return;
+  e.preventDefault();
+  document.body.classList.add("dropping");
+});
+document.addEventListener("dragleave", (e) => {
+  if (!e.relatedTarget) document.body.classList.remove("dropping");
+});
+document.addEventListener("drop", (e) => {
+  document.body.classList.remove("dropping");
+  if (!e.dataTransfer?.files.length) return;
+  e.preventDefault();
+  attach(e.dataTransfer.files);
+});
+
+/** A file an agent sent (`file` event: {file_id, filename, mime, url, agent}): an inline image, or a download. */
+function fileFromAgent(f) {
+  const div = bubble(label(f.agent), "plain file");
+  const link = document.createElement("button");
+  link.type = "button";
+  link.textContent = `⬇ ${f.filename}`;
+  const fetched = () => fetch(f.url, { headers: authorized() }).then((r) => (r.ok ? r.blob() : Promise.reject(new Error(`${r.status}`))));
+  link.onclick = () =>
+    fetched().then((blob) => {
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob);
+      a.download = f.filename;
+      a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+    }, (error) => plain("Switchboard", `${f.filename} could not be downloaded (${error.message}).`, "error"));
+  body(div).append(link);
+  if (PREVIEWABLE.has(f.mime)) void fetched().then((blob) => link.before(Object.assign(preview(blob), { className: "file" })), () => {});
 }
 
 // ---- Welcome, what the bot can do, and the conversation so far ----------------------------------------------
@@ -331,13 +426,20 @@ $("new").onclick = () => {
 $("form").onsubmit = (e) => {
   e.preventDefault();
   const text = $("text").value.trim();
-  if (!text) return;
+  if (!text && attachments.length === 0) return;
   if (!token()) {
     $("token").focus();
     return void plain("Switchboard", "Enter your API token first (top of the page).", `notice ${SETUP}`);
   }
   $("text").value = "";
-  plain("You", text, "me");
-  void send("/v1/messages", { session_id: state.session, items: [{ content_type: "text", content: text }] });
+  const files = attachments.splice(0);
+  renderAttachments();
+  plain("You", [text, ...files.map((f) => `📎 ${f.name}`)].filter(Boolean).join("\n"), "me");
+  if (files.length === 0) return void send("/v1/messages", { session_id: state.session, items: [{ content_type: "text", content: text }] });
+  const form = new FormData();
+  form.append("session_id", state.session);
+  if (text) form.append("text", text);
+  for (const file of files) form.append("file", file, file.name);
+  void send("/v1/messages", form);
 };
 void start();

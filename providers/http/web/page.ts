@@ -27,7 +27,8 @@ export function webPage(asset: (path: string) => WebAsset, settings: PageSetting
   <button id="new" type="button" title="Start a new conversation">New chat</button>
 </header>
 <main id="log" aria-live="polite"></main>
-<form id="form"><input id="text" placeholder="Message" autocomplete="off" aria-label="Message"><button>Send</button></form>
+<div id="attachments" aria-live="polite" hidden></div>
+<form id="form"><label id="attach" title="Attach files (or drop them here, or paste an image)"><input id="files" type="file" multiple aria-label="Attach files"><span aria-hidden="true">📎</span></label><input id="text" placeholder="Message" autocomplete="off" aria-label="Message"><button>Send</button></form>
 </body>
 </html>
 `;

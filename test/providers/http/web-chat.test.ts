@@ -9,6 +9,9 @@ import { HttpProvider } from "../../../providers/http/server.js";
 import { holdStream, reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { agentFile, skillFile, startHarness, type Harness } from "../../helpers/harness.js";
 import { transferTool } from "../../helpers/tools.js";
+import { png, pngBombHeader } from "../../helpers/files.js";
+import type { ReceivedFile } from "../../../src/files/types.js";
+import type { InboundMessage } from "../../../src/gateway/types.js";
 
 requireChromium("web chat browser test");
 
@@ -209,5 +212,72 @@ describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
       expect([selector, b.x + b.width <= 390]).toEqual([selector, true]);
     }
     await page.screenshot({ path: "/tmp/switchboard-web-chat-phone.png" });
+  });
+});
+
+const SVG = "<svg xmlns='http://www.w3.org/2000/svg' onload='alert(1)'><rect width='4' height='4'/></svg>";
+
+/** Hands the page a file the way a drop or a paste does (a DataTransfer built in the page; DOM code as a string). */
+function dispatchFile(page: Page, how: "drop" | "paste", name: string, type: string, base64: string) {
+  const args = JSON.stringify({ how, name, type, base64 });
+  return page.evaluate(`(({ how, name, type, base64 }) => {
+    const bytes = Uint8Array.from(atob(base64), (c) => c.charCodeAt(0));
+    const data = new DataTransfer();
+    data.items.add(new File([bytes], name, { type }));
+    if (how === "paste") document.getElementById("text").dispatchEvent(new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true }));
+    else document.dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+  })(${args})`);
+}
+
+/** The page with its token in, and what the API hands the gateway (read from gateway.submit). */
+async function openCapturing(): Promise<{ page: Page; submitted: InboundMessage[] }> {
+  const page = await open();
+  const submitted: InboundMessage[] = [];
+  const submit = h.gateway.submit.bind(h.gateway);
+  h.gateway.submit = (m) => (submitted.push(m), submit(m));
+  h.fake.fallback(() => text("seen"));
+  return { page, submitted };
+}
+
+describe.skipIf(!CHROMIUM)("web chat files in headless Chromium", () => {
+  it("attaches, drops and pastes files, previews only raster images, and sends them with the text", async () => {
+    const { page, submitted } = await openCapturing();
+    const chart = await png(40, 30);
+    await page.setInputFiles("#files", [
+      { name: "chart.png", mimeType: "image/png", buffer: chart },
+      { name: "drawing.svg", mimeType: "image/svg+xml", buffer: Buffer.from(SVG) },
+    ]);
+    await dispatchFile(page, "drop", "notes.txt", "text/plain", Buffer.from("dropped\n").toString("base64"));
+    await dispatchFile(page, "paste", "image.png", "image/png", (await png(8, 8)).toString("base64"));
+    const chips = page.locator("#attachments .chip");
+    await expect.poll(() => chips.count()).toBe(4);
+    expect((await chips.locator(".name").allTextContents()).map((t) => t.replace(/ \(.*\)$/, ""))).toEqual(["chart.png", "drawing.svg", "notes.txt", "image.png"]);
+    // Two previews (the PNGs); the SVG is a name only, never an image on the page.
+    expect(await page.locator("#attachments img").count()).toBe(2);
+    // One removed before sending.
+    await chips.nth(3).locator("button").click();
+    await page.fill("#text", "what do these show?");
+    await page.click("form button:has-text('Send')");
+    await page.getByText("seen").waitFor();
+    expect(await page.locator("#attachments").isHidden()).toBe(true);
+    const sent = submitted[0]!;
+    expect(sent.text).toBe("what do these show?");
+    expect((sent.files as ReceivedFile[]).map((f) => [f.name, f.kind])).toEqual([
+      ["chart.png", "image"],
+      ["drawing.svg", "text"],
+      ["notes.txt", "text"],
+    ]);
+    expect(await page.locator(".msg.me .body").last().textContent()).toBe("what do these show?\n📎 chart.png\n📎 drawing.svg\n📎 notes.txt");
+  });
+
+  it("shows the API's refusal naming the file", async () => {
+    const { page } = await openCapturing();
+    // A PNG header claiming a 20,000×20,000 image: refused from its header.
+    await page.setInputFiles("#files", [{ name: "huge.png", mimeType: "image/png", buffer: pngBombHeader() }]);
+    await page.click("form button:has-text('Send')");
+    await page.locator(".msg.error").waitFor();
+    expect(await page.locator(".msg.error .body").textContent()).toBe('part 1: "huge.png" is 20000×20000 pixels, more than the 100 megapixels I open; send a smaller image.');
+    // The browser reports the refused request itself; that is the answer, not a fault of the page.
+    errors.splice(0, errors.length, ...errors.filter((e) => !e.includes("status of 400")));
   });
 });
