@@ -8,7 +8,7 @@ import { publicFileId } from "../../../src/files/ids.js";
 import type { OutboundFile, ReceivedFile } from "../../../src/files/types.js";
 import type { InboundMessage } from "../../../src/gateway/types.js";
 import { text } from "../../fakes/anthropic/server.js";
-import { jpegWithGps, pdf, png } from "../../helpers/files.js";
+import { jpegWithGps, pdf, png, pngBombHeader, zipBomb } from "../../helpers/files.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
 import { systemTimers } from "../../../src/runtime/deps.js";
@@ -150,6 +150,29 @@ describe("files from Telegram", () => {
     const shown = await until(3);
     expect(shown[1]).toBe('I could not download "notes.txt" from Telegram (tried 3 times); please send it again.');
     expect(submitted[1]).toMatchObject({ text: "and these notes" });
+  });
+
+  it("answers hostile files clearly and goes on: a zip bomb named .png, a 20,000×20,000 PNG, a PDF sent as a JPEG, a lying file_size", async () => {
+    const { submitted, until, h } = await boot({ fileLimits: { maxFileBytes: 64 * 1024, maxFilesPerMessage: 10, maxSessionBytes: 0 } });
+    const doc = (bytes: Buffer, file_name: string, mime_type: string, declaredSize?: number) => {
+      const f = world.tg.addFile(bytes, { ext: "bin", ...(declaredSize !== undefined ? { declaredSize } : {}) });
+      return { file_id: f.file_id, file_unique_id: f.file_unique_id, file_name, mime_type, file_size: f.file_size };
+    };
+    const shows = (words: string) => world.tg.waitFor("sendMessage", () => world.tg.sent(ALICE).some((m) => m.text === words));
+    world.tg.pushUpdate(media({ document: doc(zipBomb(), "cat.png", "image/png"), caption: "my cat" }));
+    await shows('"cat.png" was sent as an image but it is a ZIP archive; I kept it as a file.');
+    world.tg.pushUpdate(media({ document: doc(pngBombHeader(20_000, 20_000), "huge.png", "image/png") }));
+    await shows('"huge.png" is 20000×20000 pixels, more than the 100 megapixels I open; send a smaller image.');
+    world.tg.pushUpdate(media({ document: doc(await pdf(1), "scan.jpg", "image/jpeg"), caption: "the scan" }));
+    await shows('"scan.jpg" was sent as an image but it is a PDF.');
+    // Telegram said 100 bytes; the file server's Content-Length says 200 KB: refused before the body is read.
+    world.tg.pushUpdate(media({ document: doc(Buffer.alloc(200 * 1024, 7), "small.bin", "application/octet-stream", 100), caption: "tiny" }));
+    await shows('"small.bin" is 200 KB; files can be at most 64 KB here. Send a smaller file or a link to it.');
+    await until(world.tg.sent(ALICE).length);
+    expect(received(submitted[0])).toMatchObject([{ name: "cat.png", kind: "other", mime: "application/zip" }]);
+    expect(received(submitted.find((m) => m.text === "the scan"))).toMatchObject([{ name: "scan.jpg", kind: "pdf" }]);
+    await h.gateway.idle();
+    expect(submitted.find((m) => m.text === "tiny")).toMatchObject({ files: [{ ok: false, name: "small.bin" }] });
   });
 
   it("says politely what it cannot read", async () => {
