@@ -13,6 +13,7 @@ import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { readMessageBody } from "./message-body.js";
 import { fileRoute } from "./files.js";
+import { storedFiles } from "../../src/gateway/file-source.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
@@ -44,7 +45,7 @@ export interface HttpOptions {
   now?: () => number;
   /** MAX_FILE_BYTES, MAX_FILES_PER_MESSAGE (default: the product's defaults). */
   fileLimits?: FileLimits;
-  /** Where GET /v1/files/{id} finds a file (the store); unset: that route answers 404 for every id. */
+  /** Where GET /v1/files/{id} finds a file; unset: the gateway's store. */
   files?: FileSource;
 }
 
@@ -111,7 +112,7 @@ export class HttpProvider {
         else this.json(res, answer.status, answer.body);
       };
     }
-    const file = fileRoute(this.options.files, method, path);
+    const file = fileRoute(this.options.files ?? storedFiles(this.gateway.store), method, path);
     if (file) return (_req, res, user) => file(res, user);
     if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {

@@ -20,6 +20,7 @@ import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
+import { toStore } from "./inbound-files.js";
 
 export interface GatewayDeps {
   /** The store: reads, inbound requests, approvals, the outbox. A session's state is written only through a lease's writer. */
@@ -292,6 +293,7 @@ export class Gateway {
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
       ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),
       ...(rule ? { owner: rule } : {}),
+      ...(message.files?.some((f) => f.ok) ? { files: toStore(message.files, ids) } : {}),
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
     this.storing.add(id);

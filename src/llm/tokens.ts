@@ -37,8 +37,18 @@ function mediaTokens(value: unknown): number | null {
   if (typeof value !== "object" || value === null) return null;
   const block = value as { type?: unknown; source?: { type?: unknown; data?: unknown }; title?: unknown };
   if (block.type === "image" && block.source) return IMAGE_TOKENS;
+  if (block.type === "file") return fileRefTokens(value as { kind?: unknown; size?: unknown });
   if (block.type !== "document" || !block.source || typeof block.source.data !== "string") return null;
   const title = typeof block.title === "string" ? block.title.length : 0;
   if (block.source.type === "text") return Math.ceil((block.source.data.length + title) / 4);
   return pdfPagesOf(Buffer.from(block.source.data, "base64")) * PDF_PAGE_TOKENS;
+}
+
+/** What a stored file will cost once shown (before it is read back): an image, a PDF by its size, text by its length. */
+function fileRefTokens(file: { kind?: unknown; size?: unknown }): number {
+  const size = typeof file.size === "number" ? file.size : 0;
+  if (file.kind === "image") return IMAGE_TOKENS;
+  if (file.kind === "pdf") return Math.max(1, Math.ceil(size / 100_000)) * PDF_PAGE_TOKENS;
+  if (file.kind === "text") return Math.ceil(size / 4);
+  return 50;
 }

@@ -54,7 +54,19 @@ export interface WebSearchToolResultBlock {
   content: WebSearchResult[] | WebSearchError;
 }
 export type AssistantBlock = TextBlock | ToolUseBlock | ServerToolUseBlock | WebSearchToolResultBlock;
-export type UserBlock = TextBlock | ToolResultBlock | ImageBlock | DocumentBlock;
+/**
+ * A stored file named in a history: what the context log keeps (never the bytes). The runtime turns it into image,
+ * document or text blocks (or a placeholder) before each model call; the API never sees this block.
+ */
+export interface FileRefBlock {
+  type: "file";
+  file_id: string;
+  name: string;
+  mime: string;
+  kind: "image" | "pdf" | "text" | "audio" | "video" | "other";
+  size: number;
+}
+export type UserBlock = TextBlock | ToolResultBlock | ImageBlock | DocumentBlock | FileRefBlock;
 /** The image types the Messages API reads. */
 export type ImageMediaType = "image/jpeg" | "image/png" | "image/gif" | "image/webp";
 /** An image for the model (src/files makes them: re-encoded, long edge ≤ 1568 px, base64 ≤ 5 MB). */

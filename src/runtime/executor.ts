@@ -2,7 +2,7 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { RuntimeStore } from "./orchestrator.js";
 import { ModelError, type Model } from "../llm/model.js";
-import { textOf, toolUsesOf, type AssistantBlock } from "../llm/types.js";
+import { textOf, toolUsesOf, type AssistantBlock, type FileRefBlock } from "../llm/types.js";
 import type { SchemaChecker } from "../catalog/schema-checker.js";
 import type { CallLimiter } from "./call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "./deps.js";
@@ -17,6 +17,7 @@ import { compactIfNeeded, contextLimit } from "./compaction.js";
 import { replyText } from "./search-blocks.js";
 import { fallbacksFor } from "./fallbacks.js";
 import { joinSteering } from "./steering.js";
+import { FileBlockCache, showFiles } from "./file-blocks.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
 
@@ -47,6 +48,8 @@ export interface TurnDeps {
   steering?: (sessionKey: string, runningRequestId: string) => Promise<Array<{ id: string; text: string }>>;
   /** Traces and metrics (src/telemetry); absent: nothing watches. */
   observer?: TurnObserver;
+  /** Files prepared for the model, kept between calls (file-blocks.ts); absent: prepared at every call. */
+  fileBlocks?: FileBlockCache;
   /** Where reply text goes as the model writes it (the gateway routes it to the chat); `reset` takes it back. */
   onEvent?: (sessionKey: string, event: PreviewEvent) => void;
 }
@@ -60,7 +63,7 @@ export type PreviewEvent =
   | { type: "reset"; agent: string; depth: number; requestId: string | null };
 
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
-export type TurnInput = { kind: "user"; text: string } | { kind: "resume" };
+export type TurnInput = { kind: "user"; text: string; files?: FileRefBlock[] } | { kind: "resume" };
 
 
 /** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
@@ -71,7 +74,7 @@ export function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps)
 async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
   const { journal } = deps;
   if (input.kind === "user") {
-    addUserText(frame, journal, input.text);
+    addUserText(frame, journal, input.text, input.files);
     frame.iteration = 0;
     journal.touch(frame);
   }
@@ -112,8 +115,9 @@ async function turn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promis
  */
 async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Promise<{ content: AssistantBlock[]; stopReason: string | null } | { error: string }> {
   await compactIfNeeded(frame, deps);
-  const { messages, repairs } = sanitise(frame.history);
+  const { messages: stored, repairs } = sanitise(frame.history);
   if (repairs.length > 0) deps.log.warn({ repairs }, "repaired the history before a model call");
+  const messages = await showFiles(stored, { store: deps.store, cache: deps.fileBlocks ?? new FileBlockCache(), log: deps.log });
   try {
     const request = {
       model: frame.model,

@@ -57,9 +57,18 @@ const webSearchResultBlock = z.object({
     z.object({ type: z.literal("web_search_tool_result_error"), error_code: z.string().transform((code) => code as WebSearchErrorCode) }),
   ]),
 });
+// A stored file named by id (llm/types.ts FileRefBlock): the log never holds a file's bytes.
+const fileBlock = z.object({
+  type: z.literal("file"),
+  file_id: z.string(),
+  name: z.string(),
+  mime: z.string(),
+  kind: z.enum(["image", "pdf", "text", "audio", "video", "other"]),
+  size: z.number(),
+});
 const assistantBlock = z.union([textBlock, toolUseBlock, serverToolUseBlock, webSearchResultBlock]);
 const messagePayload = z.discriminatedUnion("role", [
-  z.object({ role: z.literal("user"), content: z.array(textBlock) }),
+  z.object({ role: z.literal("user"), content: z.array(z.union([textBlock, fileBlock])) }),
   z.object({ role: z.literal("assistant"), content: z.array(assistantBlock) }),
 ]);
 const toolResultPayload = z.object({ tool_use_id: z.string(), content: z.string(), is_error: z.boolean() });
@@ -72,7 +81,7 @@ const toolResultBlock = z.object({
 const compactionPayload = z.object({
   history: z.array(
     z.discriminatedUnion("role", [
-      z.object({ role: z.literal("user"), content: z.array(z.union([textBlock, toolResultBlock])) }),
+      z.object({ role: z.literal("user"), content: z.array(z.union([textBlock, toolResultBlock, fileBlock])) }),
       z.object({ role: z.literal("assistant"), content: z.array(assistantBlock) }),
     ]),
   ),

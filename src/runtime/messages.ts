@@ -1,3 +1,4 @@
+import type { FileRefBlock, UserBlock } from "../llm/types.js";
 import { appendBlocks, toolResult } from "./history.js";
 import type { Journal } from "./journal.js";
 import type { StackFrame } from "./frame.js";
@@ -6,8 +7,9 @@ import type { Store } from "../store/store.js";
 
 // How a frame's history grows on the user's side: in memory and, in the same breath, in the step's log rows.
 
-export function addUserText(frame: StackFrame, journal: Journal, text: string): void {
-  const content = [{ type: "text" as const, text }];
+export function addUserText(frame: StackFrame, journal: Journal, text: string, files: readonly FileRefBlock[] = []): void {
+  // A message of files alone still has a line of text: the API refuses empty text, and the agent reads who wrote.
+  const content: UserBlock[] = [...(text !== "" || files.length === 0 ? [{ type: "text" as const, text }] : []), ...files];
   appendBlocks(frame.history, "user", content);
   journal.append(frame, "message", { role: "user", content });
 }

@@ -10,6 +10,7 @@ import type { CallLimiter } from "./call-limiter.js";
 import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
 import { refusalFor } from "./control.js";
+import { FileBlockCache, fileRefs } from "./file-blocks.js";
 import { executeTurn, type PreviewEvent, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
@@ -29,7 +30,7 @@ import { closeOpenSessions, pushChild, returnToParent } from "./transitions.js";
  * The roles the runtime holds: it reads stacks, logs, tasks, requests and approvals, opens sessions, recalls and
  * saves memories and queues notices. It holds no leases: its steps are written through the writer it is handed.
  */
-export type RuntimeStore = Pick<Store, "sessions" | "steps" | "tasks" | "requests" | "approvals" | "outbox" | "memories">;
+export type RuntimeStore = Pick<Store, "sessions" | "steps" | "tasks" | "requests" | "approvals" | "outbox" | "memories" | "files">;
 
 export interface RuntimeDeps {
   store: RuntimeStore;
@@ -64,6 +65,8 @@ export type RuntimeEvent = StackEvent | PreviewEvent;
  * CHILD_ACTIVATED, pop + inject on COMPLETE / MAX_ITERATIONS / ERROR, return on SEND_TEXT). No recursion.
  */
 export class Orchestrator {
+  /** Files prepared for the model, kept between calls of every session this runtime runs. */
+  private readonly fileBlocks = new FileBlockCache();
   constructor(private readonly deps: RuntimeDeps) {}
 
   private get observer(): TurnObserver {
@@ -119,7 +122,7 @@ export class Orchestrator {
         framesPushed: [main],
         request: { id: request.id, status: "running", taskId },
       });
-      input = { kind: "user", text: request.text };
+      input = { kind: "user", text: request.text, files: await fileRefs(store, request.id) };
       const memories = this.deps.settings.memory ? await this.recall(request, log) : null;
       if (memories) main.memories = memories;
       log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
@@ -132,7 +135,7 @@ export class Orchestrator {
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
-      input = { kind: "user", text: request.text };
+      input = { kind: "user", text: request.text, files: await fileRefs(store, request.id) };
     }
     log = log.child({ task: journal.taskId });
     // The request's run: stopped by the worker (a /cancel, a shutdown) or by a model call over the session's budget.
@@ -218,6 +221,7 @@ export class Orchestrator {
         owner,
         log: log.child({ frame: frame.frameId }),
         runBatch: runToCompletion,
+        fileBlocks: this.fileBlocks,
       };
       const result = await executeTurn(frame, input, deps);
       input = { kind: "resume" };

@@ -3,8 +3,11 @@
 // test/store/schema/parity.test.ts reads both live catalogs and fails on any difference not declared below.
 // The code that walks every table of a conversation (moving one, erasing a user) takes its table list from here.
 
-/** `int`: a small count (PostgreSQL INTEGER); `bigint`: times, tokens, ids (BIGINT). SQLite stores both as INTEGER. */
-export type ColumnType = "text" | "int" | "bigint";
+/**
+ * `int`: a small count (PostgreSQL INTEGER); `bigint`: times, tokens, ids (BIGINT). SQLite stores both as INTEGER.
+ * `blob`: bytes (SQLite BLOB, PostgreSQL BYTEA).
+ */
+export type ColumnType = "text" | "int" | "bigint" | "blob";
 
 export interface ColumnDescription {
   type: ColumnType;
@@ -33,6 +36,38 @@ export interface TableDescription {
 }
 
 export const TABLES = {
+  file_blobs: {
+    columns: {
+      session_key: { type: "text", notNull: true },
+      sha256: { type: "text", notNull: true },
+      bytes: { type: "blob", notNull: true },
+      size: { type: "bigint", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["session_key, sha256"],
+    indexes: {},
+  },
+  files: {
+    columns: {
+      id: { type: "text", notNull: true },
+      public_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      request_id: { type: "text" },
+      owner_id: { type: "text", notNull: true },
+      sha256: { type: "text", notNull: true },
+      name: { type: "text", notNull: true },
+      mime: { type: "text", notNull: true },
+      kind: { type: "text", notNull: true },
+      size: { type: "bigint", notNull: true },
+      voice: { type: "int", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id", "public_id"],
+    indexes: {
+      files_by_request: { on: "request_id" },
+      files_by_session: { on: "session_key, created_at" },
+    },
+  },
   approvals: {
     columns: {
       id: { type: "text", notNull: true },

@@ -5,6 +5,7 @@
 // which role.
 import type { ApprovalStore } from "./roles/approvals.js";
 import type { ChangeFeed } from "./roles/feed.js";
+import type { FileStore } from "./roles/files.js";
 import type { IndicatorStore } from "./roles/indicators.js";
 import type { LeaseStore } from "./roles/leases.js";
 import type { MemoryStore } from "./roles/memories.js";
@@ -18,6 +19,7 @@ import type { UserDataStore } from "./roles/user-data.js";
 
 export * from "./roles/approvals.js";
 export * from "./roles/feed.js";
+export * from "./roles/files.js";
 export * from "./roles/indicators.js";
 export * from "./roles/leases.js";
 export * from "./roles/memories.js";
@@ -45,6 +47,8 @@ export interface Store {
   readonly userData: UserDataStore;
   readonly operations: OperationsStore;
   readonly indicators: IndicatorStore;
+  /** The files of conversations and their bytes. */
+  readonly files: FileStore;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -90,6 +90,13 @@ function message(m: ChatMessage): { role: string; parts: unknown[] } {
           id: block.tool_use_id,
           response: Array.isArray(block.content) ? block.content.map((r) => ({ title: r.title, url: r.url })) : block.content,
         };
+      // Files are named, never their contents (their bytes are no span's business).
+      case "image":
+        return { type: "image", mime_type: block.source.media_type };
+      case "document":
+        return { type: "document", title: block.title ?? null };
+      case "file":
+        return { type: "file", id: block.file_id, mime_type: block.mime };
     }
   });
   return { role: m.role, parts };

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 const tools = [{ name: "t", description: "t", input_schema: { type: "object" as const } }];
-const send = (messages: ChatMessage[]) => client.messages.create({ model: "m", max_tokens: 10, messages, tools });
+const send = (messages: ChatMessage[]) => client.messages.create({ model: "m", max_tokens: 10, messages: messages as Anthropic.MessageParam[], tools });
 
 const user = (t: string): ChatMessage => ({ role: "user", content: [{ type: "text", text: t }] });
 const use = (id: string): ChatMessage => ({ role: "assistant", content: [{ type: "tool_use", id, name: "t", input: {} }] });

@@ -7,6 +7,7 @@ import { BACKENDS, type StoreBackend } from "./contract/backends.js";
 import { changeContract } from "./contract/changes.js";
 import { claimContract } from "./contract/claims.js";
 import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./contract/fixtures.js";
+import { fileContract } from "./contract/files.js";
 import { leaseContract } from "./contract/leases.js";
 import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
@@ -44,6 +45,7 @@ function contract(backend: StoreBackend): void {
   leaseContract(ctx);
   claimContract(ctx);
   changeContract(ctx);
+  fileContract(ctx);
 
   describe("durability", () => {
     it("everything committed is there after the store is closed and opened again", async () => {

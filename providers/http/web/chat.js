@@ -197,7 +197,8 @@ function onEvent(turn, event, data) {
       return approval(data, "pending");
     case "file":
       unplace();
-      return void fileFromAgent(data);
+      fileFromAgent(data);
+      return;
     case "stack": {
       const working = data.type === "push" ? `${label(data.agent)} is working…` : "thinking…";
       status(working, true);

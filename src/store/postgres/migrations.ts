@@ -248,6 +248,20 @@ const MIGRATIONS: string[] = [
   DROP INDEX requests_unfinished;
   CREATE INDEX requests_unfinished ON requests (session_key, seq) WHERE status IN ('pending', 'running');
   `,
+  // 8: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
+  `
+  CREATE TABLE file_blobs (
+    session_key TEXT NOT NULL, sha256 TEXT NOT NULL, bytes BYTEA NOT NULL, size BIGINT NOT NULL, created_at BIGINT NOT NULL,
+    PRIMARY KEY (session_key, sha256)
+  );
+  CREATE TABLE files (
+    id TEXT PRIMARY KEY, public_id TEXT NOT NULL UNIQUE, session_key TEXT NOT NULL, request_id TEXT,
+    owner_id TEXT NOT NULL, sha256 TEXT NOT NULL, name TEXT NOT NULL, mime TEXT NOT NULL, kind TEXT NOT NULL,
+    size BIGINT NOT NULL, voice INTEGER NOT NULL, created_at BIGINT NOT NULL
+  );
+  CREATE INDEX files_by_request ON files (request_id);
+  CREATE INDEX files_by_session ON files (session_key, created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -5,6 +5,7 @@ import { PostgresApprovals } from "./approvals.js";
 import { connect } from "./connect.js";
 import { PostgresContext } from "./context.js";
 import { PostgresFeed } from "./feed.js";
+import { PostgresFiles } from "./files.js";
 import { PostgresIndicators } from "./indicators.js";
 import { PostgresLeases } from "./leases.js";
 import type { ChangeListener } from "./listener.js";
@@ -46,6 +47,7 @@ export class PostgresStore implements Store {
   readonly userData: PostgresUserData;
   readonly operations: PostgresOperations;
   readonly indicators: PostgresIndicators;
+  readonly files: PostgresFiles;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -69,6 +71,7 @@ export class PostgresStore implements Store {
     this.userData = new PostgresUserData(pool, now);
     this.operations = new PostgresOperations(pool, quarantine);
     this.indicators = new PostgresIndicators(ctx);
+    this.files = new PostgresFiles(ctx);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */

@@ -6,6 +6,7 @@ import type pg from "pg";
 import { CorruptStateError, ownerAdmits, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
 import { transaction } from "./connection.js";
+import { insertFilesWith } from "./files.js";
 import type { PostgresContext } from "./context.js";
 import { toIdempotency, toRequest, type Row } from "../rows.js";
 import { S, type Sql } from "./statements.js";
@@ -14,7 +15,7 @@ const run = (client: pg.ClientBase | pg.Pool, statement: Sql, values: unknown[])
 
 /** True when storing `input` takes more than one statement, so it needs a transaction of its own. */
 export function needsTransaction(input: NewRequest): boolean {
-  return input.idempotency !== undefined || input.claimSession !== undefined || input.owner !== undefined;
+  return input.idempotency !== undefined || input.claimSession !== undefined || input.owner !== undefined || (input.files?.length ?? 0) > 0;
 }
 
 /**
@@ -53,6 +54,7 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
     input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, encodeChange(change), options?.expiresAt ?? null, options?.metadataJson ?? null,
   ]);
   if (rows[0]) {
+    if (input.files?.length) await insertFilesWith(client, input.sessionKey, input.id, input.userId, input.files, now);
     announced.push({ id: String(rows[0].change_id), at: Number(rows[0].change_at), change });
     return { status: "inserted", request: toRequest(rows[0]) };
   }

@@ -1,6 +1,7 @@
 // The inbox role: inbound requests (a user message, a command, an approval's resume), deduplicated by (session,
 // external id) and by (user, idempotency key). Any replica may store a request, lease or not; only a step of the
 // session (written under its lease) moves a request along.
+import type { NewStoredFile } from "./files.js";
 import type { TaskOptions } from "./tasks.js";
 
 export type RequestStatus = "pending" | "running" | "done" | "failed";
@@ -52,6 +53,8 @@ export interface NewRequest {
    * is stored and the result is `busy`. Absent: no check (commands anyone may send, resumes).
    */
   owner?: OwnerRule;
+  /** The message's files, stored with it (in the same transaction) or not at all. */
+  files?: NewStoredFile[];
 }
 
 export type OwnerRule = "mine-or-free" | "mine";

@@ -340,6 +340,20 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP INDEX outbox_failed;
   CREATE INDEX outbox_failed ON outbox(session_key, seq) WHERE failed_at IS NOT NULL;
   `,
+  // 15: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
+  `
+  CREATE TABLE file_blobs (
+    session_key TEXT NOT NULL, sha256 TEXT NOT NULL, bytes BLOB NOT NULL, size INTEGER NOT NULL, created_at INTEGER NOT NULL,
+    PRIMARY KEY (session_key, sha256)
+  );
+  CREATE TABLE files (
+    id TEXT NOT NULL PRIMARY KEY, public_id TEXT NOT NULL UNIQUE, session_key TEXT NOT NULL, request_id TEXT,
+    owner_id TEXT NOT NULL, sha256 TEXT NOT NULL, name TEXT NOT NULL, mime TEXT NOT NULL, kind TEXT NOT NULL,
+    size INTEGER NOT NULL, voice INTEGER NOT NULL, created_at INTEGER NOT NULL
+  );
+  CREATE INDEX files_by_request ON files(request_id);
+  CREATE INDEX files_by_session ON files(session_key, created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -3,6 +3,7 @@
 import { toIdempotency, toRequest, type Row } from "../rows.js";
 import { ownerAdmits, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
 import type { SqliteContext } from "./context.js";
+import { insertFilesNow } from "./files.js";
 
 export class SqliteRequests implements RequestStore {
   constructor(private readonly ctx: SqliteContext) {}
@@ -40,7 +41,8 @@ export class SqliteRequests implements RequestStore {
     if (input.idempotency) {
       s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
     }
-    const { claimSession: _claim, idempotency: _key, taskOptions: _options, owner: _owner, ...fields } = input;
+    if (input.files?.length) insertFilesNow(this.ctx.db, input.sessionKey, input.id, input.userId, input.files, now);
+    const { claimSession: _claim, idempotency: _key, taskOptions: _options, owner: _owner, files: _files, ...fields } = input;
     const request: RequestRecord = {
       ...fields,
       taskOptions: options && (options.expiresAt !== null || options.metadataJson !== null) ? options : null,

@@ -248,20 +248,22 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
     send(res, call, 200, { ok: true });
   }
 
+  async function route(req: IncomingMessage, res: ServerResponse, raw: Buffer): Promise<void> {
+    const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
+    if (serveDownload(state, req, res, url.pathname, botToken)) return;
+    if (await receiveUpload(state, req, res, url.pathname, raw)) return;
+    const body = raw.toString("utf8");
+    const api = /^\/api\/([^/]+)$/.exec(url.pathname);
+    const response = /^\/response\/([^/]+)$/.exec(url.pathname);
+    if (api && (req.method === "POST" || req.method === "GET")) return handleApi(req, res, url, decodeURIComponent(api[1]!), body);
+    if (response && req.method === "POST") return handleResponseUrl(res, url, response[1]!, body);
+    send(res, null, 404, { ok: false, error: "not_found", path: url.pathname });
+  }
+
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
-    req.on("end", async () => {
-      const url = new URL(req.url ?? "/", `http://${req.headers.host ?? "127.0.0.1"}`);
-      if (serveDownload(state, req, res, url.pathname, botToken)) return;
-      if (await receiveUpload(state, req, res, url.pathname, Buffer.concat(chunks))) return;
-      const body = Buffer.concat(chunks).toString("utf8");
-      const api = /^\/api\/([^/]+)$/.exec(url.pathname);
-      const response = /^\/response\/([^/]+)$/.exec(url.pathname);
-      if (api && (req.method === "POST" || req.method === "GET")) return handleApi(req, res, url, decodeURIComponent(api[1]!), body);
-      if (response && req.method === "POST") return handleResponseUrl(res, url, response[1]!, body);
-      send(res, null, 404, { ok: false, error: "not_found", path: url.pathname });
-    });
+    req.on("end", () => void route(req, res, Buffer.concat(chunks)));
   });
 
   await new Promise<void>((resolve, reject) => {

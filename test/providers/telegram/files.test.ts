@@ -49,7 +49,7 @@ async function boot(options: Partial<TelegramOptions> = {}) {
       listeners.splice(0).forEach((l) => l());
       return handle;
     },
-    clearTimeout: clock.timers.clearTimeout,
+    clearTimeout: (handle: unknown) => clock.timers.clearTimeout(handle),
   };
   const armed = (n: number) =>
     new Promise<void>((resolve) => {

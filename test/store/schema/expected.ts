@@ -6,8 +6,8 @@ import type { LiveSchema } from "./catalog.js";
 export type Dialect = "sqlite" | "postgres";
 
 const TYPES: Record<Dialect, Record<ColumnDescription["type"], string>> = {
-  sqlite: { text: "text", int: "integer", bigint: "integer" },
-  postgres: { text: "text", int: "integer", bigint: "bigint" },
+  sqlite: { text: "text", int: "integer", bigint: "integer", blob: "blob" },
+  postgres: { text: "text", int: "integer", bigint: "bigint", blob: "bytea" },
 };
 
 const described = TABLES as Record<string, TableDescription>;

@@ -1,0 +1,70 @@
+// The files role: the files of a conversation, their bytes stored once per conversation by content address
+// (SHA-256). A message's files are stored with the message itself (NewRequest.files, one transaction); the context
+// log names them by id and never holds their bytes.
+import type { FileKind } from "../../files/types.js";
+
+/** A file to store with a request (or, later, one an agent sends). */
+export interface NewStoredFile {
+  /** The file's id in the context log (`fil_…`). */
+  id: string;
+  /** The unguessable id its download URL carries (src/files/ids.ts). */
+  publicId: string;
+  sha256: string;
+  name: string;
+  mime: string;
+  kind: FileKind;
+  size: number;
+  voice: boolean;
+  bytes: Buffer;
+}
+
+/** A stored file's description (its bytes are read apart: FileStore.bytes). */
+export interface StoredFile {
+  id: string;
+  publicId: string;
+  sessionKey: string;
+  /** The request that brought it; null for a file an agent made. */
+  requestId: string | null;
+  /** The user whose message brought it, or who owns the conversation it was made in. */
+  ownerId: string;
+  sha256: string;
+  name: string;
+  mime: string;
+  kind: FileKind;
+  size: number;
+  voice: boolean;
+  createdAt: number;
+}
+
+export interface FileStore {
+  /** The files a request brought, in the order they came. */
+  ofRequest(requestId: string): Promise<StoredFile[]>;
+  get(id: string): Promise<StoredFile | null>;
+  /** By the id of its download URL. */
+  byPublicId(publicId: string): Promise<StoredFile | null>;
+  /** A file's bytes (by its conversation and content address); null when they were erased. */
+  bytes(sessionKey: string, sha256: string): Promise<Buffer | null>;
+  /** The bytes a conversation's files take (each distinct content once): what MAX_SESSION_FILE_BYTES caps. */
+  sessionBytes(sessionKey: string): Promise<number>;
+}
+
+const KINDS: readonly FileKind[] = ["image", "pdf", "text", "audio", "video", "other"];
+
+/** A stored row back as a StoredFile (both backends' rows have the same columns). */
+export function toStoredFile(row: Record<string, unknown>): StoredFile {
+  const kind = String(row.kind) as FileKind;
+  return {
+    id: String(row.id),
+    publicId: String(row.public_id),
+    sessionKey: String(row.session_key),
+    requestId: row.request_id === null || row.request_id === undefined ? null : String(row.request_id),
+    ownerId: String(row.owner_id),
+    sha256: String(row.sha256),
+    name: String(row.name),
+    mime: String(row.mime),
+    kind: KINDS.includes(kind) ? kind : "other",
+    size: Number(row.size),
+    voice: Number(row.voice) === 1,
+    createdAt: Number(row.created_at),
+  };
+}
