@@ -40,6 +40,7 @@ import { McpConfigError, type McpConfig } from "./mcp/config.js";
 import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
 import { MCP_PREFIX } from "./catalog/tool-patterns.js";
+import { HttpTranscriber, NoTranscriber, type Transcriber } from "./llm/transcription.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -255,7 +256,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config) });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
@@ -300,4 +301,9 @@ export async function startOrExit(start: () => Promise<App>): Promise<App> {
     process.stderr.write(`${error.message}\n`);
     process.exit(1);
   }
+}
+
+/** TRANSCRIPTION_URL's endpoint, or none (voice notes are then answered with how to set it up). */
+function transcriberFor(config: Config): Transcriber {
+  return config.TRANSCRIPTION_URL ? new HttpTranscriber({ url: config.TRANSCRIPTION_URL, apiKey: config.TRANSCRIPTION_API_KEY, model: config.TRANSCRIPTION_MODEL }) : new NoTranscriber();
 }

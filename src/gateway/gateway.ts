@@ -21,6 +21,8 @@ import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
 import { toStore } from "./inbound-files.js";
+import { VoiceDoor } from "./voice.js";
+import type { Transcriber } from "../llm/transcription.js";
 
 export interface GatewayDeps {
   /** The store: reads, inbound requests, approvals, the outbox. A session's state is written only through a lease's writer. */
@@ -42,6 +44,8 @@ export interface GatewayDeps {
   observer?: GatewayObserver;
   /** USER_MESSAGES_PER_MINUTE: each user's messages at the door (flood.ts); absent or 0: no limit. */
   userMessagesPerMinute?: number;
+  /** Speech to text for voice notes and audio files (TRANSCRIPTION_URL); absent: the user is told voice can't be heard. */
+  transcriber?: Transcriber;
 }
 
 const STORE_FAILING =
@@ -91,9 +95,12 @@ export class Gateway {
 
   private readonly observer: GatewayObserver;
   private readonly flood: FloodGate | null;
+  /** Voice notes heard at the door (voice.ts). */
+  private readonly voice: VoiceDoor;
 
   constructor(private readonly deps: GatewayDeps) {
     this.observer = deps.observer ?? NO_GATEWAY_OBSERVER;
+    this.voice = new VoiceDoor(deps.transcriber, deps.log);
     this.flood = deps.userMessagesPerMinute ? new FloodGate(deps.userMessagesPerMinute, () => this.now(), deps.log, this.observer) : null;
     this.outbox = new Outbox({
       store: deps.store,
@@ -281,6 +288,9 @@ export class Gateway {
     const limited = command === "cancel" ? null : this.flood?.limit(message);
     if (limited) return limited;
 
+    const heard = await this.voice.hear(message);
+    if (heard.notice) await this.notify(message.sessionKey, heard.notice);
+
     const id = ids.next("req");
     const newRequest = {
       id,
@@ -288,7 +298,7 @@ export class Gateway {
       externalId: message.messageId,
       kind: command ? ("command" as const) : ("message" as const),
       userId: message.userId,
-      text: message.text,
+      text: heard.text,
       ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
       ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),

@@ -27,6 +27,7 @@ import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import type { McpManager } from "../../src/mcp/manager.js";
 import type { PriceTable } from "../../src/llm/prices.js";
 import { startFakeAnthropic, type FakeAnthropic } from "../fakes/anthropic/server.js";
+import type { Transcriber } from "../../src/llm/transcription.js";
 
 /** Readable, predictable ids; `salt` keeps runtimes that share one database apart. */
 export function counterIds(salt = ""): Ids {
@@ -67,6 +68,8 @@ export function agentFiles(...names: string[]): Record<string, string> {
 
 export interface HarnessOptions {
   files?: Record<string, string>;
+  /** Speech to text for voice notes (the fake endpoint); absent: none configured. */
+  transcriber?: Transcriber;
   maxIterations?: number;
   tools?: Tool[];
   noApiKey?: boolean;
@@ -206,7 +209,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}) });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}) });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

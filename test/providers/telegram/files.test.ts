@@ -70,6 +70,8 @@ async function boot(options: Partial<TelegramOptions> = {}) {
   } };
 }
 
+/** What the model was last shown of the user's newest message. */
+const lastUserBlocks = () => world.model.accepted().at(-1)!.messages.at(-1)!.content;
 const received = (m: InboundMessage | undefined) => (m?.files ?? []).filter((f): f is ReceivedFile => f.ok);
 
 describe("files from Telegram", () => {
@@ -87,6 +89,12 @@ describe("files from Telegram", () => {
     expect(submitted[0]!.text).toBe("What is on this whiteboard?");
     expect(file).toMatchObject({ kind: "image", mime: "image/jpeg", name: expect.stringMatching(/^photo-\d+\.jpg$/) });
     expect((await sharp(file!.bytes).metadata()).exif).toBeUndefined();
+    // Stored with the message and shown to the model as an image, after the caption.
+    expect(lastUserBlocks()).toEqual([
+      { type: "text", text: "What is on this whiteboard?" },
+      { type: "text", text: expect.stringMatching(/^\[Attached image: photo-\d+\.jpg \(image\/jpeg, /) },
+      { type: "image", source: { type: "base64", media_type: "image/jpeg", data: expect.any(String) } },
+    ]);
   });
 
   it("takes a document and a voice note, keeping the document's name and marking the voice note", async () => {
@@ -98,6 +106,7 @@ describe("files from Telegram", () => {
     world.tg.pushUpdate(media({ voice: { file_id: voice.file_id, file_unique_id: voice.file_unique_id, duration: 3, mime_type: "audio/ogg", file_size: voice.file_size } }));
     await until(2);
     expect(received(submitted[0])[0]).toMatchObject({ name: "contract.pdf", kind: "pdf", pages: 2 });
+    expect(world.model.accepted()[0]!.messages.at(-1)!.content).toContainEqual(expect.objectContaining({ type: "document", title: "contract.pdf" }));
     expect(received(submitted[1])[0]).toMatchObject({ kind: "audio", voice: true, name: expect.stringMatching(/^voice-\d+\.ogg$/) });
   });
 
