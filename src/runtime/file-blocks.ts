@@ -8,6 +8,19 @@ import { describeFile } from "../files/intake.js";
 import type { ChatMessage, FileRefBlock, UserBlock } from "../llm/types.js";
 import type { Store } from "../store/store.js";
 
+/** The tool that shows an earlier file again (tools/view-file.ts). */
+export const VIEW_FILE = "view_file";
+
+/** Whether a history names a stored file (a file block, or a placeholder or summary naming one): view_file is offered. */
+export function namesFiles(history: readonly ChatMessage[]): boolean {
+  return history.some((m) => m.role === "user" && m.content.some((b) => b.type === "file" || (b.type === "text" && b.text.includes("[Earlier file ")) ));
+}
+
+/** Whether the user's side of a history names file `id` (its block, a placeholder, a compaction summary). */
+export function namesFile(history: readonly ChatMessage[], id: string): boolean {
+  return history.some((m) => m.role === "user" && m.content.some((b) => (b.type === "file" && b.file_id === id) || (b.type === "text" && b.text.includes(id))));
+}
+
 /** Files of this many newest user messages (tool results aside) are shown whole; older ones by name. */
 export const FILES_SHOWN_FOR_MESSAGES = 3;
 
@@ -92,4 +105,11 @@ function newestUserMessages(messages: readonly ChatMessage[], n: number): Set<nu
 /** The files a request brought, as the blocks its user message names them by. */
 export async function fileRefs(store: Pick<Store, "files">, requestId: string): Promise<FileRefBlock[]> {
   return (await store.files.ofRequest(requestId)).map((f) => ({ type: "file", file_id: f.id, name: f.name, mime: f.mime, kind: f.kind, size: f.size }));
+}
+
+/** A stored file of `sessionKey` as a history names it; null when it belongs to another conversation or is gone. */
+export async function sessionFile(store: Pick<Store, "files">, sessionKey: string, fileId: string): Promise<FileRefBlock | null> {
+  const f = await store.files.get(fileId);
+  if (!f || f.sessionKey !== sessionKey) return null;
+  return { type: "file", file_id: f.id, name: f.name, mime: f.mime, kind: f.kind, size: f.size };
 }

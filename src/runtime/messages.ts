@@ -38,3 +38,9 @@ export async function storedResult(frame: StackFrame, toolUseId: string, deps: {
   }
   return null;
 }
+
+/** Files shown after a tool's result (view_file): in the same user message, logged by reference like any file. */
+export function addFiles(frame: StackFrame, journal: Journal, files: readonly FileRefBlock[]): void {
+  appendBlocks(frame.history, "user", [...files]);
+  journal.append(frame, "message", { role: "user", content: files });
+}

@@ -2,7 +2,8 @@ import { allowsTool } from "../catalog/tool-patterns.js";
 import type { ToolUseBlock } from "../llm/types.js";
 import type { TurnDeps } from "./executor.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
-import { addToolResult, storedResult } from "./messages.js";
+import { addFiles, addToolResult, storedResult } from "./messages.js";
+import { sessionFile } from "./file-blocks.js";
 import { NO_OBSERVER } from "./observer.js";
 import { resultChars } from "./result-bound.js";
 import { mayUse } from "./tools/registry.js";
@@ -82,6 +83,7 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
     const outcome = await observer.toolCall(deps.journal.sessionKey, frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true, resultChars(deps.settings));
+    if (outcome.files?.length) addFiles(frame, deps.journal, outcome.files);
   }
   if (waiting.length > 0) {
     const unasked = [];
@@ -157,6 +159,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
+    sessionFile: (fileId) => sessionFile(deps.store, deps.journal.sessionKey, fileId),
     async complete(request) {
       const call = { ...request, signal: deps.signal };
       const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, call, () => deps.model.complete(call));

@@ -6,6 +6,8 @@ import { callAgentTool } from "./call-agent.js";
 import { COMPLETE, completeTool } from "./complete.js";
 import { READ_SKILL_FILE, readSkillFileTool } from "./read-skill-file.js";
 import { readToolResultTool } from "./read-tool-result.js";
+import { viewFileTool } from "./view-file.js";
+import { namesFiles, VIEW_FILE } from "../file-blocks.js";
 import { hasCutResult, READ_TOOL_RESULT } from "../result-bound.js";
 import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
 import { spawnTool } from "./spawn.js";
@@ -33,7 +35,7 @@ export class ToolRegistry {
     private readonly dynamic: DynamicTools | null = null,
   ) {
     const names = () => this.names();
-    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, readToolResultTool, ...extra]) {
+    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, readToolResultTool, viewFileTool, ...extra]) {
       if (this.tools.has(tool.spec.name)) throw new Error(`tool ${tool.spec.name} is registered twice`);
       this.tools.set(tool.spec.name, tool);
     }
@@ -63,6 +65,7 @@ export class ToolRegistry {
       .filter((name) => !(name === "use_skill" && available(catalog.skills).length === 0))
       .filter((name) => !((name === "use_agent" || name === "call_agent") && available(catalog.agents).length === 0))
       .concat(hasCutResult(frame.history) ? [READ_TOOL_RESULT] : [])
+      .concat(namesFiles(frame.history) ? [VIEW_FILE] : [])
       .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.specOf(name)))
       .filter((spec): spec is ToolDefinition => spec !== undefined);
     if (!this.dynamic || !frame.effectiveTools.some(isMcpEntry)) return own;
@@ -75,7 +78,7 @@ export class ToolRegistry {
  * only the frame's own results, and a cut note must never promise a tool the frame cannot call).
  */
 export function mayUse(frame: StackFrame, name: string): boolean {
-  return name === READ_TOOL_RESULT || allowsTool(frame.effectiveTools, name);
+  return name === READ_TOOL_RESULT || name === VIEW_FILE || allowsTool(frame.effectiveTools, name);
 }
 
 /**
@@ -86,7 +89,7 @@ export function mayUse(frame: StackFrame, name: string): boolean {
  * (`mcp__*` for main and for a child without a whitelist), resolved at each model call.
  */
 export function effectiveToolsFor(type: AgentType, all: string[], whitelist: string[] | null, structured = false): string[] {
-  let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE && n !== READ_TOOL_RESULT);
+  let names = all.filter((n) => n !== COMPLETE && n !== REPORT_BACK && n !== READ_SKILL_FILE && n !== READ_TOOL_RESULT && n !== VIEW_FILE);
   if (type === "skill") names = names.filter((n) => n !== "use_skill");
   // The user's memories are main's to keep (remember/recall/forget); a child sees them only read-only, when it opts in.
   if (type !== "main") names = names.filter((n) => !(MEMORY_TOOLS as readonly string[]).includes(n));

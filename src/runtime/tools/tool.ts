@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Catalog } from "../../catalog/definition.js";
 import type { SchemaChecker } from "../../catalog/schema-checker.js";
-import type { ModelRequest, ModelResponse, ServerToolSpec, ToolSpec } from "../../llm/types.js";
+import type { FileRefBlock, ModelRequest, ModelResponse, ServerToolSpec, ToolSpec } from "../../llm/types.js";
 import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
@@ -11,6 +11,8 @@ import type { StackFrame } from "../frame.js";
 export interface ToolOutput {
   content: string;
   isError?: boolean;
+  /** Stored files to show the model after this result (view_file). */
+  files?: FileRefBlock[];
 }
 
 export interface ToolContext {
@@ -29,6 +31,8 @@ export interface ToolContext {
   owner?: string;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
+  /** A stored file of this conversation, as a history names it; null when it is not this conversation's or was deleted. */
+  sessionFile(fileId: string): Promise<FileRefBlock | null>;
   /** The whole text of one of this frame's own earlier tool results (the history may show it cut), or null. */
   storedResult(toolUseId: string): Promise<string | null>;
   /**

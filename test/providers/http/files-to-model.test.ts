@@ -3,7 +3,7 @@
 // Messages API, the context log naming them by id only, and GET /v1/files/{id} serving them to their owner.
 import { afterEach, describe, expect, it } from "vitest";
 import type { HttpProvider } from "../../../providers/http/server.js";
-import { text } from "../../fakes/anthropic/server.js";
+import { reply, text, toolUse } from "../../fakes/anthropic/server.js";
 import { pdf, png } from "../../helpers/files.js";
 import type { Harness } from "../../helpers/harness.js";
 import { post, startApi } from "../../helpers/http-api.js";
@@ -82,5 +82,15 @@ describe("a message's files reach the model", () => {
     const last = userBlocks(calls[3]!, 0);
     expect(last.map((b) => b.type)).toEqual(["text"]);
     expect(last[0]!.text).toMatch(/^\[Earlier file [^:]+: whiteboard\.png \(image\/png, .*\); no longer shown\. Call view_file with this id to see it again\.\]$/);
+    expect(calls[3]!.tools?.map((t) => t.name)).toContain("view_file");
+
+    // view_file brings it back: the image follows the tool's result; a made-up id is refused.
+    const id = /^\[Earlier file ([^:]+):/.exec(last[0]!.text!)![1]!;
+    h.fake.script(reply(toolUse("view_file", { file_id: "fil_not_mine" }, "toolu_a"), toolUse("view_file", { file_id: id }, "toolu_b")), text("It says: ship on Friday."));
+    const again = (await (await post(base, "/v1/messages", { session_id: first.session_id, items: [{ content_type: "text", content: "what did the whiteboard say?" }] })).json()) as { text: string };
+    expect(again.text).toBe("It says: ship on Friday.");
+    const shown = h.fake.accepted().at(-1)!.messages.at(-1)!.content as Block[];
+    expect(shown.map((b) => b.type)).toEqual(["tool_result", "tool_result", "text", "image"]);
+    expect(shown[0]).toMatchObject({ is_error: true, content: 'there is no file "fil_not_mine" in your conversation; use the id a file\'s placeholder names' });
   });
 });
