@@ -256,7 +256,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config) });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config), maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES });
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).

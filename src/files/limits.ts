@@ -33,7 +33,7 @@ export function tooManyReason(count: number, limit: number): string {
 }
 
 export function sessionFullReason(name: string, limit: number): string {
-  return `${quote(name)} would take this conversation's files over ${formatBytes(limit)}; send /reset to start a new conversation, or ask the operator to raise MAX_SESSION_FILE_BYTES.`;
+  return `${quote(name)} would take this conversation's files over ${formatBytes(limit)}, so I did not keep it; the operator can raise MAX_SESSION_FILE_BYTES.`;
 }
 
 /** A file name as the user is shown it. */

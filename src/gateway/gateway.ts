@@ -20,7 +20,7 @@ import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
-import { toStore } from "./inbound-files.js";
+import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
 import type { Transcriber } from "../llm/transcription.js";
 
@@ -46,6 +46,8 @@ export interface GatewayDeps {
   userMessagesPerMinute?: number;
   /** Speech to text for voice notes and audio files (TRANSCRIPTION_URL); absent: the user is told voice can't be heard. */
   transcriber?: Transcriber;
+  /** MAX_SESSION_FILE_BYTES: all the files one conversation may hold; absent or 0: no cap. */
+  maxSessionFileBytes?: number;
 }
 
 const STORE_FAILING =
@@ -288,7 +290,10 @@ export class Gateway {
     const limited = command === "cancel" ? null : this.flood?.limit(message);
     if (limited) return limited;
 
-    const heard = await this.voice.hear(message);
+    const files = message.files ? await withinSessionCap(message.files, store, message.sessionKey, this.deps.maxSessionFileBytes ?? 0) : [];
+    const refused = files.filter((f) => !f.ok && !message.files!.includes(f));
+    if (refused.length > 0) await this.notify(message.sessionKey, refused.map((f) => (f.ok ? "" : f.reason)).join("\n"));
+    const heard = await this.voice.hear({ ...message, files });
     if (heard.notice) await this.notify(message.sessionKey, heard.notice);
 
     const id = ids.next("req");
@@ -303,7 +308,7 @@ export class Gateway {
       ...(message.idempotency ? { idempotency: message.idempotency } : {}),
       ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),
       ...(rule ? { owner: rule } : {}),
-      ...(message.files?.some((f) => f.ok) ? { files: toStore(message.files, ids) } : {}),
+      ...(files.some((f) => f.ok) ? { files: toStore(files, ids) } : {}),
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
     this.storing.add(id);

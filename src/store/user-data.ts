@@ -6,6 +6,7 @@
 import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "./rows.js";
 import { SESSION_TABLES } from "./schema.js";
 import type { ApprovalRecord, UserExport } from "./store.js";
+import { toStoredFile } from "./roles/files.js";
 
 export interface Statement {
   sql: string;
@@ -65,6 +66,12 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     const tasks = yield* all(`SELECT * FROM tasks WHERE session_key = @key ${only("owner_id")} ORDER BY created_at, ${d.insertionOrder("tasks")}`, p);
     const log = yield* all(`SELECT * FROM context_log WHERE session_key = @key ${mine} ORDER BY seq`, p);
     const outbound = yield* all(`SELECT * FROM outbox WHERE session_key = @key ${mine} ORDER BY seq`, p);
+    // Their files, with their bytes (base64): in their own sessions all of them, elsewhere the ones they sent.
+    const files = yield* all(
+      `SELECT f.*, b.bytes FROM files f JOIN file_blobs b ON b.session_key = f.session_key AND b.sha256 = f.sha256
+       WHERE f.session_key = @key ${only("f.owner_id")} ORDER BY f.created_at, f.id`,
+      p,
+    );
     sessions.push({
       sessionKey: key,
       owned,
@@ -72,6 +79,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
       tasks: tasks.map((r) => toTask(r).task),
       log: log.map(toExportedLogEntry),
       outbound: outbound.map(toExportedOutbound),
+      files: files.map((r) => ({ ...toStoredFile(r), contentBase64: Buffer.from(r.bytes as Uint8Array).toString("base64") })),
     });
   }
   const owned = sessions.filter((s) => s.owned).map((s) => s.sessionKey);
@@ -120,6 +128,9 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("deliveries", `DELETE FROM deliveries WHERE outbound_id IN (SELECT id FROM outbox WHERE ${inOwned})`, p);
   for (const table of SESSION_TABLES.filter((t) => t !== "quarantine")) yield* count(table, `DELETE FROM ${table} WHERE ${inOwned}`, p);
   yield* count("sessions", `DELETE FROM sessions WHERE ${d.inList("key", "owned")}`, p);
+  // The files they sent into other people's conversations go too, and their bytes unless another file there has them.
+  yield* count("files", `DELETE FROM files WHERE owner_id = @user`, p);
+  yield* count("file_blobs", `DELETE FROM file_blobs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.session_key = file_blobs.session_key AND f.sha256 = file_blobs.sha256)`, p);
   yield* count("requests", `DELETE FROM requests WHERE user_id = @user`, p);
   yield* count("approvals", `DELETE FROM approvals WHERE ${userApprovals}`, p);
   yield* count("idempotency_keys", `DELETE FROM idempotency_keys WHERE user_id = @user`, p);

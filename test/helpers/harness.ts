@@ -70,6 +70,8 @@ export interface HarnessOptions {
   files?: Record<string, string>;
   /** Speech to text for voice notes (the fake endpoint); absent: none configured. */
   transcriber?: Transcriber;
+  /** MAX_SESSION_FILE_BYTES; absent: no cap. */
+  maxSessionFileBytes?: number;
   maxIterations?: number;
   tools?: Tool[];
   noApiKey?: boolean;
@@ -209,7 +211,7 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}) });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}), ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}) });
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];

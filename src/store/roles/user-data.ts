@@ -1,3 +1,4 @@
+import type { StoredFile } from "./files.js";
 // The user data role (npm run user, the HTTP API's per-user caps): everything stored about one user identity.
 import type { ApprovalRecord } from "./approvals.js";
 import type { MemoryRecord } from "./memories.js";
@@ -27,6 +28,8 @@ export interface UserExport {
     tasks: TaskRecord[];
     log: LogEntry[];
     outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
+    /** The files of the session that are theirs, each with its bytes in base64. */
+    files: Array<StoredFile & { contentBase64: string }>;
   }>;
   approvals: ApprovalRecord[];
 }

@@ -59,5 +59,20 @@ export function fileContract(ctx: ContractContext): void {
       expect(await store.files.bytes(K, sha)).toBeNull();
       expect(await store.files.get("f2")).not.toBeNull();
     });
+
+    it("exports a user's files with their bytes, and erases the ones they sent into another's conversation", async () => {
+      const { store } = ctx;
+      const group = "telegram:-100";
+      await store.requests.insert(newRequest("r1", group, { userId: BOB, files: [file("f1", "bob's chart")] }));
+      await store.requests.insert(newRequest("r2", group, { userId: ALICE, files: [file("f2", "alice's photo")] }));
+      const exported = await store.userData.export(ALICE);
+      const files = exported.sessions.find((s) => s.sessionKey === group)!.files;
+      expect(files.map((f) => [f.id, Buffer.from(f.contentBase64, "base64").toString()])).toEqual([["f2", "alice's photo"]]);
+      const sha = (await store.files.get("f2"))!.sha256;
+      await store.userData.erase(ALICE);
+      expect(await store.files.get("f2")).toBeNull();
+      expect(await store.files.bytes(group, sha)).toBeNull();
+      expect((await store.files.bytes(group, (await store.files.get("f1"))!.sha256))?.toString()).toBe("bob's chart");
+    });
   });
 }
