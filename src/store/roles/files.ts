@@ -3,9 +3,9 @@
 // log names them by id and never holds their bytes.
 import type { FileKind } from "../../files/types.js";
 
-/** A file to store with a request (or, later, one an agent sends). */
-export interface NewStoredFile {
-  /** The file's id in the context log (`fil_…`). */
+/** What a file is, stored or about to be. */
+interface FileFacts {
+  /** The file's id in the context log. */
   id: string;
   /** The unguessable id its download URL carries (src/files/ids.ts). */
   publicId: string;
@@ -15,24 +15,20 @@ export interface NewStoredFile {
   kind: FileKind;
   size: number;
   voice: boolean;
+}
+
+/** A file to store with a request. */
+export interface NewStoredFile extends FileFacts {
   bytes: Buffer;
 }
 
 /** A stored file's description (its bytes are read apart: FileStore.bytes). */
-export interface StoredFile {
-  id: string;
-  publicId: string;
+export interface StoredFile extends FileFacts {
   sessionKey: string;
   /** The request that brought it; null for a file an agent made. */
   requestId: string | null;
   /** The user whose message brought it, or who owns the conversation it was made in. */
   ownerId: string;
-  sha256: string;
-  name: string;
-  mime: string;
-  kind: FileKind;
-  size: number;
-  voice: boolean;
   createdAt: number;
 }
 
