@@ -40,7 +40,8 @@ describe("recorded payloads", () => {
     // The fixture's largest photo size, on the fake's file server under the fixture's file_id.
     world.tg.addFile(await png(1280, 960), { folder: "photos", ext: "jpg", fileId: "AgACAgIAAxkBAAIBXXXXXXXXXXXXXXXx" });
     world.tg.pushUpdate(telegramFixture("photo-caption"));
-    expect((await world.nth(USER, 2)).text).toBe("caption seen: What is in this photo?");
+    // The caption is the message text; the photo itself follows it to the model.
+    expect((await world.nth(USER, 2)).text).toMatch(/^caption seen: What is in this photo\?\s*\[Attached image: photo-\S+ \(image\/png, [\d.]+ KB\)\]$/);
     world.tg.pushUpdate(telegramFixture("sticker"));
     expect((await world.nth(USER, 3)).text).toBe("I can't read stickers. Send text, photos, documents, voice notes, audio or video instead.");
     world.tg.pushUpdate(telegramFixture("edited-message"));

@@ -77,7 +77,8 @@ describe("private chat", () => {
     expect((await world.nth(ALICE, 1)).text).toBe("I can't read stickers. Send text, photos, documents, voice notes, audio or video instead.");
     world.model.script((req) => text(`caption seen: ${lastUserText(req)}`));
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, photo: true, caption: "what is this?" });
-    expect((await world.nth(ALICE, 2)).text).toBe("caption seen: what is this?");
+    // The caption is the message text; the photo itself follows it to the model.
+    expect((await world.nth(ALICE, 2)).text).toMatch(/^caption seen: what is this\?\s*\[Attached image: photo-\d+\.jpg \(image\/jpeg, \d+ bytes\)\]$/);
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "x".repeat(17 * 1024) });
     expect((await world.nth(ALICE, 3)).text).toMatch(/too long for me \(17 KB; the limit is 16 KB\)/);
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "typo", edited: true });
