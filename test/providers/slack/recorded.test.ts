@@ -97,7 +97,13 @@ describe("direct messages", () => {
     await send(eventBody("file_share", { files: [file] }));
     await world.posts(1, DM);
     await h.gateway.idle();
-    expect(world.model.accepted().map(lastUserText)).toEqual(["Hi there! What is in this picture?"]);
+    // The text, then the image itself.
+    const [seen] = world.model.accepted();
+    expect((seen!.messages.at(-1)!.content as Array<{ type: string; text?: string }>).map((b) => b.text ?? b.type)).toEqual([
+      "Hi there! What is in this picture?",
+      expect.stringMatching(/^\[Attached image: file\.png \(image\/png, [\d.]+ KB\)\]$/),
+      "image",
+    ]);
     expect(submitted[0]).toMatchObject({ text: "Hi there! What is in this picture?", files: [{ ok: true, kind: "image", mime: "image/png", name: "file.png" }] });
   });
 
