@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { approvalsView, sessionsView, sessionView, snapshot, stuckView } from "../../src/admin/report.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
-import { TokenSet } from "../../src/tokens.js";
+import { TokenSet } from "../../src/secret-tokens.js";
 import type { Store } from "../../src/store/store.js";
 import type { ServerView } from "../../src/mcp/connection.js";
 import { streamSnapshots } from "./admin-stream.js";
