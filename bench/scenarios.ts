@@ -285,7 +285,7 @@ export async function recovery(): Promise<Result> {
   const idleSessions: unknown[] = [];
   // Touch every session's stack once (as if each got a message), then measure what idle sessions keep.
   for (let s = 0; s < sessions; s++) idleSessions.push(await second.stacks.hasActive(`bench:r${s}`));
-  for (let s = 0; s < sessions; s++) second.stacks.evict(`bench:r${s}`);
+  for (let s = 0; s < sessions; s++) second.stacks.invalidate(`bench:r${s}`);
   if (global.gc) global.gc();
   const perIdle = Math.max(0, process.memoryUsage().heapUsed - before) / sessions;
   await second.close();

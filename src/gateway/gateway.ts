@@ -176,7 +176,7 @@ export class Gateway {
       return;
     }
     if (result.moved === 0) return;
-    for (const key of [from, to]) this.deps.runtime.stacks.evict(key);
+    for (const key of [from, to]) this.deps.runtime.stacks.invalidate(key);
     this.deps.log.info({ session: from, to }, "conversation moved");
     this.workers.wake(to);
   }
@@ -484,7 +484,7 @@ export class Gateway {
   }
 
   private async failed(request: RequestRecord, writer: SessionWriter, error: unknown): Promise<void> {
-    this.deps.runtime.stacks.evict(request.sessionKey);
+    this.deps.runtime.stacks.invalidate(request.sessionKey);
     if (error instanceof FencedError) {
       // Another replica took the session over while this one was paused: it carries on from the last step
       // committed; nothing of this turn was written, and nothing is said from here.

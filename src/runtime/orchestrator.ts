@@ -229,7 +229,7 @@ export class Orchestrator {
           return;
         }
         // Shutting down: keep what is committed; the request resumes from there on the next start.
-        this.deps.stacks.evict(journal.sessionKey);
+        this.deps.stacks.invalidate(journal.sessionKey);
         log.info({ frame: frame.frameId }, "turn aborted; the request will resume after restart");
         return;
       }
@@ -247,7 +247,7 @@ export class Orchestrator {
               ...(this.deps.settings.memory ? { memoryJob: { taskId, userId: owner } } : {}),
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
-            this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
+            this.deps.stacks.invalidate(journal.sessionKey); // idle sessions keep no stack in memory
             // One with others' results hidden is read again from the log by the next task, as that task's owner may see it.
             if (!hidesResults(frame.history)) this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
             return;
@@ -324,7 +324,7 @@ export class Orchestrator {
             });
           } finally {
             // After the commit: a reader (/status) that loads the stack meanwhile must not cache the one being ended.
-            this.deps.stacks.clear(journal.sessionKey);
+            this.deps.stacks.taskEnded(journal.sessionKey);
           }
           return;
         }

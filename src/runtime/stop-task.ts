@@ -67,7 +67,7 @@ export async function endOverBudget(
     });
   } finally {
     // After the commit: a reader (/status) that loads the stack meanwhile must not cache the one being ended.
-    deps.stacks.clear(journal.sessionKey);
+    deps.stacks.taskEnded(journal.sessionKey);
   }
   return stopped;
 }

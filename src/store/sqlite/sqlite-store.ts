@@ -8,7 +8,7 @@ import { SqliteFeed } from "./feed.js";
 import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
 import { SqliteIndicators } from "./indicators.js";
 import { SqliteLeases } from "./leases.js";
-import { MemoryLeases } from "./memory-leases.js";
+import { ProcessLeases } from "./process-leases.js";
 import { SqliteMemories } from "./memories.js";
 import { migrate } from "./migrations.js";
 import { SqliteOperations } from "./operations.js";
@@ -83,7 +83,7 @@ export class SqliteStore implements Store {
     this.stmts = prepareStatements(this.db);
     this.writes = new GroupCommit(this.db, options.groupCommit);
     this.feed = new SqliteFeed();
-    this.leases = new SqliteLeases(this.stmts, this.writes, now, options.exclusive ? new MemoryLeases() : null);
+    this.leases = new SqliteLeases(this.stmts, this.writes, now, options.exclusive ? new ProcessLeases() : null);
     const ctx: SqliteContext = {
       db: this.db,
       stmts: this.stmts,

@@ -85,7 +85,7 @@ export class Replica {
     const timers = clock.timersFor(name);
     this.leases = new Leases(this.store, { replica: name, ttlMs: options.ttlMs, timers });
     this.stacks = new AgentStackManager(this.store);
-    if (options.plants?.staleCache) this.stacks.evict = () => {};
+    if (options.plants?.staleCache) this.stacks.invalidate = () => {};
     const ids = counterIds(name);
     const model = new ScriptedModel(name, options.shared, this.gate, (key) => this.holdsLive(key));
     const runtime: RuntimeDeps = {
