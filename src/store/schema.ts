@@ -236,8 +236,6 @@ export const TABLES = {
     keys: ["id", "seq", "session_key, external_id"],
     indexes: {
       requests_activity: { on: "session_key, updated_at" },
-      requests_by_session: { on: "session_key, seq" },
-      requests_by_task: { on: "task_id" },
       requests_failed: { on: "session_key, updated_at", where: "error is not null" },
       requests_unfinished: { on: "session_key, seq", where: "status in ('pending', 'running')" },
     },
@@ -308,7 +306,13 @@ export const DIALECT_ONLY = {
       change_feed: "what a NOTIFY names, for other replicas to read (SQLite's feed lives in the process)",
     },
     columns: { "memories.search": "the tsvector full-text search reads (SQLite: memories_fts)" },
-    indexes: { memories_search: "the GIN index over memories.search" },
+    indexes: {
+      memories_search: "the GIN index over memories.search",
+      // SQLite reads these through the (session_key, external_id) key instead: each would cost every message one
+      // more B-tree write there (docs/engineering/performance.md, "What the store split cost").
+      requests_by_session: "a session's requests in order (requests.session_key, seq)",
+      requests_by_task: "a task's requests (requests.task_id)",
+    },
   },
 } as const;
 

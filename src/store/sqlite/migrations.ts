@@ -340,6 +340,14 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP INDEX outbox_failed;
   CREATE INDEX outbox_failed ON outbox(session_key, seq) WHERE failed_at IS NOT NULL;
   `,
+  // 15: two of 14's indexes cost every message a B-tree write (one more page in each commit's WAL) and bought SQLite
+  // nothing: a session's requests in order come through the (session_key, external_id) key and a sort of that one
+  // session's rows; a task's requests through its session (taskUsage). PostgreSQL keeps both (schema.ts,
+  // DIALECT_ONLY). Measured in docs/engineering/performance.md ("What the store split cost").
+  `
+  DROP INDEX requests_by_session;
+  DROP INDEX requests_by_task;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
