@@ -240,6 +240,29 @@ export const TABLES = {
       requests_unfinished: { on: "session_key, seq", where: "status in ('pending', 'running')" },
     },
   },
+  schedule_jobs: {
+    columns: {
+      id: { type: "text", notNull: true },
+      owner_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      instruction: { type: "text", notNull: true },
+      schedule: { type: "text", notNull: true },
+      timezone: { type: "text", notNull: true },
+      next_due: { type: "bigint" },
+      status: { type: "text", notNull: true },
+      last_due: { type: "bigint" },
+      last_result: { type: "text" },
+      created_by_task: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id"],
+    indexes: {
+      schedule_jobs_by_owner: { on: "owner_id" },
+      schedule_jobs_by_session: { on: "session_key" },
+      schedule_jobs_due: { on: "next_due", where: "status = 'active'" },
+    },
+  },
   sessions: {
     columns: {
       key: { type: "text", notNull: true },
@@ -281,6 +304,15 @@ export const TABLES = {
       tasks_active_by_owner: { on: "owner_id", where: "status in ('running', 'waiting_user', 'waiting_approval')" },
       tasks_by_session: { on: "session_key, status" },
     },
+  },
+  user_timezones: {
+    columns: {
+      user_id: { type: "text", notNull: true },
+      timezone: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["user_id"],
+    indexes: {},
   },
 } as const satisfies Record<string, TableDescription>;
 

@@ -11,6 +11,7 @@ import type { MemoryStore } from "./roles/memories.js";
 import type { OperationsStore } from "./roles/operations.js";
 import type { OutboxStore } from "./roles/outbox.js";
 import type { RequestStore } from "./roles/requests.js";
+import type { ScheduleStore } from "./roles/schedules.js";
 import type { SessionStore } from "./roles/sessions.js";
 import type { StepStore } from "./roles/steps.js";
 import type { TaskStore } from "./roles/tasks.js";
@@ -24,6 +25,7 @@ export * from "./roles/memories.js";
 export * from "./roles/operations.js";
 export * from "./roles/outbox.js";
 export * from "./roles/requests.js";
+export * from "./roles/schedules.js";
 export * from "./roles/sessions.js";
 export * from "./roles/steps.js";
 export * from "./roles/tasks.js";
@@ -45,6 +47,8 @@ export interface Store {
   readonly userData: UserDataStore;
   readonly operations: OperationsStore;
   readonly indicators: IndicatorStore;
+  /** Scheduled jobs and users' time zones. */
+  readonly schedules: ScheduleStore;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

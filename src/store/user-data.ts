@@ -125,5 +125,8 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("idempotency_keys", `DELETE FROM idempotency_keys WHERE user_id = @user`, p);
   yield* count("memories", `DELETE FROM memories WHERE user_id = @user`, p);
   yield* count("memory_jobs", `DELETE FROM memory_jobs WHERE user_id = @user`, p);
+  // Their scheduled jobs in anyone's conversation (their own conversations' jobs went above), and their time zone.
+  yield* count("schedule_jobs", `DELETE FROM schedule_jobs WHERE owner_id = @user`, p);
+  yield* count("user_timezones", `DELETE FROM user_timezones WHERE user_id = @user`, p);
   return counts;
 }

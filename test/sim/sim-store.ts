@@ -64,6 +64,7 @@ export class SimStore implements Store {
   readonly userData: Store["userData"];
   readonly operations: Store["operations"];
   readonly indicators: Store["indicators"];
+  readonly schedules: Store["schedules"];
   private readonly inner: SqliteStore;
   private commits = 0;
   private groups = 0;
@@ -106,6 +107,7 @@ export class SimStore implements Store {
     this.userData = whileAlive(inner.userData, alive);
     this.operations = whileAlive(inner.operations, alive);
     this.indicators = whileAlive(inner.indicators, alive);
+    this.schedules = whileAlive(inner.schedules, alive);
     // The change feed is the process's own: a dead process hears nothing more (closing the inner store drops it).
     this.feed = { watch: (listener) => inner.feed.watch(listener), announce: async (change) => this.alive().feed.announce(change) };
     this.steps = Object.assign(whileAlive(inner.steps, alive), { writer: (lease: Lease) => this.writer(lease) });

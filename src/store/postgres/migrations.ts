@@ -248,6 +248,33 @@ const MIGRATIONS: string[] = [
   DROP INDEX requests_unfinished;
   CREATE INDEX requests_unfinished ON requests (session_key, seq) WHERE status IN ('pending', 'running');
   `,
+  // 8: scheduled jobs (the schedule tool, /schedules) and each user's time zone (/timezone). A job's row is its
+  // conversation's (session_key): it moves with it; its owner's erasure deletes it wherever it is.
+  `
+  CREATE TABLE schedule_jobs (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    next_due BIGINT,
+    status TEXT NOT NULL,
+    last_due BIGINT,
+    last_result TEXT,
+    created_by_task TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX schedule_jobs_by_owner ON schedule_jobs(owner_id);
+  CREATE INDEX schedule_jobs_by_session ON schedule_jobs(session_key);
+  CREATE INDEX schedule_jobs_due ON schedule_jobs(next_due) WHERE status = 'active';
+  CREATE TABLE user_timezones (
+    user_id TEXT PRIMARY KEY,
+    timezone TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

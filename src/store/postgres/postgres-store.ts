@@ -6,6 +6,7 @@ import { connect } from "./connect.js";
 import { PostgresContext } from "./context.js";
 import { PostgresFeed } from "./feed.js";
 import { PostgresIndicators } from "./indicators.js";
+import { PostgresSchedules } from "./schedules.js";
 import { PostgresLeases } from "./leases.js";
 import type { ChangeListener } from "./listener.js";
 import { PostgresMemories } from "./memories.js";
@@ -46,6 +47,7 @@ export class PostgresStore implements Store {
   readonly userData: PostgresUserData;
   readonly operations: PostgresOperations;
   readonly indicators: PostgresIndicators;
+  readonly schedules: PostgresSchedules;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -69,6 +71,7 @@ export class PostgresStore implements Store {
     this.userData = new PostgresUserData(pool, now);
     this.operations = new PostgresOperations(pool, quarantine);
     this.indicators = new PostgresIndicators(ctx);
+    this.schedules = new PostgresSchedules(pool, now);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */

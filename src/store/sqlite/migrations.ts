@@ -348,6 +348,33 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP INDEX requests_by_session;
   DROP INDEX requests_by_task;
   `,
+  // 16: scheduled jobs (the schedule tool, /schedules) and each user's time zone (/timezone). A job's row is its
+  // conversation's (session_key): it moves with it; its owner's erasure deletes it wherever it is.
+  `
+  CREATE TABLE schedule_jobs (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    next_due INTEGER,
+    status TEXT NOT NULL,
+    last_due INTEGER,
+    last_result TEXT,
+    created_by_task TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX schedule_jobs_by_owner ON schedule_jobs(owner_id);
+  CREATE INDEX schedule_jobs_by_session ON schedule_jobs(session_key);
+  CREATE INDEX schedule_jobs_due ON schedule_jobs(next_due) WHERE status = 'active';
+  CREATE TABLE user_timezones (
+    user_id TEXT PRIMARY KEY,
+    timezone TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
