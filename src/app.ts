@@ -26,6 +26,9 @@ import { WEB_FETCH, webFetchTool } from "./runtime/tools/web-fetch.js";
 import { MemoryWorker } from "./gateway/memory-worker.js";
 import { extractMemories, retryable } from "./runtime/memory/extract.js";
 import { memoryTools } from "./runtime/memory/tools.js";
+import { SCHEDULE_TOOLS, scheduleTools } from "./runtime/tools/schedules.js";
+import { Scheduler } from "./gateway/scheduler.js";
+import { scheduleMetrics } from "./telemetry/schedules.js";
 import { resolveModel } from "./runtime/tools/spawn.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
@@ -57,6 +60,8 @@ export interface App {
   metrics: Metrics;
   /** This process's connections to the MCP servers of mcp.json (each replica has its own). */
   mcp: McpManager;
+  /** Scheduled jobs' runs (SCHEDULES); null when off. */
+  scheduler: Scheduler | null;
   close(): Promise<void>;
 }
 
@@ -69,10 +74,10 @@ export interface AppOptions {
  * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
  * others. createApp registers them; `npm run skills` checks whitelists against the same list.
  */
-export function createTools(config: Config, store?: Store, ids: Ids = randomIds, mcp?: McpManager): { registry: ToolRegistry; off: Record<string, string> } {
+export function createTools(config: Config, store?: Store, ids: Ids = randomIds, mcp?: McpManager, onScheduled?: () => void): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
-    if (!store) throw new Error("the memory tools need the gateway's store");
+    if (!store) throw new Error("the memory and scheduling tools need the gateway's store");
     return store;
   };
   return {
@@ -80,6 +85,9 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
       [
         ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
         ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
+        ...(config.SCHEDULES
+          ? scheduleTools({ store: storeOf, ids, now: Date.now, maxPerUser: config.SCHEDULE_MAX_PER_USER, defaultZone: config.DEFAULT_TIMEZONE, onScheduled })
+          : []),
         ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
         ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
       ],
@@ -88,6 +96,7 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
     off: {
       ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
       ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
+      ...(config.SCHEDULES ? {} : Object.fromEntries(SCHEDULE_TOOLS.map((name) => [name, "SCHEDULES=on turns it on"]))),
       ...(config.WEB_FETCH ? {} : { [WEB_FETCH]: "WEB_FETCH=on turns it on" }),
       ...(config.WEB_SEARCH ? {} : { [WEB_SEARCH]: "WEB_SEARCH=on turns it on" }),
     },
@@ -158,7 +167,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const tracing = await startTracing(config, log);
   const metrics = new Metrics(() => store.operations.operationalCounts());
   const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
-  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp);
+  let onScheduled = (): void => {};
+  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled());
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
@@ -255,7 +265,25 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE } } : {}) });
+  // Scheduled jobs: every replica looks for due runs; a run's request id makes two of them submit it once.
+  const scheduler = config.SCHEDULES
+    ? new Scheduler({
+        store,
+        submit: (message) => gateway.submit(message),
+        notify: (key, text) => gateway.notify(key, text),
+        now: Date.now,
+        timers: backgroundTimers,
+        log: log.child({ part: "scheduler" }),
+        graceMs: config.SCHEDULE_GRACE,
+        defaultZone: config.DEFAULT_TIMEZONE,
+        observer: scheduleMetrics(metrics),
+      })
+    : null;
+  onScheduled = () => scheduler?.wake();
+  // Runs missed while the gateway was down run now (or are skipped, per SCHEDULE_GRACE); their replies wait in the
+  // outbox until their provider registers.
+  scheduler?.start();
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
@@ -276,7 +304,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     gateway,
     metrics,
     mcp,
+    scheduler,
     async close() {
+      await scheduler?.stop();
       stopSweep();
       stopPoll();
       await catalog.close();

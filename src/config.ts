@@ -6,6 +6,7 @@ import { DEFAULT_MAX_TOKENS, DEFAULT_MODEL } from "./llm/anthropic.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
 import { DEFAULT_RESULT_TOKENS } from "./runtime/result-bound.js";
+import { checkZone } from "./schedules/zone.js";
 
 const optionalText = z
   .string()
@@ -312,6 +313,17 @@ const schema = z.object({
   MEMORY: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // The model that extracts memories; an alias (haiku, sonnet, opus) or a model id.
   MEMORY_MODEL: optionalText.transform((v) => v ?? "haiku"),
+  // Scheduled jobs: the schedule tools, /schedules, /unschedule, /timezone and the scheduler (docs/admin/schedules.md).
+  SCHEDULES: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  // A run missed while the gateway was down still runs (once) when it is less than this late; else it is skipped.
+  SCHEDULE_GRACE: duration(3_600_000),
+  SCHEDULE_MAX_PER_USER: wholeNumber(20, 1, 10_000),
+  // The time zone of users who never sent /timezone (an IANA name); unset: UTC.
+  DEFAULT_TIMEZONE: optionalText.superRefine((v, ctx) => {
+    if (v === undefined) return;
+    const checked = checkZone(v);
+    if ("error" in checked) ctx.addIssue({ code: "custom", message: checked.error });
+  }),
   // A short line ("Interview skill finished") when a child hands the conversation back.
   HANDBACK_NOTICE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // json: one JSON object per line; pretty: for humans. Unset: pretty when logs go to a terminal, json otherwise.

@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget" | "schedules" | "unschedule" | "timezone";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -14,6 +14,9 @@ const COMMANDS: Record<string, ChatCommand> = {
   deny: "deny",
   memory: "memory",
   forget: "forget",
+  schedules: "schedules",
+  unschedule: "unschedule",
+  timezone: "timezone",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -24,6 +27,7 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
   { command: "status", description: "Show who you are talking to" },
   { command: "context", description: "Context and token usage" },
   { command: "memory", description: "What I remember about you" },
+  { command: "schedules", description: "Your scheduled jobs in this chat" },
   { command: "cancel", description: "Stop the running task" },
   { command: "reset", description: "Start a fresh conversation" },
 ];

@@ -9,6 +9,7 @@ import { CorruptStateError, FencedError, type RequestRecord, type SessionWriter,
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { forgetText, memoryText } from "./memory-commands.js";
+import { scheduleCommandText } from "./schedule-replies.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -41,6 +42,8 @@ export interface GatewayDeps {
   observer?: GatewayObserver;
   /** USER_MESSAGES_PER_MINUTE: each user's messages at the door (flood.ts); absent or 0: no limit. */
   userMessagesPerMinute?: number;
+  /** Scheduled jobs (SCHEDULES, DEFAULT_TIMEZONE): what /schedules, /unschedule and /timezone use. Absent: off. */
+  schedules?: { defaultZone?: string | undefined };
 }
 
 const STORE_FAILING =
@@ -51,7 +54,7 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget"]);
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget", "schedules", "unschedule", "timezone"]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
 export function failedInternally(request: RequestRecord): boolean {
@@ -424,7 +427,10 @@ export class Gateway {
     } else if (command === "cancel") await this.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
     else if (command === "status") await this.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
     else if (command === "reset") await this.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
-    else if (command === "memory" || command === "forget") {
+    else if (command === "schedules" || command === "unschedule" || command === "timezone") {
+      const deps = { store: this.deps.store, now: () => this.now(), enabled: this.deps.schedules !== undefined, defaultZone: this.deps.schedules?.defaultZone };
+      await this.guard(request, writer, async () => this.reply(request, writer, await scheduleCommandText(deps, request.userId, request.sessionKey, request.text)));
+    } else if (command === "memory" || command === "forget") {
       const { store } = this.deps;
       await this.guard(request, writer, async () =>
         this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),

@@ -155,6 +155,8 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     timers: deps.timers,
     schemas: deps.schemas,
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
+    sessionKey: deps.journal.sessionKey,
+    taskId: deps.journal.taskId,
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
     async complete(request) {

@@ -22,6 +22,9 @@ const CHAT_COMMANDS: Record<ChatCommand, true> = {
   deny: true,
   memory: true,
   forget: true,
+  schedules: true,
+  unschedule: true,
+  timezone: true,
 };
 
 /** Read by the system or by every process, not Switchboard's to document. */

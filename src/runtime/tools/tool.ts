@@ -27,6 +27,10 @@ export interface ToolContext {
   schemas: SchemaChecker;
   /** The task's owner (whose memories the memory tools use); absent outside a task. */
   owner?: string;
+  /** The conversation the tool runs in (scheduled jobs start their runs there). */
+  sessionKey?: string;
+  /** The running task's id, when there is one (a scheduled job records the task that scheduled it). */
+  taskId?: string | null;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
   /** The whole text of one of this frame's own earlier tool results (the history may show it cut), or null. */
