@@ -54,7 +54,10 @@ export function scheduledRunText(job: Pick<ScheduleJobRecord, "id" | "instructio
 
 export class Scheduler {
   private handle: unknown = null;
+  /** Not started, or stopped: no timer is set. */
   private stopped = true;
+  /** Stopped: a look in progress ends after its current job. */
+  private closed = false;
   private looking: Promise<void> | null = null;
   private again = false;
 
@@ -93,6 +96,7 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.closed = true;
     this.deps.timers.clearTimeout(this.handle);
     await this.idle();
   }
@@ -112,7 +116,7 @@ export class Scheduler {
     const now = this.deps.now();
     const due = await this.deps.store.schedules.due(now, this.deps.batch ?? 100);
     for (const job of due) {
-      if (this.stopped) return;
+      if (this.closed) return;
       try {
         await this.handle1(job, now);
       } catch (error) {

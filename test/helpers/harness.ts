@@ -20,6 +20,8 @@ import { AgentStackManager } from "../../src/runtime/stack-manager.js";
 import { MemoryWorker } from "../../src/gateway/memory-worker.js";
 import { extractMemories, retryable } from "../../src/runtime/memory/extract.js";
 import { memoryTools } from "../../src/runtime/memory/tools.js";
+import { scheduleTools } from "../../src/runtime/tools/schedules.js";
+import { Scheduler } from "../../src/gateway/scheduler.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -117,6 +119,11 @@ export interface HarnessOptions {
   schemas?: SchemaChecker;
   /** MCP servers' tools, as app.ts offers them (the test starts and closes the manager). */
   mcp?: McpManager;
+  /**
+   * SCHEDULES on: the scheduling tools, the chat commands and a scheduler on `timers` and `now` (the test drives
+   * both; the scheduler is started by the test with `h.scheduler.start()`).
+   */
+  schedules?: { now: () => number; timers: Timers; graceMs?: number; maxPerUser?: number; defaultZone?: string };
 }
 
 let sharedSchemas: WorkerSchemaChecker | null = null;
@@ -140,7 +147,16 @@ export async function startHarness(options: HarnessOptions = {}) {
   if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
   const store = new SqliteStore(dbFile);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
-  const tools = new ToolRegistry([...(options.tools ?? []), ...(options.memory ? memoryTools(() => store, ids) : [])], options.mcp ?? null);
+  const sched = options.schedules;
+  let scheduler: Scheduler | null = null;
+  const tools = new ToolRegistry(
+    [
+      ...(options.tools ?? []),
+      ...(options.memory ? memoryTools(() => store, ids) : []),
+      ...(sched ? scheduleTools({ store: () => store, ids, now: sched.now, maxPerUser: sched.maxPerUser ?? 20, defaultZone: sched.defaultZone, onScheduled: () => scheduler?.wake() }) : []),
+    ],
+    options.mcp ?? null,
+  );
   const catalog = new LiveCatalog(defs.skills, defs.agents, {
     log: silentLogger(),
     env: options.env ?? {},
@@ -206,7 +222,10 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}) });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(sched ? { schedules: { defaultZone: sched.defaultZone } } : {}) });
+  scheduler = sched
+    ? new Scheduler({ store, submit: (m) => gateway.submit(m), notify: (k, t) => gateway.notify(k, t), now: sched.now, timers: sched.timers, log, graceMs: sched.graceMs ?? 3_600_000, defaultZone: sched.defaultZone })
+    : null;
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
@@ -233,6 +252,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     catalog,
     dbFile,
     seen,
+    /** The scheduler (with `schedules`), not started. */
+    scheduler,
     /** Where the skills/ and agents/ of this harness live (for hot-reload tests). */
     root: defs.root,
     /** Resolves when a matching message is delivered (already delivered ones count). */
@@ -264,6 +285,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     async close(keepFake = false) {
       await catalog.close();
+      await scheduler?.stop();
       if (store.isOpen()) await gateway.stop();
       await store.close();
       if (!keepFake && !options.fake) await fake.close();
