@@ -10,6 +10,7 @@ import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { forgetText, memoryText } from "./memory-commands.js";
 import { scheduleCommandText } from "./schedule-replies.js";
+import { pauseUndeliverable } from "./scheduler.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -105,6 +106,8 @@ export class Gateway {
       timers: deps.runtime.timers,
       observer: this.observer,
       onMoved: (from, to) => void this.moveSession(from, to),
+      onUndeliverable: (requestId, reason) =>
+        void pauseUndeliverable(deps.store, deps.log, requestId, reason).catch((error: unknown) => deps.log.error({ err: error }, "could not pause a scheduled job")),
     });
     this.unrecorded = new UnrecordedFailures(deps.retryBaseMs ?? 2000);
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });

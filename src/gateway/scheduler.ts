@@ -9,7 +9,7 @@ import type { Timers } from "../runtime/deps.js";
 import type { ScheduleJobRecord, Store } from "../store/store.js";
 import { planDue, type DuePlan } from "../schedules/due.js";
 import { skippedText } from "../schedules/describe.js";
-import { runExternalId } from "../schedules/run-id.js";
+import { parseRunExternalId, runExternalId } from "../schedules/run-id.js";
 import { effectiveZone, isoInZone } from "../schedules/zone.js";
 import { listed } from "../runtime/tools/schedules.js";
 import type { InboundMessage, SubmitResult } from "./types.js";
@@ -168,5 +168,18 @@ export class Scheduler {
     const text = skippedText(listed({ ...job, nextDue: plan.next }), late, this.deps.graceMs, zone, now);
     this.deps.log.info({ job: job.id, skipped: late.count }, "scheduled runs skipped: more than SCHEDULE_GRACE late");
     await this.deps.notify(job.sessionKey, text);
+  }
+}
+
+/**
+ * A reply of a scheduled run was refused for good (bot blocked, chat or thread gone): its job is paused, so it does
+ * not keep starting tasks nobody can read; logged once, by the caller that paused it. Other requests: nothing.
+ */
+export async function pauseUndeliverable(store: Pick<Store, "schedules" | "requests">, log: Logger, requestId: string, reason: string): Promise<void> {
+  const request = await store.requests.get(requestId);
+  const run = request?.externalId ? parseRunExternalId(request.externalId) : null;
+  if (!run) return;
+  if (await store.schedules.pause(run.jobId, `its reply could not be delivered (${reason})`)) {
+    log.warn({ job: run.jobId, session: request!.sessionKey, reason }, "scheduled job paused: its reply cannot be delivered");
   }
 }

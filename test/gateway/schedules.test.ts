@@ -50,8 +50,8 @@ describe("a one-shot job", () => {
     const run = h.fake.accepted()[2]!;
     expect(lastUserText(run)).toContain(`[Scheduled run of job ${job!.id}, due 2026-11-27T11:01:00+01:00 (Europe/Berlin). This is not a live message`);
     expect(lastUserText(run)).toContain("Remind Alice to stretch");
-    const request = (await h.store.requests.unfinished("console:term")).length;
-    expect(request).toBe(0);
+    const runs = (await h.store.requests.ofSession("console:term")).filter((r) => r.externalId.startsWith("schedule:"));
+    expect(runs.map((r) => [r.externalId, r.userId, r.status])).toEqual([[`schedule:${job!.id}:2026-11-27T10:01:00.000Z`, "alice", "done"]]);
     expect(await h.store.schedules.get(job!.id)).toMatchObject({ status: "done", nextDue: null, lastDue: START + 60_000, lastResult: "run" });
 
     // Later looks run nothing more.
