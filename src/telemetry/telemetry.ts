@@ -8,6 +8,7 @@ import { ModelError, type Model } from "../llm/model.js";
 import type { ModelRequest, ModelResponse, ToolUseBlock } from "../llm/types.js";
 import type { StackFrame } from "../runtime/frame.js";
 import type { Attributes, ToolOutcome } from "../runtime/observer.js";
+import { parseRunExternalId } from "../schedules/run-id.js";
 import type { OutboundRecord, RequestRecord } from "../store/store.js";
 import { agentAttributes, chatAttributes, inputContent, outputContent, parseTraceparent, responseAttributes, sessionHasher, traceparentOf } from "./genai.js";
 import type { Metrics } from "./metrics.js";
@@ -83,6 +84,7 @@ export class Telemetry implements GatewayObserver {
             "switchboard.request.id": request.id,
             "switchboard.request.kind": request.kind,
             ...(request.taskId ? { "switchboard.task.id": request.taskId } : {}),
+            ...scheduledRunAttributes(request.externalId),
           },
         },
         ROOT_CONTEXT,
@@ -278,4 +280,10 @@ export class Telemetry implements GatewayObserver {
 
 function context(parent: Span | null) {
   return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+}
+
+/** A scheduled run's job and due time, so a trace finds the job (and through it the task that scheduled it). */
+function scheduledRunAttributes(externalId: string): Record<string, string> {
+  const run = parseRunExternalId(externalId);
+  return run ? { "switchboard.schedule.job_id": run.jobId, "switchboard.schedule.due": new Date(run.due).toISOString() } : {};
 }

@@ -3,6 +3,8 @@
 // is a task of the job's owner in the conversation where it was scheduled, and its reply goes out once.
 import { afterEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, text, toolUse } from "../fakes/anthropic/server.js";
+import { effectiveToolsFor } from "../../src/runtime/tools/registry.js";
+import { deferred } from "../helpers/deferred.js";
 import { startHarness, type Harness } from "../helpers/harness.js";
 import { manualTimeouts } from "../helpers/timers.js";
 
@@ -125,5 +127,41 @@ describe("the chat commands", () => {
     expect(await h.say("/timezone Asia/Tokyo")).toEqual([expect.stringMatching(/^switchboard: Your time zone is now Asia\/Tokyo\./)]);
     expect(await h.store.schedules.timezone("alice")).toBe("Asia/Tokyo");
     expect(await h.store.schedules.timezone("bob")).toBeNull();
+  });
+});
+
+describe("/cancel during a scheduled run", () => {
+  it("stops the running task, not the schedule: the next due time runs", async () => {
+    const { clock, timeouts } = await harness();
+    await h.store.schedules.create(
+      { id: "sch_daily", ownerId: "alice", sessionKey: "console:t", instruction: "Digest", schedule: { kind: "cron", cron: "0 * * * *" }, timezone: "UTC", nextDue: START, createdByTask: null },
+      20,
+    );
+    const called = deferred<void>();
+    h.fake.script(() => {
+      called.resolve();
+      return { hang: true };
+    });
+    clock.t = START;
+    h.scheduler!.start();
+    await h.scheduler!.idle();
+    await called.promise;
+    expect(await h.say("/cancel")).toContain("switchboard: Cancelled.");
+    expect(await h.store.schedules.get("sch_daily")).toMatchObject({ status: "active", nextDue: START + 3_600_000 });
+
+    clock.t = START + 3_600_000;
+    h.fake.script(text("The next digest."));
+    await tick(timeouts);
+    expect(h.seen.at(-1)?.text).toBe("The next digest.");
+  });
+});
+
+describe("who gets the scheduling tools", () => {
+  it("main always; a skill or agent only when its definition names them", () => {
+    const all = ["schedule", "list_schedules", "cancel_schedule", "use_skill", "complete"];
+    expect(effectiveToolsFor("main", all, null)).toEqual(expect.arrayContaining(["schedule", "list_schedules", "cancel_schedule"]));
+    expect(effectiveToolsFor("skill", all, null)).not.toContain("schedule");
+    expect(effectiveToolsFor("agent", all, null)).not.toContain("list_schedules");
+    expect(effectiveToolsFor("agent", all, ["schedule"])).toContain("schedule");
   });
 });
