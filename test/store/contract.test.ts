@@ -12,6 +12,7 @@ import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
 import { ownerContract } from "./contract/owners.js";
 import { requestContract } from "./contract/requests.js";
+import { scheduleContract } from "./contract/schedules.js";
 import { stepContract } from "./contract/steps.js";
 import { taskOptionContract } from "./contract/task-options.js";
 import { commitStep } from "../helpers/steps.js";
@@ -44,6 +45,7 @@ function contract(backend: StoreBackend): void {
   leaseContract(ctx);
   claimContract(ctx);
   changeContract(ctx);
+  scheduleContract(ctx);
 
   describe("durability", () => {
     it("everything committed is there after the store is closed and opened again", async () => {
