@@ -314,6 +314,21 @@ export const TABLES = {
     keys: ["user_id"],
     indexes: {},
   },
+  usage_daily: {
+    columns: {
+      scope: { type: "text", notNull: true },
+      subject: { type: "text", notNull: true },
+      day: { type: "text", notNull: true },
+      messages: { type: "bigint", notNull: true },
+      cost_nano_usd: { type: "bigint", notNull: true },
+      told: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["scope, subject, day"],
+    indexes: {
+      usage_daily_recent: { on: "scope, updated_at" },
+    },
+  },
 } as const satisfies Record<string, TableDescription>;
 
 export type TableName = keyof typeof TABLES;

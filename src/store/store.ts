@@ -15,6 +15,7 @@ import type { ScheduleStore } from "./roles/schedules.js";
 import type { SessionStore } from "./roles/sessions.js";
 import type { StepStore } from "./roles/steps.js";
 import type { TaskStore } from "./roles/tasks.js";
+import type { UsageStore } from "./roles/usage.js";
 import type { UserDataStore } from "./roles/user-data.js";
 
 export * from "./roles/approvals.js";
@@ -29,6 +30,7 @@ export * from "./roles/schedules.js";
 export * from "./roles/sessions.js";
 export * from "./roles/steps.js";
 export * from "./roles/tasks.js";
+export * from "./roles/usage.js";
 export * from "./roles/user-data.js";
 
 export interface Store {
@@ -49,6 +51,8 @@ export interface Store {
   readonly indicators: IndicatorStore;
   /** Scheduled jobs and users' time zones. */
   readonly schedules: ScheduleStore;
+  /** The daily quotas' counters, per user and per chat. */
+  readonly usage: UsageStore;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

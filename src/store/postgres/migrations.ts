@@ -275,6 +275,21 @@ const MIGRATIONS: string[] = [
     updated_at BIGINT NOT NULL
   );
   `,
+  // 9: the daily quotas' counters (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD): per user and per chat and
+  // day, with the limits the user was already told about (SQLite version 17).
+  `
+  CREATE TABLE usage_daily (
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    messages BIGINT NOT NULL,
+    cost_nano_usd BIGINT NOT NULL,
+    told TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (scope, subject, day)
+  );
+  CREATE INDEX usage_daily_recent ON usage_daily (scope, updated_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

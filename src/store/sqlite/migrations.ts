@@ -375,6 +375,21 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
     updated_at INTEGER NOT NULL
   );
   `,
+  // 17: the daily quotas' counters (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD): per user and per chat and
+  // day, with the limits the user was already told about.
+  `
+  CREATE TABLE usage_daily (
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    cost_nano_usd INTEGER NOT NULL,
+    told TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, subject, day)
+  );
+  CREATE INDEX usage_daily_recent ON usage_daily(scope, updated_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

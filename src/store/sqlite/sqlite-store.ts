@@ -8,6 +8,7 @@ import { SqliteFeed } from "./feed.js";
 import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
 import { SqliteIndicators } from "./indicators.js";
 import { SqliteSchedules } from "./schedules.js";
+import { SqliteUsage } from "./usage.js";
 import { SqliteLeases } from "./leases.js";
 import { ProcessLeases } from "./process-leases.js";
 import { SqliteMemories } from "./memories.js";
@@ -55,6 +56,7 @@ export class SqliteStore implements Store {
   readonly operations: SqliteOperations;
   readonly indicators: SqliteIndicators;
   readonly schedules: SqliteSchedules;
+  readonly usage: SqliteUsage;
   private readonly db: Database.Database;
   private readonly stmts: Statements;
   private readonly processLock: ProcessLock | null;
@@ -106,6 +108,7 @@ export class SqliteStore implements Store {
     this.operations = new SqliteOperations(ctx);
     this.indicators = new SqliteIndicators(ctx);
     this.schedules = new SqliteSchedules(this.db, now);
+    this.usage = new SqliteUsage(ctx);
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
     // gone: a restart resumes its sessions, and the extractions it was running, at once instead of waiting for them
     // to run out (the cut-off run still counts as an attempt).

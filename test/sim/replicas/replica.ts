@@ -173,6 +173,7 @@ export class Replica {
       operations: gated(raw.operations),
       indicators: gated(raw.indicators),
       schedules: gated(raw.schedules),
+      usage: gated(raw.usage),
       feed: { watch: (listener) => raw.feed.watch(listener), announce: (change) => gated(raw.feed).announce(change) },
       outbox: gated(raw.outbox, { claimNext: (key: string) => raw.outbox.claimNext(key).then(claimed) }),
       // Writers are made at once (no database call); their commits wait at the gate.
