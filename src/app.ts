@@ -17,6 +17,7 @@ import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
 import { backgroundTimers, randomIds, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
+import { Quotas } from "./runtime/quota.js";
 import { repeat } from "./runtime/repeat.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
@@ -250,6 +251,13 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     ids,
     log,
     observer: telemetry,
+    quotas: new Quotas({
+      store,
+      settings: { userDailyMessages: config.USER_DAILY_MESSAGES, userDailyUsd: config.USER_DAILY_USD, chatDailyUsd: config.CHAT_DAILY_USD, exemptUsers: config.QUOTA_EXEMPT_USERS },
+      now: Date.now,
+      log: log.child({ part: "quota" }),
+      refused: (limit, place) => telemetry.quotaRefused(limit, place),
+    }),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -258,7 +266,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       ? new MemoryWorker({
           store,
           holder: replica,
-          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings) }, job),
+          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
           retryable,
           log: log.child({ part: "memory" }),
           timers: systemTimers,

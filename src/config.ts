@@ -31,6 +31,18 @@ const wholeNumber = (fallback: number, min: number, max = Infinity) =>
 
 const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
 
+/** An amount in USD, 0 when unset; `zero` says what 0 means in the error message. */
+const usdAmount = (zero: string) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return 0;
+    const n = Number(v);
+    if (!(n >= 0) || !Number.isFinite(n)) {
+      ctx.addIssue({ code: "custom", message: `must be an amount in USD such as 5 or 0.50 (0 for ${zero}), got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 /** A duration such as 24h, 30m, 90s or 1500 (ms), at least 1 s; `fallback` (ms) when unset. */
 const duration = (fallback: number) =>
   optionalText.transform((v, ctx) => {
@@ -153,15 +165,14 @@ const schema = z.object({
     }
     return parsed.prices;
   }),
-  SESSION_COST_BUDGET_USD: optionalText.transform((v, ctx) => {
-    if (v === undefined) return 0;
-    const n = Number(v);
-    if (!(n >= 0) || !Number.isFinite(n)) {
-      ctx.addIssue({ code: "custom", message: `must be an amount in USD such as 5 or 0.50 (0 for no budget), got "${v}"` });
-      return z.NEVER;
-    }
-    return n;
-  }),
+  SESSION_COST_BUDGET_USD: usdAmount("no budget"),
+  // Daily quotas: per user (messages, USD) in every chat together, and USD per chat; a user's day ends at their
+  // midnight (UTC unless their time zone is known), a chat's at midnight UTC. 0: no limit.
+  USER_DAILY_MESSAGES: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
+  USER_DAILY_USD: usdAmount("no limit"),
+  CHAT_DAILY_USD: usdAmount("no limit"),
+  // User ids (as /status shows them, e.g. telegram:12345) the daily quotas never limit.
+  QUOTA_EXEMPT_USERS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((u) => u.trim()).filter(Boolean))]),
   // GET /metrics: on the HTTP API's port when unset (0 picks a free port), behind METRICS_TOKEN when that is set.
   METRICS_PORT: optionalText.pipe(z.string().regex(/^\d{1,5}$/, { message: "must be a port number" }).optional()).transform((v) => (v === undefined ? undefined : Number(v))),
   METRICS_TOKEN: optionalText,

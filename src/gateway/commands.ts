@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget" | "schedules" | "unschedule" | "timezone";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget" | "schedules" | "unschedule" | "timezone" | "usage";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -17,6 +17,7 @@ const COMMANDS: Record<string, ChatCommand> = {
   schedules: "schedules",
   unschedule: "unschedule",
   timezone: "timezone",
+  usage: "usage",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -28,6 +29,7 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
   { command: "context", description: "Context and token usage" },
   { command: "memory", description: "What I remember about you" },
   { command: "schedules", description: "Your scheduled jobs in this chat" },
+  { command: "usage", description: "Your use today against the limits" },
   { command: "cancel", description: "Stop the running task" },
   { command: "reset", description: "Start a fresh conversation" },
 ];

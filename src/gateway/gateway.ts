@@ -11,6 +11,7 @@ import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, t
 import { forgetText, memoryText } from "./memory-commands.js";
 import { scheduleCommandText } from "./schedule-replies.js";
 import { pauseUndeliverable } from "./scheduler.js";
+import { admitToQuota, usageText } from "./quota-door.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -55,7 +56,7 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget", "schedules", "unschedule", "timezone"]);
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget", "schedules", "unschedule", "timezone", "usage"]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
 export function failedInternally(request: RequestRecord): boolean {
@@ -439,6 +440,7 @@ export class Gateway {
         this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
       );
     }
+    else if (command === "usage") await this.guard(request, writer, async () => this.reply(request, writer, await usageText(runtime.quotas, request)));
     else if (command) await this.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
@@ -467,7 +469,7 @@ export class Gateway {
 
   /** `current` was read just now, by the worker that picked it. */
   private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
-    const { model, orchestrator, store } = this.deps;
+    const { model, orchestrator, store, runtime } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, writer, model.setupHint, "failed");
     if (current.kind === "message" && current.status === "pending") {
@@ -481,6 +483,10 @@ export class Gateway {
     }
     const over = await this.overBudget(current.sessionKey);
     if (over) return this.reply(current, writer, over, "failed");
+    if (current.kind === "message" && current.status === "pending") {
+      const refused = await admitToQuota(runtime.quotas, current, writer);
+      if (refused) return refused.tell ? this.reply(current, writer, refused.text, "failed") : undefined;
+    }
     await this.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
 

@@ -68,6 +68,11 @@ export class Telemetry implements GatewayObserver {
     this.options.metrics?.floodDropped.inc({ provider });
   }
 
+  /** A message or a model call refused over a daily quota. */
+  quotaRefused(limit: string, place: string): void {
+    this.options.metrics?.quotaRefusals.inc({ limit, place });
+  }
+
   async request<T>(request: RequestRecord, run: () => Promise<T>): Promise<T> {
     const { tracer, metrics } = this.options;
     const provider = providerOf(request.sessionKey);

@@ -25,6 +25,7 @@ const CHAT_COMMANDS: Record<ChatCommand, true> = {
   schedules: true,
   unschedule: true,
   timezone: true,
+  usage: true,
 };
 
 /** Read by the system or by every process, not Switchboard's to document. */

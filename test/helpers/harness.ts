@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Quotas, type QuotaDeps, type QuotaSettings } from "../../src/runtime/quota.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -105,6 +106,8 @@ export interface HarnessOptions {
    * the same fake, with the model "claude-memory-test"). Off by default here, so scripts see only the agents' calls.
    */
   memory?: boolean;
+  /** The daily quotas (default: none), on this harness's store and judged by their own clock. */
+  quotas?: Omit<QuotaDeps, "store" | "log" | "settings"> & { settings: Partial<QuotaSettings> };
   /** USER_MESSAGES_PER_MINUTE (default: no limit), judged by `clock`. */
   userMessagesPerMinute?: number;
   /** MID_TURN (default queue). */
@@ -206,6 +209,9 @@ export async function startHarness(options: HarnessOptions = {}) {
     log,
     ...(options.telemetry ? { observer: options.telemetry } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.quotas
+      ? { quotas: new Quotas({ ...options.quotas, store, log, settings: { userDailyMessages: 0, userDailyUsd: 0, chatDailyUsd: 0, exemptUsers: [], ...options.quotas.settings } }) }
+      : {}),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -213,7 +219,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new MemoryWorker({
         store,
         holder: `test-${idPrefix}`,
-        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings) }, job),
+        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
         retryable,
         log,
         timers: options.timers ?? systemTimers,
