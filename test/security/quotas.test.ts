@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { rebuildHistory, unresolvedToolUses } from "../../src/runtime/history.js";
 import { PriceTable } from "../../src/llm/prices.js";
+import { snapshot, usageView } from "../../src/admin/report.js";
 import { dayIn, type QuotaLimit, type QuotaPlace, type QuotaSettings } from "../../src/runtime/quota.js";
 import { reply, text, toolUse, type FakeBlock, type FakeReply } from "../fakes/anthropic/server.js";
 import { agentFile, startHarness, type Harness } from "../helpers/harness.js";
@@ -156,5 +157,25 @@ describe("CHAT_DAILY_USD", () => {
     // Another chat is not limited by this one.
     expect(await h.say("hi", { session: "dm", user: "ben" })).toEqual(["main: ok"]);
     expect(h.fake.accepted()).toHaveLength(2);
+  });
+});
+
+describe("the admin view", () => {
+  it("shows each user's use on their own today, the biggest spender first", async () => {
+    const { advanceTo, now } = await start({ userDailyUsd: 10 });
+    h.fake.fallback(() => costing(500, { type: "text", text: "ok" }));
+    await h.say("a", { user: "ben", session: "group" });
+    await h.say("b", { user: "ana", session: "group" });
+    await h.say("c", { user: "ana", session: "dm" });
+    // 23:30 UTC: past midnight in Berlin (Ben's new day, nothing used yet), still the 27th in New York.
+    advanceTo(Date.UTC(2026, 10, 27, 23, 30));
+    await h.say("d", { user: "ben", session: "group" });
+    const view = await usageView(h.store, { now: Date.now() });
+    expect(view.users.map((u) => [u.user, u.day, u.messages, u.costUsd])).toEqual([
+      ["ana", "2026-11-27", 2, 1],
+      ["ben", "2026-11-28", 1, 0.5],
+    ]);
+    expect((await snapshot(h.store, { limit: 10, stuckAfterMs: 60_000 })).usage).toEqual(view.users);
+    expect(now()).toBe(Date.UTC(2026, 10, 27, 23, 30));
   });
 });
