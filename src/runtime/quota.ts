@@ -143,7 +143,7 @@ export class Quotas {
     const user = await this.userDay(userId);
     const mine = await store.usage.get("user", userId, user.day);
     if (messages && settings.userDailyMessages > 0 && mine.messages >= settings.userDailyMessages) {
-      const text = `You've sent ${mine.messages} messages today, the daily limit (USER_DAILY_MESSAGES), so I can't take more. It resets at ${resetText(user, this.deps.now())}.`;
+      const text = `You've sent ${mine.messages} message${mine.messages === 1 ? "" : "s"} today, the daily limit (USER_DAILY_MESSAGES), so I can't take more. It resets at ${resetText(user, this.deps.now())}.`;
       return this.refuse({ limit: "USER_DAILY_MESSAGES", scope: "user", subject: userId, day: user, used: mine.messages, text }, userId, chat, place);
     }
     if (settings.userDailyUsd > 0 && nanoToUsd(mine.costNanoUsd) >= settings.userDailyUsd) {
