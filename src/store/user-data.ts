@@ -3,7 +3,7 @@
 // number of rows it changed). Each backend runs the plan its own way, inside one transaction: SQLite synchronously,
 // PostgreSQL awaiting each statement. Statements name their parameters `@name`; a parameter that is a list of
 // strings is tested with `dialect.inList`. The tables of a conversation come from the schema's description.
-import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "./rows.js";
+import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, usageDay, type Row } from "./rows.js";
 import { SESSION_TABLES } from "./schema.js";
 import type { ApprovalRecord, UserExport } from "./store.js";
 
@@ -83,9 +83,14 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     `SELECT seq, id, user_id, text, kind, task_id, created_at, updated_at FROM memories WHERE user_id = @user ORDER BY created_at, seq`,
     { user: userId },
   );
+  const usage = yield* all(
+    `SELECT * FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")}) ORDER BY scope DESC, subject, day`,
+    { user: userId, owned },
+  );
   return {
     userId,
     exportedAt: new Date(now).toISOString(),
+    usage: usage.map(usageDay),
     memories: memories.map(toMemory),
     sessions,
     approvals: approvals.flatMap((r): ApprovalRecord[] => {
@@ -128,5 +133,6 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   // Their scheduled jobs in anyone's conversation (their own conversations' jobs went above), and their time zone.
   yield* count("schedule_jobs", `DELETE FROM schedule_jobs WHERE owner_id = @user`, p);
   yield* count("user_timezones", `DELETE FROM user_timezones WHERE user_id = @user`, p);
+  yield* count("usage_daily", `DELETE FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")})`, p);
   return counts;
 }

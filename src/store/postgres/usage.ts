@@ -1,6 +1,7 @@
 // The daily usage counters on PostgreSQL (the quotas'). An increment is one upsert, so replicas add up.
 import { noUsage, type UsageDay, type UsageIncrement, type UsageScope, type UsageStore } from "../roles/usage.js";
-import { toldMark, usageDay } from "../sqlite/usage.js";
+import { usageDay } from "../rows.js";
+import { toldMark } from "../sqlite/usage.js";
 import type { PostgresContext } from "./context.js";
 import { sql } from "./statements.js";
 

@@ -4,6 +4,7 @@ import type { MemoryRecord } from "./memories.js";
 import type { RequestRecord } from "./requests.js";
 import type { LogEntry } from "./steps.js";
 import type { TaskRecord } from "./tasks.js";
+import type { UsageDay } from "./usage.js";
 
 /**
  * What one user keeps on the server, for the HTTP API's per-user caps: the sessions they own, and the bytes of their
@@ -29,6 +30,8 @@ export interface UserExport {
     outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
   }>;
   approvals: ApprovalRecord[];
+  /** The daily quotas' counters of the user, and of the chats that are theirs alone. */
+  usage: UsageDay[];
 }
 
 export interface UserDataStore {

@@ -1,6 +1,6 @@
 // The daily usage counters on SQLite (the quotas'). Its statements are its own, prepared once per connection.
 import type Database from "better-sqlite3";
-import type { Row } from "../rows.js";
+import { usageDay, type Row } from "../rows.js";
 import { noUsage, type UsageDay, type UsageIncrement, type UsageScope, type UsageStore } from "../roles/usage.js";
 import type { SqliteContext } from "./context.js";
 
@@ -18,17 +18,6 @@ function prepare(db: Database.Database) {
        WHERE instr(usage_daily.told, excluded.told) = 0`,
     ),
     recent: db.prepare(`SELECT * FROM usage_daily WHERE scope = ? AND updated_at >= ? ORDER BY subject, day DESC`),
-  };
-}
-
-export function usageDay(r: Row): UsageDay {
-  return {
-    scope: String(r.scope) as UsageScope,
-    subject: String(r.subject),
-    day: String(r.day),
-    messages: Number(r.messages),
-    costNanoUsd: Number(r.cost_nano_usd),
-    updatedAt: Number(r.updated_at),
   };
 }
 

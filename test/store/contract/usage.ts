@@ -2,7 +2,7 @@
 // and day, a limit is told once, and the admin view finds what changed lately.
 import { describe, expect, it } from "vitest";
 import type { UsageDay } from "../../../src/store/store.js";
-import type { ContractContext } from "./fixtures.js";
+import { newRequest, type ContractContext } from "./fixtures.js";
 
 const ANN = "telegram:ann";
 const GROUP = "telegram:-100200";
@@ -56,6 +56,30 @@ export function usageContract(ctx: ContractContext): void {
         ["u:b", "2026-11-26", 1, 0],
       ]);
       expect((await store.usage.recent("chat", since)).map((u) => u.subject)).toEqual([GROUP]);
+    });
+
+    it("are a user's data: exported and erased with their own chats', the group's and others' left alone", async () => {
+      const { store } = ctx;
+      const DM = "telegram:ann-dm";
+      await store.sessions.open(DM, () => "as-dm");
+      expect((await store.requests.insert(newRequest("r-dm", DM, { userId: ANN }))).status).toBe("inserted");
+      await store.sessions.open(GROUP, () => "as-group");
+      expect((await store.requests.insert(newRequest("r-g1", GROUP, { userId: ANN }))).status).toBe("inserted");
+      expect((await store.requests.insert(newRequest("r-g2", GROUP, { userId: "telegram:bo" }))).status).toBe("inserted");
+      await store.usage.add([
+        { scope: "user", subject: ANN, day: "2026-11-27", messages: 2, costNanoUsd: 7 },
+        { scope: "chat", subject: DM, day: "2026-11-27", costNanoUsd: 5 },
+        { scope: "chat", subject: GROUP, day: "2026-11-27", costNanoUsd: 9 },
+        { scope: "user", subject: "telegram:bo", day: "2026-11-27", messages: 1 },
+      ]);
+      expect((await store.userData.export(ANN)).usage.map((u) => [u.scope, u.subject, u.messages, u.costNanoUsd])).toEqual([
+        ["user", ANN, 2, 7],
+        ["chat", DM, 0, 5],
+      ]);
+      expect(await store.userData.erase(ANN)).toMatchObject({ usage_daily: 2 });
+      expect(await store.usage.get("user", ANN, "2026-11-27")).toMatchObject({ messages: 0, costNanoUsd: 0 });
+      expect(await store.usage.get("chat", GROUP, "2026-11-27")).toMatchObject({ costNanoUsd: 9 });
+      expect(await store.usage.get("user", "telegram:bo", "2026-11-27")).toMatchObject({ messages: 1 });
     });
   });
 }
