@@ -17,7 +17,8 @@ afterEach(async () => {
 });
 
 // 1000 USD per million tokens in and out: a reply of `tokens` tokens costs tokens / 1000 USD.
-const PRICES = new PriceTable({ "claude-test": { input: 1000, output: 1000, cacheWrite: 1000, cacheRead: 1000 } });
+const PRICE = { input: 1000, output: 1000, cacheWrite: 1000, cacheRead: 1000 };
+const PRICES = new PriceTable({ "claude-test": PRICE, "claude-memory-test": PRICE });
 const costing = (tokens: number, ...blocks: FakeBlock[]): FakeReply => ({ ...reply(...blocks), usage: { input_tokens: tokens / 2, output_tokens: tokens / 2 } });
 
 // Friday 27 November 2026, 20:00 UTC: 15:00 in New York, 21:00 in Berlin.
@@ -177,5 +178,27 @@ describe("the admin view", () => {
     ]);
     expect((await snapshot(h.store, { limit: 10, stuckAfterMs: 60_000 })).usage).toEqual(view.users);
     expect(now()).toBe(Date.UTC(2026, 10, 27, 23, 30));
+  });
+});
+
+describe("memory extraction", () => {
+  it("asks the model nothing for a user over USER_DAILY_USD, and counts what it spends for the task's owner", async () => {
+    let now = START;
+    h = await startHarness({ memory: true, prices: PRICES, quotas: { settings: { userDailyUsd: 1 }, now: () => now } });
+    h.fake.script(costing(1000, { type: "text", text: "Nice to meet you, Ana." }));
+    expect(await h.say("Hi, I'm Ana and I live in Lisbon.", { user: "ana" })).toEqual(["main: Nice to meet you, Ana."]);
+    expect(h.fake.calls).toHaveLength(1);
+    expect(await h.store.memories.pendingJobs()).toEqual([]);
+    expect(await h.store.memories.list("ana")).toEqual([]);
+
+    // The next day she may spend again: the extraction's call counts for her like her agents' calls.
+    now = Date.UTC(2026, 10, 28, 12, 0);
+    h.fake.script(costing(200, { type: "text", text: "Lisbon is lovely." }), {
+      ...reply(toolUse("save_memories", { memories: [{ text: "Ana lives in Lisbon" }] })),
+      usage: { input_tokens: 150, output_tokens: 150 },
+    });
+    expect(await h.say("I live in Lisbon, remember?", { user: "ana" })).toEqual(["main: Lisbon is lovely."]);
+    expect(h.fake.calls).toHaveLength(3);
+    expect(await h.store.usage.get("user", "ana", "2026-11-28")).toMatchObject({ messages: 1, costNanoUsd: 500_000_000 });
   });
 });
