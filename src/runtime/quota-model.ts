@@ -3,7 +3,7 @@
 // A call over a limit is refused (QuotaExceeded) and stops the run, so the step under way is the last one: the task
 // then ends with the refusal as its status (endOverBudget), its stack closed.
 import type { Model } from "../llm/model.js";
-import { BudgetExceeded } from "./budget.js";
+import { BudgetExceeded, guardedModel } from "./budget.js";
 import type { QuotaLimit, Quotas } from "./quota.js";
 
 export class QuotaExceeded extends BudgetExceeded {
@@ -18,21 +18,15 @@ export class QuotaExceeded extends BudgetExceeded {
 
 /** `model` as `owner`'s request in `chat` calls it under the quotas; `stop` ends the run on a refusal. */
 export function quotaModel(model: Model, quotas: Quotas, owner: string, chat: string, stop: (reason: QuotaExceeded) => void): Model {
-  return {
-    configured: model.configured,
-    setupHint: model.setupHint,
-    defaultModel: model.defaultModel,
-    contextLimit: (name) => model.contextLimit(name),
-    complete: async (request) => {
-      const refusal = await quotas.beforeCall(owner, chat);
-      if (refusal) {
-        const refused = new QuotaExceeded(refusal.limit, refusal.text);
-        stop(refused);
-        throw refused;
-      }
-      const response = await model.complete(request);
-      await quotas.spent(owner, chat, response.usage.costNanoUsd ?? 0);
-      return response;
-    },
-  };
+  return guardedModel(model, async (request) => {
+    const refusal = await quotas.beforeCall(owner, chat);
+    if (refusal) {
+      const refused = new QuotaExceeded(refusal.limit, refusal.text);
+      stop(refused);
+      throw refused;
+    }
+    const response = await model.complete(request);
+    await quotas.spent(owner, chat, response.usage.costNanoUsd ?? 0);
+    return response;
+  });
 }

@@ -3,11 +3,11 @@
 // task, the user is told which limit and when it resets once, a task crossing a limit mid-way ends cleanly, and the
 // counters start again at the user's midnight.
 import { afterEach, describe, expect, it } from "vitest";
-import { rebuildHistory, unresolvedToolUses } from "../../src/runtime/history.js";
 import { PriceTable } from "../../src/llm/prices.js";
 import { snapshot, usageView } from "../../src/admin/report.js";
 import { dayIn, type QuotaLimit, type QuotaPlace, type QuotaSettings } from "../../src/runtime/quota.js";
 import { reply, text, toolUse, type FakeBlock, type FakeReply } from "../fakes/anthropic/server.js";
+import { expectSettled } from "../helpers/consistent.js";
 import { agentFile, startHarness, type Harness } from "../helpers/harness.js";
 
 let h: Harness;
@@ -34,20 +34,6 @@ async function start(settings: Partial<QuotaSettings>, files: Record<string, str
     quotas: { settings, now: () => now, zoneOf: async (user) => ZONES[user] ?? null, refused: (limit, place) => refusals.push([limit, place]) },
   });
   return { refusals, advanceTo: (t: number) => void (now = t), now: () => now };
-}
-
-/** Nothing left running, every agent session closed, every tool call answered. */
-async function consistent(key: string): Promise<void> {
-  expect(await h.store.steps.frames(key)).toEqual([]);
-  expect(await h.store.requests.unfinished()).toEqual([]);
-  expect(await h.store.tasks.active(key)).toBeNull();
-  const log = await h.store.steps.log(key);
-  const started = log.filter((e) => e.type === "agent_session").map((e) => e.agentSessionId);
-  const ended = log.filter((e) => e.type === "agent_session_complete").map((e) => e.agentSessionId);
-  expect(new Set(ended)).toEqual(new Set(started));
-  for (const id of new Set(log.map((e) => e.agentSessionId).filter((a): a is string => a !== null))) {
-    expect(unresolvedToolUses(rebuildHistory(await h.store.steps.history(id))), id).toEqual([]);
-  }
 }
 
 describe("the days quotas count", () => {
@@ -135,7 +121,7 @@ describe("a task that crosses USER_DAILY_USD mid-way", () => {
     expect((await h.store.tasks.ofSession("console:t")).map((t) => [t.status, t.error])).toEqual([["failed", expect.stringMatching(/USER_DAILY_USD/)]]);
     const closed = (await h.store.steps.log("console:t")).filter((e) => e.type === "agent_session_complete").map((e) => e.payload as { agent_name: string; result: string });
     expect(closed.map((c) => [c.agent_name, c.result])).toEqual([["agent:scout", "stopped: USER_DAILY_USD reached"]]);
-    await consistent("console:t");
+    await expectSettled(h.store, "console:t");
     expect(h.fake.rejected()).toEqual([]);
 
     // She was told with the task's end: her next message is refused silently, at the door.
