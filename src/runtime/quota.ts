@@ -47,6 +47,12 @@ interface Day {
   resetsAt: number;
 }
 
+/** The chat a session key is in: a Slack thread's is its channel (`slack:T:C:thread:ts` → `slack:T:C`). */
+export function chatOf(sessionKey: string): string {
+  const at = sessionKey.indexOf(":thread:");
+  return at > 0 && sessionKey.startsWith("slack:") ? sessionKey.slice(0, at) : sessionKey;
+}
+
 /** The calendar day `instant` falls on in `zone`, and the next midnight there. */
 export function dayIn(instant: number, zone: string): Day {
   const w = wallTime(instant, zone);
@@ -106,7 +112,7 @@ export class Quotas {
     const [user, group] = [await this.userDay(userId), this.chatDay()];
     await this.deps.store.usage.add([
       { scope: "user", subject: userId, day: user.day, costNanoUsd },
-      { scope: "chat", subject: chat, day: group.day, costNanoUsd },
+      { scope: "chat", subject: chatOf(chat), day: group.day, costNanoUsd },
     ]);
   }
 
@@ -116,7 +122,7 @@ export class Quotas {
     const user = await this.userDay(userId);
     const group = this.chatDay();
     const mine = await store.usage.get("user", userId, user.day);
-    const ours = await store.usage.get("chat", chat, group.day);
+    const ours = await store.usage.get("chat", chatOf(chat), group.day);
     const of = (limit: number, shown: string) => (limit > 0 ? ` of ${shown}` : " (no limit)");
     const lines = [
       `Your use today (${user.day}, ${user.zone}):`,
@@ -152,10 +158,10 @@ export class Quotas {
     }
     if (settings.chatDailyUsd > 0) {
       const group = this.chatDay();
-      const ours = await store.usage.get("chat", chat, group.day);
+      const ours = await store.usage.get("chat", chatOf(chat), group.day);
       if (nanoToUsd(ours.costNanoUsd) >= settings.chatDailyUsd) {
         const text = `This chat has used ${formatUsd(nanoToUsd(ours.costNanoUsd))} of model time today, its daily limit of ${formatUsd(settings.chatDailyUsd)} (CHAT_DAILY_USD). It resets at ${resetText(group, this.deps.now())}.`;
-        return this.refuse({ limit: "CHAT_DAILY_USD", scope: "chat", subject: chat, day: group, used: nanoToUsd(ours.costNanoUsd), text }, userId, chat, place);
+        return this.refuse({ limit: "CHAT_DAILY_USD", scope: "chat", subject: chatOf(chat), day: group, used: nanoToUsd(ours.costNanoUsd), text }, userId, chat, place);
       }
     }
     return null;

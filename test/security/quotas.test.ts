@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { PriceTable } from "../../src/llm/prices.js";
 import { snapshot, usageView } from "../../src/admin/report.js";
-import { dayIn, type QuotaLimit, type QuotaPlace, type QuotaSettings } from "../../src/runtime/quota.js";
+import { chatOf, dayIn, type QuotaLimit, type QuotaPlace, type QuotaSettings } from "../../src/runtime/quota.js";
 import { reply, text, toolUse, type FakeBlock, type FakeReply } from "../fakes/anthropic/server.js";
 import { expectSettled } from "../helpers/consistent.js";
 import { agentFile, startHarness, type Harness } from "../helpers/harness.js";
@@ -44,6 +44,15 @@ describe("the days quotas count", () => {
     // The night the clocks go back in New York (1 November 2026) is 25 hours long.
     expect(dayIn(Date.UTC(2026, 9, 31, 12), "America/New_York").resetsAt).toBe(Date.UTC(2026, 10, 1, 4));
     expect(dayIn(Date.UTC(2026, 10, 1, 12), "America/New_York").resetsAt).toBe(Date.UTC(2026, 10, 2, 5));
+  });
+});
+
+describe("the chat a limit counts", () => {
+  it("is a Slack thread's channel, and any other conversation itself", () => {
+    expect(chatOf("slack:T1:C2:thread:1700000000.000100")).toBe("slack:T1:C2");
+    expect(chatOf("slack:T1:C2")).toBe("slack:T1:C2");
+    expect(chatOf("telegram:-1001234")).toBe("telegram:-1001234");
+    expect(chatOf("http:s-1")).toBe("http:s-1");
   });
 });
 
