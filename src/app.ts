@@ -15,7 +15,7 @@ import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
 import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
-import { backgroundTimers, randomIds, systemTimers, type Ids } from "./runtime/deps.js";
+import { backgroundTimers, randomIds, systemClock, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
 import { Quotas } from "./runtime/quota.js";
 import { repeat } from "./runtime/repeat.js";
@@ -44,6 +44,8 @@ import { McpConfigError, type McpConfig } from "./mcp/config.js";
 import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
 import { MCP_PREFIX } from "./catalog/tool-patterns.js";
+import { WORKSPACE_TOOLS } from "./runtime/tools/workspace/index.js";
+import { startWorkspace, WORKSPACE_OFF, type WorkspaceStart, type WorkspaceStartDeps } from "./workspace/start.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -69,13 +71,22 @@ export interface App {
 export interface AppOptions {
   /** mcp.json as read by the entry point (which gave its secrets to the logger); read here when absent. */
   mcp?: McpConfig;
+  /** How the workspace starts (tests inject a sandbox probe that fails). */
+  workspace?: Pick<WorkspaceStartDeps, "sandbox" | "path">;
 }
 
 /**
  * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
  * others. createApp registers them; `npm run skills` checks whitelists against the same list.
  */
-export function createTools(config: Config, store?: Store, ids: Ids = randomIds, mcp?: McpManager, onScheduled?: () => void): { registry: ToolRegistry; off: Record<string, string> } {
+export function createTools(
+  config: Config,
+  store?: Store,
+  ids: Ids = randomIds,
+  mcp?: McpManager,
+  onScheduled?: () => void,
+  workspace: Pick<WorkspaceStart, "tools" | "off"> = { tools: [], off: {} },
+): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
     if (!store) throw new Error("the memory and scheduling tools need the gateway's store");
@@ -91,6 +102,7 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
           : []),
         ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
         ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
+        ...workspace.tools,
       ],
       mcp && mcp.servers().length > 0 ? mcp : null,
     ),
@@ -100,6 +112,7 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
       ...(config.SCHEDULES ? {} : Object.fromEntries(SCHEDULE_TOOLS.map((name) => [name, "SCHEDULES=on turns it on"]))),
       ...(config.WEB_FETCH ? {} : { [WEB_FETCH]: "WEB_FETCH=on turns it on" }),
       ...(config.WEB_SEARCH ? {} : { [WEB_SEARCH]: "WEB_SEARCH=on turns it on" }),
+      ...(config.WORKSPACE ? workspace.off : Object.fromEntries(WORKSPACE_TOOLS.map((tool) => [tool, WORKSPACE_OFF]))),
     },
   };
 }
@@ -169,7 +182,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const metrics = new Metrics(() => store.operations.operationalCounts());
   const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
   let onScheduled = (): void => {};
-  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled());
+  // The workspace tools (WORKSPACE=on): Bash only where a sandbox runs; the log says what to install otherwise.
+  const workspace = await startWorkspace(config, { timers: systemTimers, clock: systemClock, log, ...options.workspace });
+  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled(), workspace);
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {

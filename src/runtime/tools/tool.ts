@@ -14,6 +14,8 @@ export interface ToolOutput {
 }
 
 export interface ToolContext {
+  /** The session (chat) the call runs in: whose workspace the file tools use. */
+  sessionKey: string;
   frame: StackFrame;
   toolUseId: string;
   catalog: Catalog;
