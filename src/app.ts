@@ -183,7 +183,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
   let onScheduled = (): void => {};
   // The workspace tools (WORKSPACE=on): Bash only where a sandbox runs; the log says what to install otherwise.
-  const workspace = await startWorkspace(config, { timers: systemTimers, clock: systemClock, log, ...options.workspace });
+  const workspace = await startWorkspace(config, { timers: systemTimers, clock: systemClock, log, store, ...options.workspace });
   const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled(), workspace);
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });

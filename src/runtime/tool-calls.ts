@@ -144,7 +144,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   }
   let activated: StackFrame | null = null;
   const ctx: ToolContext = {
-    sessionKey: deps.journal.sessionKey,
+    fence: deps.journal.writer.fence,
     frame,
     toolUseId: use.id,
     catalog: deps.catalog,

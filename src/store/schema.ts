@@ -124,6 +124,20 @@ export const TABLES = {
     indexes: {
     },
   },
+  workspace_files: {
+    columns: {
+      session_key: { type: "text", notNull: true },
+      path: { type: "text", notNull: true },
+      kind: { type: "text", notNull: true },
+      mode: { type: "int", notNull: true },
+      size: { type: "bigint", notNull: true },
+      sha256: { type: "text", notNull: true },
+      content: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["session_key, path"],
+    indexes: {},
+  },
   leases: {
     columns: {
       key: { type: "text", notNull: true },

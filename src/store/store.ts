@@ -6,6 +6,7 @@
 import type { ApprovalStore } from "./roles/approvals.js";
 import type { ChangeFeed } from "./roles/feed.js";
 import type { IndicatorStore } from "./roles/indicators.js";
+import type { WorkspaceStore } from "./roles/workspaces.js";
 import type { LeaseStore } from "./roles/leases.js";
 import type { MemoryStore } from "./roles/memories.js";
 import type { OperationsStore } from "./roles/operations.js";
@@ -21,6 +22,7 @@ import type { UserDataStore } from "./roles/user-data.js";
 export * from "./roles/approvals.js";
 export * from "./roles/feed.js";
 export * from "./roles/indicators.js";
+export * from "./roles/workspaces.js";
 export * from "./roles/leases.js";
 export * from "./roles/memories.js";
 export * from "./roles/operations.js";
@@ -53,6 +55,7 @@ export interface Store {
   readonly schedules: ScheduleStore;
   /** The daily quotas' counters, per user and per chat. */
   readonly usage: UsageStore;
+  readonly workspaces: WorkspaceStore;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

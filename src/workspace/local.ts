@@ -7,16 +7,15 @@ import { join, resolve } from "node:path";
 import type { ToolContext } from "../runtime/tools/tool.js";
 import { skillFolderMount, type Workspace, type WorkspaceChange, type WorkspaceLimits, type WorkspaceResolver } from "../runtime/tools/workspace/index.js";
 import type { SandboxUser } from "../sandbox/types.js";
+import type { WorkspaceSync } from "./sync.js";
 
 export interface LocalWorkspacesOptions {
   dataDir: string;
   limits: WorkspaceLimits;
   /** The sandbox's user (gateway running as root), who must own the folders; null: the gateway's own user. */
   owner: SandboxUser | null;
-  /** Told after a tool changed a session's files (persistence); none: the folder alone keeps them. */
-  changed?: (sessionKey: string, dir: string, change: WorkspaceChange) => Promise<void>;
-  /** Called once per session and process before its first use (persistence fills the folder). */
-  prepare?: (sessionKey: string, dir: string) => Promise<void>;
+  /** Keeps the folders and the database in step; none: the folders alone keep the files. */
+  sync?: Pick<WorkspaceSync, "prepare" | "save">;
 }
 
 /** The folder's name for a session: opaque, fixed length, the same on every replica. */
@@ -30,7 +29,7 @@ export function workspacesRoot(dataDir: string): string {
 }
 
 export class LocalWorkspaces {
-  private readonly ready = new Map<string, Promise<Workspace>>();
+  private readonly made = new Map<string, Promise<string>>();
 
   constructor(private readonly options: LocalWorkspacesOptions) {}
 
@@ -39,40 +38,43 @@ export class LocalWorkspaces {
     return join(workspacesRoot(this.options.dataDir), workspaceId(sessionKey));
   }
 
-  /** The session's workspace, its folder made (and filled by `prepare`) on first use in this process. */
-  workspace(sessionKey: string): Promise<Workspace> {
-    let ready = this.ready.get(sessionKey);
-    if (!ready) {
-      ready = this.open(sessionKey);
-      this.ready.set(sessionKey, ready);
-      ready.catch(() => this.ready.delete(sessionKey));
+  /**
+   * The session's workspace for a call: its folder made on first use in this process and, with persistence, made
+   * to match the database when this replica has not held the lease since it last did; changes saved under the
+   * call's lease.
+   */
+  readonly resolver: WorkspaceResolver = async (ctx: ToolContext) => {
+    const { sessionKey, fence } = ctx;
+    const dir = await this.folder(sessionKey);
+    const sync = this.options.sync;
+    await sync?.prepare(sessionKey, dir, fence);
+    const workspace: Workspace = {
+      id: workspaceId(sessionKey),
+      dir,
+      limits: this.options.limits,
+      ...(sync ? { changed: (change: WorkspaceChange) => sync.save(sessionKey, dir, change, fence) } : {}),
+    };
+    return { workspace, readOnly: skillFolderMount(ctx) };
+  };
+
+  private folder(sessionKey: string): Promise<string> {
+    let made = this.made.get(sessionKey);
+    if (!made) {
+      made = this.make(sessionKey);
+      this.made.set(sessionKey, made);
+      made.catch(() => this.made.delete(sessionKey));
     }
-    return ready;
+    return made;
   }
 
-  /** Forgets what this process knows of a session's folder (after /reset or erasure), so the next use prepares it again. */
-  forget(sessionKey: string): void {
-    this.ready.delete(sessionKey);
-  }
-
-  readonly resolver: WorkspaceResolver = async (ctx: ToolContext) => ({ workspace: await this.workspace(ctx.sessionKey), readOnly: skillFolderMount(ctx) });
-
-  private async open(sessionKey: string): Promise<Workspace> {
+  private async make(sessionKey: string): Promise<string> {
     const root = workspacesRoot(this.options.dataDir);
     await mkdir(root, { recursive: true, mode: 0o711 });
     // The sandbox's user only passes through the root; each workspace is its own.
     if (this.options.owner) await chmod(root, 0o711);
-    const id = workspaceId(sessionKey);
-    const dir = join(root, id);
+    const dir = this.dirOf(sessionKey);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     if (this.options.owner) await chown(dir, this.options.owner.uid, this.options.owner.gid);
-    await this.options.prepare?.(sessionKey, dir);
-    const changed = this.options.changed;
-    return {
-      id,
-      dir,
-      limits: this.options.limits,
-      ...(changed ? { changed: (change: WorkspaceChange) => changed(sessionKey, dir, change) } : {}),
-    };
+    return dir;
   }
 }

@@ -6,7 +6,9 @@ import type { Clock, Timers } from "../runtime/deps.js";
 import type { Tool } from "../runtime/tools/tool.js";
 import { createWorkspaceTools } from "../runtime/tools/workspace/index.js";
 import { startSandbox, type SandboxConfig, type SandboxStart } from "../sandbox/start.js";
-import { LocalWorkspaces, type LocalWorkspacesOptions } from "./local.js";
+import type { Store } from "../store/store.js";
+import { LocalWorkspaces } from "./local.js";
+import { WorkspaceSync } from "./sync.js";
 
 /** Why a workspace tool is missing with WORKSPACE=off. */
 export const WORKSPACE_OFF = "WORKSPACE=off: WORKSPACE=on turns it on";
@@ -28,17 +30,19 @@ export interface WorkspaceStartDeps {
   path?: string;
   /** Starts the sandbox (tests inject one); default: the real probe. */
   sandbox?: () => Promise<SandboxStart>;
-  persistence?: Pick<LocalWorkspacesOptions, "changed" | "prepare">;
+  /** The database the workspaces are kept in; none: the folders alone keep them (tests of the tools). */
+  store?: Pick<Store, "workspaces">;
 }
 
 export async function startWorkspace(config: WorkspaceConfig, deps: WorkspaceStartDeps): Promise<WorkspaceStart> {
   if (!config.WORKSPACE) return { tools: [], off: {}, workspaces: null };
   const started = await (deps.sandbox ?? (() => startSandbox(config, deps)))();
+  const limits = { maxBytes: config.WORKSPACE_MAX_BYTES, maxFiles: config.WORKSPACE_MAX_FILES };
   const workspaces = new LocalWorkspaces({
     dataDir: config.DATA_DIR,
-    limits: { maxBytes: config.WORKSPACE_MAX_BYTES, maxFiles: config.WORKSPACE_MAX_FILES },
+    limits,
     owner: started.sandbox?.user ?? null,
-    ...deps.persistence,
+    ...(deps.store ? { sync: new WorkspaceSync({ store: deps.store, limits, owner: started.sandbox?.user ?? null, log: deps.log.child({ part: "workspace" }) }) } : {}),
   });
   const { tools, missing } = createWorkspaceTools(
     { workspaceFor: workspaces.resolver, sandbox: started.sandbox, searcher: started.searcher, bashDefaultTimeoutMs: config.BASH_DEFAULT_TIMEOUT_MS },

@@ -66,6 +66,7 @@ export class SimStore implements Store {
   readonly indicators: Store["indicators"];
   readonly schedules: Store["schedules"];
   readonly usage: Store["usage"];
+  readonly workspaces: Store["workspaces"];
   private readonly inner: SqliteStore;
   private commits = 0;
   private groups = 0;
@@ -110,6 +111,7 @@ export class SimStore implements Store {
     this.indicators = whileAlive(inner.indicators, alive);
     this.schedules = whileAlive(inner.schedules, alive);
     this.usage = whileAlive(inner.usage, alive);
+    this.workspaces = whileAlive(inner.workspaces, alive);
     // The change feed is the process's own: a dead process hears nothing more (closing the inner store drops it).
     this.feed = { watch: (listener) => inner.feed.watch(listener), announce: async (change) => this.alive().feed.announce(change) };
     this.steps = Object.assign(whileAlive(inner.steps, alive), { writer: (lease: Lease) => this.writer(lease) });

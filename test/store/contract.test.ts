@@ -15,6 +15,7 @@ import { requestContract } from "./contract/requests.js";
 import { scheduleContract } from "./contract/schedules.js";
 import { stepContract } from "./contract/steps.js";
 import { taskOptionContract } from "./contract/task-options.js";
+import { workspaceContract } from "./contract/workspaces.js";
 import { commitStep } from "../helpers/steps.js";
 
 for (const backend of BACKENDS) {
@@ -46,6 +47,7 @@ function contract(backend: StoreBackend): void {
   claimContract(ctx);
   changeContract(ctx);
   scheduleContract(ctx);
+  workspaceContract(ctx);
 
   describe("durability", () => {
     it("everything committed is there after the store is closed and opened again", async () => {

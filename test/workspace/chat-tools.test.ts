@@ -53,8 +53,12 @@ function scriptCalls(...calls: Array<[string, Record<string, unknown>]>): Promis
 }
 
 describeSandbox("the workspace tools in npm run chat", () => {
-  it("main writes a file, reads it back and runs a command on it; the file outlives a SIGKILL", async () => {
-    const results = scriptCalls(["Write", { file_path: "notes.txt", content: "alpha\nbeta\n" }], ["Read", { file_path: "/workspace/notes.txt" }], ["Bash", { command: "wc -l notes.txt && sha1sum notes.txt | cut -c1-8" }]);
+  it("main writes a file, reads it back and runs a command on it; the workspace outlives a SIGKILL and its folder", async () => {
+    const results = scriptCalls(
+      ["Write", { file_path: "notes.txt", content: "alpha\nbeta\n" }],
+      ["Read", { file_path: "/workspace/notes.txt" }],
+      ["Bash", { command: "wc -l notes.txt && sha1sum notes.txt | cut -c1-8 && mkdir -p sub && ln -s ../notes.txt sub/link && ln -s /etc/passwd pw && printf x > \"$(printf 'odd\\nname')\"" }],
+    );
     const first = chat();
     first.send({ text: "take notes" });
     await first.line((l) => l.includes("done"));
@@ -66,15 +70,22 @@ describeSandbox("the workspace tools in npm run chat", () => {
     const offered = fake.accepted()[0]!.tools?.map((t) => (t as { name: string }).name) ?? [];
     expect(offered).toEqual(expect.arrayContaining(["Read", "Write", "Edit", "Glob", "Grep", "Bash"]));
     // One opaque folder per session, not named after anything the user typed.
-    expect(readdirSync(join(defs.root, "data", "workspaces"))).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/)]);
+    const workspaces = join(defs.root, "data", "workspaces");
+    expect(readdirSync(workspaces)).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/)]);
     first.child.kill("SIGKILL");
     await first.exited;
+    // The folder is gone too (a new machine, a replica that never had it): the files come back from the database,
+    // the symlink that stayed inside with them; the one planted towards /etc/passwd was never kept.
+    rmSync(workspaces, { recursive: true, force: true });
 
-    const again = scriptCalls(["Read", { file_path: "notes.txt" }]);
+    const again = scriptCalls(["Read", { file_path: "sub/link" }], ["Bash", { command: "ls -1bR && cat \"$(printf 'odd\\nname')\"" }]);
     const second = chat();
     second.send({ text: "read my notes" });
     await second.line((l) => l.includes("done"));
-    expect(await again).toEqual([{ content: "     1\talpha\n     2\tbeta", error: false }]);
+    expect(await again).toEqual([
+      { content: "     1\talpha\n     2\tbeta", error: false },
+      { content: ".:\nnotes.txt\nodd\\nname\nsub\n\n./sub:\nlink\nx", error: false },
+    ]);
     second.child.stdin.end();
     expect(await second.exited).toBe(0);
   });

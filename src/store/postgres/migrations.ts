@@ -290,6 +290,21 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX usage_daily_recent ON usage_daily (scope, updated_at);
   `,
+  // 10: the files of each session's workspace (src/store/roles/workspaces.ts): a file's bytes base64 in content, a
+  // symlink's target there; written only under the session's lease.
+  `
+  CREATE TABLE workspace_files (
+    session_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mode INTEGER NOT NULL,
+    size BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    content TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (session_key, path)
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

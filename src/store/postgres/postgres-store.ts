@@ -8,6 +8,7 @@ import { PostgresFeed } from "./feed.js";
 import { PostgresIndicators } from "./indicators.js";
 import { PostgresSchedules } from "./schedules.js";
 import { PostgresUsage } from "./usage.js";
+import { PostgresWorkspaces } from "./workspaces.js";
 import { PostgresLeases } from "./leases.js";
 import type { ChangeListener } from "./listener.js";
 import { PostgresMemories } from "./memories.js";
@@ -50,6 +51,7 @@ export class PostgresStore implements Store {
   readonly indicators: PostgresIndicators;
   readonly schedules: PostgresSchedules;
   readonly usage: PostgresUsage;
+  readonly workspaces: PostgresWorkspaces;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -75,6 +77,7 @@ export class PostgresStore implements Store {
     this.indicators = new PostgresIndicators(ctx);
     this.schedules = new PostgresSchedules(pool, now);
     this.usage = new PostgresUsage(ctx);
+    this.workspaces = new PostgresWorkspaces(ctx);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */

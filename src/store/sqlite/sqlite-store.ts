@@ -9,6 +9,7 @@ import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
 import { SqliteIndicators } from "./indicators.js";
 import { SqliteSchedules } from "./schedules.js";
 import { SqliteUsage } from "./usage.js";
+import { SqliteWorkspaces } from "./workspaces.js";
 import { SqliteLeases } from "./leases.js";
 import { ProcessLeases } from "./process-leases.js";
 import { SqliteMemories } from "./memories.js";
@@ -57,6 +58,7 @@ export class SqliteStore implements Store {
   readonly indicators: SqliteIndicators;
   readonly schedules: SqliteSchedules;
   readonly usage: SqliteUsage;
+  readonly workspaces: SqliteWorkspaces;
   private readonly db: Database.Database;
   private readonly stmts: Statements;
   private readonly processLock: ProcessLock | null;
@@ -109,6 +111,7 @@ export class SqliteStore implements Store {
     this.indicators = new SqliteIndicators(ctx);
     this.schedules = new SqliteSchedules(this.db, now);
     this.usage = new SqliteUsage(ctx);
+    this.workspaces = new SqliteWorkspaces(ctx);
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
     // gone: a restart resumes its sessions, and the extractions it was running, at once instead of waiting for them
     // to run out (the cut-off run still counts as an attempt).

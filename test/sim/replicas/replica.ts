@@ -174,6 +174,7 @@ export class Replica {
       indicators: gated(raw.indicators),
       schedules: gated(raw.schedules),
       usage: gated(raw.usage),
+      workspaces: gated(raw.workspaces),
       feed: { watch: (listener) => raw.feed.watch(listener), announce: (change) => gated(raw.feed).announce(change) },
       outbox: gated(raw.outbox, { claimNext: (key: string) => raw.outbox.claimNext(key).then(claimed) }),
       // Writers are made at once (no database call); their commits wait at the gate.
