@@ -134,7 +134,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   if (frame.runningToolUseId === use.id) {
     frame.runningToolUseId = null;
     deps.journal.touch(frame);
-    return { content: `${use.name} was ${INTERRUPTED}`, isError: true };
+    return { content: tool.interrupted ?? `${use.name} was ${INTERRUPTED}`, isError: true };
   }
   const idempotent = typeof tool.idempotent === "function" ? tool.idempotent(use.input, deps) : tool.idempotent;
   if (!idempotent) {

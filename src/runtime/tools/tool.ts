@@ -61,6 +61,8 @@ export interface Tool {
    * call then gets an error result instead of running twice.
    */
   idempotent: boolean | ((input: Record<string, unknown>, ctx: Pick<ToolContext, "catalog">) => boolean);
+  /** What an interrupted call (not idempotent, cut off by a restart) answers instead of the generic note. */
+  interrupted?: string;
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
   /** The owner must approve each call before it runs (a function decides per call, e.g. by HTTP method). */
   requiresApproval?: boolean | ((input: Record<string, unknown>) => boolean);
