@@ -45,6 +45,7 @@ import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
 import { MCP_PREFIX } from "./catalog/tool-patterns.js";
 import { WORKSPACE_TOOLS } from "./runtime/tools/workspace/index.js";
+import type { LocalWorkspaces } from "./workspace/local.js";
 import { startWorkspace, WORKSPACE_OFF, type WorkspaceStart, type WorkspaceStartDeps } from "./workspace/start.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
@@ -65,6 +66,8 @@ export interface App {
   mcp: McpManager;
   /** Scheduled jobs' runs (SCHEDULES); null when off. */
   scheduler: Scheduler | null;
+  /** The sessions' workspaces (WORKSPACE=on): `placeFile` puts a received file in one. */
+  workspaces: LocalWorkspaces | null;
   close(): Promise<void>;
 }
 
@@ -328,6 +331,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     metrics,
     mcp,
     scheduler,
+    workspaces: workspace.workspaces,
     async close() {
       await scheduler?.stop();
       stopSweep();

@@ -7,6 +7,8 @@ import { join, resolve } from "node:path";
 import type { ToolContext } from "../runtime/tools/tool.js";
 import { skillFolderMount, type Workspace, type WorkspaceChange, type WorkspaceLimits, type WorkspaceResolver } from "../runtime/tools/workspace/index.js";
 import type { SandboxUser } from "../sandbox/types.js";
+import type { SessionWriter } from "../store/store.js";
+import { placeInto, type Placed } from "./place.js";
 import type { WorkspaceSync } from "./sync.js";
 
 export interface LocalWorkspacesOptions {
@@ -56,6 +58,19 @@ export class LocalWorkspaces {
     };
     return { workspace, readOnly: skillFolderMount(ctx) };
   };
+
+  /**
+   * Puts a received file in the top folder of the session's workspace (a free name made from `name`), within its
+   * limits, saved under `writer`'s lease; the path the tools see it at, or why it could not be placed.
+   */
+  async placeFile(writer: Pick<SessionWriter, "sessionKey" | "fence">, name: string, bytes: Buffer): Promise<Placed> {
+    const { sessionKey, fence } = writer;
+    const dir = await this.folder(sessionKey);
+    await this.options.sync?.prepare(sessionKey, dir, fence);
+    const placed = await placeInto(dir, name, bytes, this.options.limits, this.options.owner);
+    if (placed.ok) await this.options.sync?.save(sessionKey, dir, { paths: [placed.path] }, fence);
+    return placed;
+  }
 
   private folder(sessionKey: string): Promise<string> {
     let made = this.made.get(sessionKey);
