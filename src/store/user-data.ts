@@ -65,6 +65,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     const tasks = yield* all(`SELECT * FROM tasks WHERE session_key = @key ${only("owner_id")} ORDER BY created_at, ${d.insertionOrder("tasks")}`, p);
     const log = yield* all(`SELECT * FROM context_log WHERE session_key = @key ${mine} ORDER BY seq`, p);
     const outbound = yield* all(`SELECT * FROM outbox WHERE session_key = @key ${mine} ORDER BY seq`, p);
+    const files = owned ? yield* all(`SELECT path, kind, mode, size, sha256, content FROM workspace_files WHERE session_key = @key ORDER BY path`, p) : [];
     sessions.push({
       sessionKey: key,
       owned,
@@ -72,6 +73,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
       tasks: tasks.map((r) => toTask(r).task),
       log: log.map(toExportedLogEntry),
       outbound: outbound.map(toExportedOutbound),
+      workspace: files.map(toExportedFile),
     });
   }
   const owned = sessions.filter((s) => s.owned).map((s) => s.sessionKey);
@@ -135,4 +137,10 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("user_timezones", `DELETE FROM user_timezones WHERE user_id = @user`, p);
   yield* count("usage_daily", `DELETE FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")})`, p);
   return counts;
+}
+
+/** A workspace file as exported: its bytes base64 (as stored), a symlink's target as text. */
+function toExportedFile(r: Row): UserExport["sessions"][number]["workspace"][number] {
+  const entry = { path: String(r.path), kind: String(r.kind), mode: Number(r.mode), size: Number(r.size), sha256: String(r.sha256) };
+  return r.kind === "symlink" ? { ...entry, target: Buffer.from(String(r.content), "base64").toString() } : { ...entry, contentBase64: String(r.content) };
 }

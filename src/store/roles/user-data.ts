@@ -28,6 +28,8 @@ export interface UserExport {
     tasks: TaskRecord[];
     log: LogEntry[];
     outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
+    /** The files of the session's workspace (sessions the user owns); a file's bytes base64, a symlink's target. */
+    workspace: Array<{ path: string; kind: string; mode: number; size: number; sha256: string; contentBase64?: string; target?: string }>;
   }>;
   approvals: ApprovalRecord[];
   /** The daily quotas' counters of the user, and of the chats that are theirs alone. */
