@@ -3,38 +3,16 @@
 // process answers the call with a note telling the agent to check the workspace, and the workspace holds what was
 // saved before the command (the half-run command's files were never saved). A real `npm run chat` process, real
 // bubblewrap, the strict fake Messages API, SQLite on disk.
-import { chmodSync, existsSync, mkdirSync, rmSync, watch } from "node:fs";
+import { existsSync, mkdirSync, watch } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
-import { writeDefinitions } from "../helpers/harness.js";
+import { expect, it } from "vitest";
+import { reply, text, toolUse } from "../fakes/anthropic/server.js";
 import { resultTexts } from "../helpers/requests.js";
 import { describeSandbox } from "../helpers/sandbox.js";
-import { processEnv, run, type Proc } from "../integration/child-process.js";
+import { chatWorld } from "./chat-process.js";
 
-let fake: FakeAnthropic;
-let defs: ReturnType<typeof writeDefinitions>;
-let env: Record<string, string>;
-const procs: Proc[] = [];
-
-beforeEach(async () => {
-  fake = await startFakeAnthropic();
-  defs = writeDefinitions({});
-  chmodSync(defs.root, 0o711);
-  mkdirSync(join(defs.root, "data"), { mode: 0o711 });
-  env = processEnv(fake.url, defs, { LOG_LEVEL: "warn" });
-});
-afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL");
-  await fake.close();
-  rmSync(defs.root, { recursive: true, force: true });
-});
-
-function chat(): Proc {
-  const p = run("providers/console/cli.ts", ["--jsonl"], env);
-  procs.push(p);
-  return p;
-}
+const world = chatWorld();
+const chat = () => world.chat();
 
 /** Resolves once a file named `name` appears anywhere under `dir`. */
 function appears(dir: string, name: string): Promise<void> {
@@ -51,9 +29,9 @@ function appears(dir: string, name: string): Promise<void> {
 
 describeSandbox("a command cut off by a restart", () => {
   it("is answered as interrupted after the restart, not run again, and its unsaved files are not kept", async () => {
-    const workspaces = join(defs.root, "data", "workspaces");
+    const workspaces = join(world.defs.root, "data", "workspaces");
     const started = appears(workspaces, "started");
-    fake.script(reply(toolUse("Write", { file_path: "kept.txt", content: "saved before\n" }), toolUse("Bash", { command: "echo run >> runs.txt && touch started && sleep 600" }, "toolu_cmd")));
+    world.fake.script(reply(toolUse("Write", { file_path: "kept.txt", content: "saved before\n" }), toolUse("Bash", { command: "echo run >> runs.txt && touch started && sleep 600" }, "toolu_cmd")));
     const first = chat();
     first.send({ text: "run the long job" });
     await started;
@@ -62,7 +40,7 @@ describeSandbox("a command cut off by a restart", () => {
 
     let interrupted: Array<{ content: string; error: boolean }> = [];
     let after: Array<{ content: string; error: boolean }> = [];
-    fake.script(
+    world.fake.script(
       (req) => {
         interrupted = resultTexts(req);
         return reply(toolUse("Bash", { command: "ls -1; cat runs.txt 2>/dev/null | wc -l" }));

@@ -1,51 +1,29 @@
 // The workspace tools as `npm run chat` offers them (WORKSPACE=on by default): a real gateway process, the real SDK
 // against the strict fake Messages API, real bubblewrap. Main writes a file, reads it back and runs a command on it;
 // a skill runs its bundled Python script on a CSV in the workspace; the files are there after a SIGKILL and restart.
-import { chmodSync, mkdirSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, beforeEach, expect, it } from "vitest";
-import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
-import { skillFile, writeDefinitions } from "../helpers/harness.js";
+import { expect, it } from "vitest";
+import { reply, text, toolUse } from "../fakes/anthropic/server.js";
+import { skillFile } from "../helpers/harness.js";
 import { resultTexts } from "../helpers/requests.js";
 import { describeSandbox } from "../helpers/sandbox.js";
-import { processEnv, run, type Proc } from "../integration/child-process.js";
-
-let fake: FakeAnthropic;
-let defs: ReturnType<typeof writeDefinitions>;
-let env: Record<string, string>;
-const procs: Proc[] = [];
+import { chatWorld } from "./chat-process.js";
 
 const SKILL = {
   ...skillFile("totals", "Run `python3 {baseDir}/scripts/total.py sales.csv` and report its output.", "allowed-tools: Bash(python3:*) Read Write\n"),
   "skills/totals/scripts/total.py": "import csv, sys\nrows = list(csv.DictReader(open(sys.argv[1])))\nprint('total', sum(int(r['amount']) for r in rows))\n",
 };
 
-beforeEach(async () => {
-  fake = await startFakeAnthropic();
-  defs = writeDefinitions(SKILL);
-  // The sandbox's user (the gateway runs as root here) passes through the folders above DATA_DIR/workspaces.
-  chmodSync(defs.root, 0o711);
-  mkdirSync(join(defs.root, "data"), { mode: 0o711 });
-  env = processEnv(fake.url, defs, { LOG_LEVEL: "warn" });
-});
-afterEach(async () => {
-  for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL");
-  await fake.close();
-  rmSync(defs.root, { recursive: true, force: true });
-});
-
-function chat(): Proc {
-  const p = run("providers/console/cli.ts", ["--jsonl"], env);
-  procs.push(p);
-  return p;
-}
+const world = chatWorld(SKILL);
+const chat = () => world.chat();
 
 type Results = Array<{ content: string; error: boolean }>;
 
 /** Scripts one reply of tool calls and a final text; resolves with the results the model got. */
 function scriptCalls(...calls: Array<[string, Record<string, unknown>]>): Promise<Results> {
   return new Promise((resolve) => {
-    fake.script(reply(...calls.map(([name, input]) => toolUse(name, input))), (req) => {
+    world.fake.script(reply(...calls.map(([name, input]) => toolUse(name, input))), (req) => {
       resolve(resultTexts(req));
       return text("done");
     });
@@ -67,10 +45,10 @@ describeSandbox("the workspace tools in npm run chat", () => {
       { content: "     1\talpha\n     2\tbeta", error: false },
       { content: "2 notes.txt\n9269a714", error: false },
     ]);
-    const offered = fake.accepted()[0]!.tools?.map((t) => (t as { name: string }).name) ?? [];
+    const offered = world.fake.accepted()[0]!.tools?.map((t) => (t as { name: string }).name) ?? [];
     expect(offered).toEqual(expect.arrayContaining(["Read", "Write", "Edit", "Glob", "Grep", "Bash"]));
     // One opaque folder per session, not named after anything the user typed.
-    const workspaces = join(defs.root, "data", "workspaces");
+    const workspaces = join(world.defs.root, "data", "workspaces");
     expect(readdirSync(workspaces)).toEqual([expect.stringMatching(/^[0-9a-f]{32}$/)]);
     first.child.kill("SIGKILL");
     await first.exited;
@@ -92,7 +70,7 @@ describeSandbox("the workspace tools in npm run chat", () => {
 
   it("a skill runs its bundled Python script on a CSV the main agent wrote to the workspace", async () => {
     let got: Results = [];
-    fake.script(
+    world.fake.script(
       reply(toolUse("Write", { file_path: "sales.csv", content: "item,amount\napples,3\npears,4\n" }), toolUse("use_skill", { name: "totals", message: "sum sales.csv" })),
       reply(toolUse("Bash", { command: "python3 /skills/totals/scripts/total.py sales.csv" })),
       (req) => {
