@@ -32,7 +32,7 @@ function load(files: Record<string, string>, env: Record<string, string> = {}) {
 }
 
 /** `npm run skills -- validate <path>` in the temp folder. */
-function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on" }) {
+function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on", WORKSPACE: "off" }) {
   const defs = writeDefinitions(files);
   root = defs.root;
   const run = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), "validate", target], {
