@@ -9,13 +9,13 @@ export type Direction = "higher" | "lower";
 /** Which way is better for a figure, from its name; null for counts and settings (sessions, runs, model_calls). */
 export function direction(figure: string): Direction | null {
   if (figure.endsWith("_per_s") || figure === "percent_of_limit") return "higher";
-  if (/(_ms|_us|_mb|_bytes|_per_message|_per_session|^ratio)$/.test(figure) || /bytes/.test(figure)) return "lower";
+  if (/(_ms|_us|_mb|_bytes|_per_message|_per_session|^ratio)$/.test(figure) || /^(statements|round_trips)_/.test(figure) || /bytes/.test(figure)) return "lower";
   return null;
 }
 
 /** Figures that decide the verdict: rates and CPU move little from run to run; a p99 or RSS is reported, not judged. */
 export function judged(figure: string): boolean {
-  return figure.endsWith("_per_s") || figure.startsWith("cpu_us") || figure === "db_bytes_per_message" || figure === "db_bytes_per_session";
+  return figure.endsWith("_per_s") || figure.startsWith("cpu_us") || figure === "db_bytes_per_message" || figure === "db_bytes_per_session" || /^(statements|round_trips)_/.test(figure);
 }
 
 export function median(values: readonly number[]): number {

@@ -9,6 +9,7 @@ import { systemText } from "../test/fakes/anthropic/server.js";
 import { PostgresStore } from "../src/store/postgres/postgres-store.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { benchDatabase } from "./postgres.js";
+import { countStatements } from "./statements.js";
 import { idleMemory, rawSqliteCommitsPerSecond, startupMs } from "./limits.js";
 import { benchWorld, percentile, ScriptModel, send } from "./world.js";
 
@@ -170,6 +171,13 @@ export async function handoffRoundtrip(): Promise<Result> {
   };
 }
 
+/** BENCH_STATEMENTS=1: which statements a user message sent, most frequent first (on stderr). */
+function printStatements(counts: Map<string, number>, userMessages: number): void {
+  for (const [text, n] of [...counts].sort((a, b) => b[1] - a[1])) {
+    process.stderr.write(`${(n / userMessages).toFixed(2).padStart(6)}  ${text.replace(/\s+/g, " ").slice(0, 110)}\n`);
+  }
+}
+
 /** The same round trip on PostgreSQL (a local server: every statement is a round trip over loopback TCP). */
 export async function handoffRoundtripPostgres(): Promise<Result> {
   const database = benchDatabase();
@@ -180,15 +188,27 @@ export async function handoffRoundtripPostgres(): Promise<Result> {
     const world = benchWorld(model, undefined, store);
     const latencies: number[] = [];
     const sessions = 500;
+    const statements = countStatements();
     const start = performance.now();
     for (let s = 0; s < sessions; s++) {
       latencies.push(await send(world, `h${s}`, "plan a trip"));
       latencies.push(await send(world, `h${s}`, "Lisbon"));
     }
     const elapsed = performance.now() - start;
+    statements.stop();
+    if (process.env.BENCH_STATEMENTS) printStatements(statements.byName(), sessions * 2);
     await world.close();
     world.remove();
-    return { scenario: "handoff-roundtrip-postgres", sessions, user_messages: sessions * 2, model_calls: model.calls, ...summary(latencies, elapsed, sessions * 2), peak_rss_mb: rss() };
+    return {
+      scenario: "handoff-roundtrip-postgres",
+      sessions,
+      user_messages: sessions * 2,
+      model_calls: model.calls,
+      ...summary(latencies, elapsed, sessions * 2),
+      statements_per_user_message: +(statements.statements() / (sessions * 2)).toFixed(1),
+      round_trips_per_user_message: +(statements.roundTrips() / (sessions * 2)).toFixed(1),
+      peak_rss_mb: rss(),
+    };
   } finally {
     database.stop();
   }
@@ -285,7 +305,7 @@ export async function recovery(): Promise<Result> {
   const idleSessions: unknown[] = [];
   // Touch every session's stack once (as if each got a message), then measure what idle sessions keep.
   for (let s = 0; s < sessions; s++) idleSessions.push(await second.stacks.hasActive(`bench:r${s}`));
-  for (let s = 0; s < sessions; s++) second.stacks.evict(`bench:r${s}`);
+  for (let s = 0; s < sessions; s++) second.stacks.invalidate(`bench:r${s}`);
   if (global.gc) global.gc();
   const perIdle = Math.max(0, process.memoryUsage().heapUsed - before) / sessions;
   await second.close();

@@ -15,8 +15,9 @@ import { PriceTable } from "./llm/prices.js";
 import { createEgress } from "./net/egress.js";
 import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
-import { backgroundTimers, randomIds, systemTimers, type Ids } from "./runtime/deps.js";
+import { backgroundTimers, randomIds, systemClock, systemTimers, type Ids } from "./runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "./runtime/orchestrator.js";
+import { Quotas } from "./runtime/quota.js";
 import { repeat } from "./runtime/repeat.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
@@ -26,6 +27,9 @@ import { WEB_FETCH, webFetchTool } from "./runtime/tools/web-fetch.js";
 import { MemoryWorker } from "./gateway/memory-worker.js";
 import { extractMemories, retryable } from "./runtime/memory/extract.js";
 import { memoryTools } from "./runtime/memory/tools.js";
+import { SCHEDULE_TOOLS, scheduleTools } from "./runtime/tools/schedules.js";
+import { Scheduler } from "./gateway/scheduler.js";
+import { scheduleMetrics } from "./telemetry/schedules.js";
 import { resolveModel } from "./runtime/tools/spawn.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
@@ -41,6 +45,9 @@ import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
 import { MCP_PREFIX } from "./catalog/tool-patterns.js";
 import { HttpTranscriber, NoTranscriber, type Transcriber } from "./llm/transcription.js";
+import { WORKSPACE_TOOLS } from "./runtime/tools/workspace/index.js";
+import type { LocalWorkspaces } from "./workspace/local.js";
+import { startWorkspace, WORKSPACE_OFF, type WorkspaceStart, type WorkspaceStartDeps } from "./workspace/start.js";
 
 /** A problem that stops the gateway from starting, with a message for the admin. */
 export class StartupError extends Error {
@@ -58,22 +65,35 @@ export interface App {
   metrics: Metrics;
   /** This process's connections to the MCP servers of mcp.json (each replica has its own). */
   mcp: McpManager;
+  /** Scheduled jobs' runs (SCHEDULES); null when off. */
+  scheduler: Scheduler | null;
+  /** The sessions' workspaces (WORKSPACE=on): `placeFile` puts a received file in one. */
+  workspaces: LocalWorkspaces | null;
   close(): Promise<void>;
 }
 
 export interface AppOptions {
   /** mcp.json as read by the entry point (which gave its secrets to the logger); read here when absent. */
   mcp?: McpConfig;
+  /** How the workspace starts (tests inject a sandbox probe that fails). */
+  workspace?: Pick<WorkspaceStartDeps, "sandbox" | "path">;
 }
 
 /**
  * The tools this gateway offers: the stack's own plus those switched on in the config, and how to switch on the
  * others. createApp registers them; `npm run skills` checks whitelists against the same list.
  */
-export function createTools(config: Config, store?: Store, ids: Ids = randomIds, mcp?: McpManager): { registry: ToolRegistry; off: Record<string, string> } {
+export function createTools(
+  config: Config,
+  store?: Store,
+  ids: Ids = randomIds,
+  mcp?: McpManager,
+  onScheduled?: () => void,
+  workspace: Pick<WorkspaceStart, "tools" | "off"> = { tools: [], off: {} },
+): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
-    if (!store) throw new Error("the memory tools need the gateway's store");
+    if (!store) throw new Error("the memory and scheduling tools need the gateway's store");
     return store;
   };
   return {
@@ -81,16 +101,22 @@ export function createTools(config: Config, store?: Store, ids: Ids = randomIds,
       [
         ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
         ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
+        ...(config.SCHEDULES
+          ? scheduleTools({ store: storeOf, ids, now: Date.now, maxPerUser: config.SCHEDULE_MAX_PER_USER, defaultZone: config.DEFAULT_TIMEZONE, onScheduled })
+          : []),
         ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
         ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
+        ...workspace.tools,
       ],
       mcp && mcp.servers().length > 0 ? mcp : null,
     ),
     off: {
       ...(config.HTTP_REQUEST_TOOL ? {} : { http_request: "HTTP_REQUEST_TOOL=on turns it on" }),
       ...(config.MEMORY ? {} : { remember: "MEMORY=on turns it on", recall: "MEMORY=on turns it on", forget: "MEMORY=on turns it on" }),
+      ...(config.SCHEDULES ? {} : Object.fromEntries(SCHEDULE_TOOLS.map((name) => [name, "SCHEDULES=on turns it on"]))),
       ...(config.WEB_FETCH ? {} : { [WEB_FETCH]: "WEB_FETCH=on turns it on" }),
       ...(config.WEB_SEARCH ? {} : { [WEB_SEARCH]: "WEB_SEARCH=on turns it on" }),
+      ...(config.WORKSPACE ? workspace.off : Object.fromEntries(WORKSPACE_TOOLS.map((tool) => [tool, WORKSPACE_OFF]))),
     },
   };
 }
@@ -159,7 +185,10 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const tracing = await startTracing(config, log);
   const metrics = new Metrics(() => store.operations.operationalCounts());
   const mcp = createMcp(config, mcpConfig, { log: log.child({ part: "mcp" }), observer: mcpMetrics(metrics) });
-  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp);
+  let onScheduled = (): void => {};
+  // The workspace tools (WORKSPACE=on): Bash only where a sandbox runs; the log says what to install otherwise.
+  const workspace = await startWorkspace(config, { timers: systemTimers, clock: systemClock, log, store, ...options.workspace });
+  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled(), workspace);
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
@@ -241,6 +270,13 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     ids,
     log,
     observer: telemetry,
+    quotas: new Quotas({
+      store,
+      settings: { userDailyMessages: config.USER_DAILY_MESSAGES, userDailyUsd: config.USER_DAILY_USD, chatDailyUsd: config.CHAT_DAILY_USD, exemptUsers: config.QUOTA_EXEMPT_USERS },
+      now: Date.now,
+      log: log.child({ part: "quota" }),
+      refused: (limit, place) => telemetry.quotaRefused(limit, place),
+    }),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -249,14 +285,32 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       ? new MemoryWorker({
           store,
           holder: replica,
-          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings) }, job),
+          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
           retryable,
           log: log.child({ part: "memory" }),
           timers: systemTimers,
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config), maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES });
+  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config), maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES, ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE } } : {}) });
+  // Scheduled jobs: every replica looks for due runs; a run's request id makes two of them submit it once.
+  const scheduler = config.SCHEDULES
+    ? new Scheduler({
+        store,
+        submit: (message) => gateway.submit(message),
+        notify: (key, text) => gateway.notify(key, text),
+        now: Date.now,
+        timers: backgroundTimers,
+        log: log.child({ part: "scheduler" }),
+        graceMs: config.SCHEDULE_GRACE,
+        defaultZone: config.DEFAULT_TIMEZONE,
+        observer: scheduleMetrics(metrics),
+      })
+    : null;
+  onScheduled = () => scheduler?.wake();
+  // Runs missed while the gateway was down run now (or are skipped, per SCHEDULE_GRACE); their replies wait in the
+  // outbox until their provider registers.
+  scheduler?.start();
   if (config.MID_TURN === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   // Approvals nobody answers expire into a denial (APPROVAL_TIMEOUT): checked now and every 30 s, by one replica
   // at a time (whichever holds the sweeper's lease).
@@ -277,7 +331,10 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     gateway,
     metrics,
     mcp,
+    scheduler,
+    workspaces: workspace.workspaces,
     async close() {
+      await scheduler?.stop();
       stopSweep();
       stopPoll();
       await catalog.close();

@@ -7,6 +7,7 @@ import { DEFAULT_TRANSCRIPTION_MODEL } from "./llm/transcription.js";
 import { parsePrices } from "./llm/prices.js";
 import { parseAllowlist } from "./net/allowlist.js";
 import { DEFAULT_RESULT_TOKENS } from "./runtime/result-bound.js";
+import { checkZone } from "./schedules/zone.js";
 
 const optionalText = z
   .string()
@@ -30,6 +31,18 @@ const wholeNumber = (fallback: number, min: number, max = Infinity) =>
     });
 
 const positiveInt = (fallback: number) => wholeNumber(fallback, 1);
+
+/** An amount in USD, 0 when unset; `zero` says what 0 means in the error message. */
+const usdAmount = (zero: string) =>
+  optionalText.transform((v, ctx) => {
+    if (v === undefined) return 0;
+    const n = Number(v);
+    if (!(n >= 0) || !Number.isFinite(n)) {
+      ctx.addIssue({ code: "custom", message: `must be an amount in USD such as 5 or 0.50 (0 for ${zero}), got "${v}"` });
+      return z.NEVER;
+    }
+    return n;
+  });
 
 /** A duration such as 24h, 30m, 90s or 1500 (ms), at least 1 s; `fallback` (ms) when unset. */
 const duration = (fallback: number) =>
@@ -153,15 +166,14 @@ const schema = z.object({
     }
     return parsed.prices;
   }),
-  SESSION_COST_BUDGET_USD: optionalText.transform((v, ctx) => {
-    if (v === undefined) return 0;
-    const n = Number(v);
-    if (!(n >= 0) || !Number.isFinite(n)) {
-      ctx.addIssue({ code: "custom", message: `must be an amount in USD such as 5 or 0.50 (0 for no budget), got "${v}"` });
-      return z.NEVER;
-    }
-    return n;
-  }),
+  SESSION_COST_BUDGET_USD: usdAmount("no budget"),
+  // Daily quotas: per user (messages, USD) in every chat together, and USD per chat; a user's day ends at their
+  // midnight (UTC unless their time zone is known), a chat's at midnight UTC. 0: no limit.
+  USER_DAILY_MESSAGES: wholeNumber(0, 0, Number.MAX_SAFE_INTEGER),
+  USER_DAILY_USD: usdAmount("no limit"),
+  CHAT_DAILY_USD: usdAmount("no limit"),
+  // User ids (as /status shows them, e.g. telegram:12345) the daily quotas never limit.
+  QUOTA_EXEMPT_USERS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((u) => u.trim()).filter(Boolean))]),
   // GET /metrics: on the HTTP API's port when unset (0 picks a free port), behind METRICS_TOKEN when that is set.
   METRICS_PORT: optionalText.pipe(z.string().regex(/^\d{1,5}$/, { message: "must be a port number" }).optional()).transform((v) => (v === undefined ? undefined : Number(v))),
   METRICS_TOKEN: optionalText,
@@ -321,6 +333,17 @@ const schema = z.object({
   MEMORY: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // The model that extracts memories; an alias (haiku, sonnet, opus) or a model id.
   MEMORY_MODEL: optionalText.transform((v) => v ?? "haiku"),
+  // Scheduled jobs: the schedule tools, /schedules, /unschedule, /timezone and the scheduler (docs/admin/schedules.md).
+  SCHEDULES: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
+  // A run missed while the gateway was down still runs (once) when it is less than this late; else it is skipped.
+  SCHEDULE_GRACE: duration(3_600_000),
+  SCHEDULE_MAX_PER_USER: wholeNumber(20, 1, 10_000),
+  // The time zone of users who never sent /timezone (an IANA name); unset: UTC.
+  DEFAULT_TIMEZONE: optionalText.superRefine((v, ctx) => {
+    if (v === undefined) return;
+    const checked = checkZone(v);
+    if ("error" in checked) ctx.addIssue({ code: "custom", message: checked.error });
+  }),
   // A short line ("Interview skill finished") when a child hands the conversation back.
   HANDBACK_NOTICE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // json: one JSON object per line; pretty: for humans. Unset: pretty when logs go to a terminal, json otherwise.

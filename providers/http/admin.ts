@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { approvalsView, sessionsView, sessionView, snapshot, stuckView } from "../../src/admin/report.js";
+import { approvalsView, sessionsView, sessionView, snapshot, stuckView, usageView } from "../../src/admin/report.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
-import { TokenSet } from "../../src/tokens.js";
+import { TokenSet } from "../../src/secret-tokens.js";
 import type { Store } from "../../src/store/store.js";
 import type { ServerView } from "../../src/mcp/connection.js";
 import { streamSnapshots } from "./admin-stream.js";
@@ -81,6 +81,8 @@ export class AdminRoutes {
         return async (res) => json(res, await sessionsView(store, { limit: limitOf(query) }));
       case "approvals":
         return async (res) => json(res, await approvalsView(store, { now: this.now() }));
+      case "usage":
+        return async (res) => json(res, await usageView(store, { now: this.now(), limit: limitOf(query) }));
       case "stuck":
         return async (res) => json(res, await stuckView(store, { olderThanMs: this.settings.stuckAfterMs, now: this.now() }));
       case "mcp":

@@ -1,6 +1,6 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
 import { userId } from "../../src/gateway/identity.js";
-import { TokenSet } from "../../src/tokens.js";
+import { TokenSet } from "../../src/secret-tokens.js";
 
 export interface AuthOptions {
   /** Static bearer tokens and the user name each stands for (the user id is `http:<name>`). */

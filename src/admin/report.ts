@@ -5,8 +5,10 @@ import type { ApprovalRecord, OutboundRecord, RequestRecord, Store, TaskStatus }
 import { CorruptStateError } from "../store/store.js";
 import type { OperationalCounts, SessionError, SessionSummary } from "../store/store.js";
 import { clip } from "./text.js";
+import { usageView, type UserUsageItem } from "./usage.js";
 
 export { formatApprovals, formatSession, formatSessions, formatStuck } from "./format.js";
+export { usageView, type UserUsageItem } from "./usage.js";
 
 /** How much of a tool's input a view carries: enough to recognise the call, not a whole document. */
 const INPUT_CHARS = 200;
@@ -104,10 +106,12 @@ export interface Snapshot {
   sessions: SessionRow[];
   approvals: ApprovalItem[];
   stuck: StuckView;
+  /** Each user's use on their current day (the daily quotas' counters). */
+  usage: UserUsageItem[];
 }
 
 /** The roles the operator views read. */
-export type ReportStore = Pick<Store, "operations" | "approvals" | "steps" | "tasks">;
+export type ReportStore = Pick<Store, "operations" | "approvals" | "steps" | "tasks" | "usage">;
 
 export async function sessionsView(store: ReportStore, options: { limit: number }): Promise<{ sessions: SessionRow[] }> {
   return { sessions: (await store.operations.recentSessions(options.limit)).map(sessionRow) };
@@ -165,13 +169,14 @@ export async function stuckView(store: ReportStore, options: { olderThanMs: numb
 
 export async function snapshot(store: ReportStore, options: { limit: number; stuckAfterMs: number; now?: number }): Promise<Snapshot> {
   const now = options.now ?? Date.now();
-  const [counts, sessions, approvals, stuck] = await Promise.all([
+  const [counts, sessions, approvals, stuck, usage] = await Promise.all([
     store.operations.operationalCounts(),
     sessionsView(store, { limit: options.limit }),
     approvalsView(store, { now }),
     stuckView(store, { olderThanMs: options.stuckAfterMs, now }),
+    usageView(store, { now, limit: options.limit }),
   ]);
-  return { at: now, counts, sessions: sessions.sessions, approvals: approvals.approvals, stuck };
+  return { at: now, counts, sessions: sessions.sessions, approvals: approvals.approvals, stuck, usage: usage.users };
 }
 
 function sessionRow(s: SessionSummary): SessionRow {

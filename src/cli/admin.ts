@@ -1,4 +1,5 @@
 import { approvalsView, formatApprovals, formatSession, formatSessions, formatStuck, sessionsView, sessionView, stuckView } from "../admin/report.js";
+import { formatSchedules, schedulesView } from "../admin/schedules.js";
 import { clean, parseDuration } from "../admin/text.js";
 import { loadConfigOrExit } from "../config.js";
 import { openDatabase } from "./database.js";
@@ -15,6 +16,8 @@ const USAGE = `usage: npm run admin -- sessions [--limit N] [--json]   recent se
        npm run admin -- approvals [--json]              every pending approval, oldest first
        npm run admin -- stuck [--after 10m] [--json]    work not moving for that long
                                                         (default: ADMIN_STUCK_AFTER, 5m)
+       npm run admin -- schedules [--limit N] [--json]  scheduled jobs (100 by default): owner, chat,
+                                                        next run, last result
 `;
 
 // Typed in full so that the checker knows the checks below narrow `command` (a call that returns `never`).
@@ -22,15 +25,15 @@ const usage: (problem?: string) => never = (problem) => usageError(USAGE, proble
 const parsed = parseArguments(USAGE, { limit: { type: "string" }, after: { type: "string" }, json: { type: "boolean" } }, { positionals: true });
 const [command, ...args] = parsed.positionals;
 const { limit: limitText, after: afterText, json } = parsed.values;
-const COMMANDS = ["sessions", "show", "approvals", "stuck"];
+const COMMANDS = ["sessions", "show", "approvals", "stuck", "schedules"];
 if (!command || !COMMANDS.includes(command)) usage(command ? unknownName("command", command, COMMANDS) : undefined);
 if (command === "show" && args.length === 0) usage("show needs a session key, e.g. telegram:1001");
 const expected = command === "show" ? 1 : 0;
 if (args.length > expected) usage(`unexpected argument "${clean(args[expected]!)}"`);
-if (limitText !== undefined && command !== "sessions") usage("--limit is for sessions");
+if (limitText !== undefined && command !== "sessions" && command !== "schedules") usage("--limit is for sessions and schedules");
 if (afterText !== undefined && command !== "stuck") usage("--after is for stuck");
 
-let limit = 20;
+let limit = command === "schedules" ? 100 : 20;
 if (limitText !== undefined) {
   limit = Number(limitText);
   if (!/^\d+$/.test(limitText) || limit < 1 || limit > 1000) usage(`--limit must be a whole number from 1 to 1000, got "${clean(limitText)}"`);
@@ -66,6 +69,11 @@ try {
     case "approvals": {
       const view = await approvalsView(store, { now });
       print(view, (at) => formatApprovals(view, at));
+      break;
+    }
+    case "schedules": {
+      const view = await schedulesView(store, { limit });
+      print(view, (at) => formatSchedules(view, at));
       break;
     }
     case "stuck": {

@@ -8,7 +8,7 @@ import { createMcp, createTools } from "../app.js";
 import { silentLogger } from "../log.js";
 import { loadMcpConfigOrExit } from "../mcp/load.js";
 import { mcpToolProblems } from "../mcp/report.js";
-import { missingToolLines, probeHere, workspaceToolsOff } from "./tool-availability.js";
+import { missingToolLines, probeHere, workspaceToolsHere } from "./tool-availability.js";
 import { unknownName, usageError } from "./usage.js";
 
 // `npm run skills -- list`, `validate [path]` and `lock` for admins. validate exits 1 on any
@@ -20,13 +20,13 @@ const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 // servers of mcp.json, whose tools a whitelist may name.
 const mcp = createMcp(config, loadMcpConfigOrExit(config.MCP_CONFIG), { log: silentLogger() });
 const { registry, off: disabledTools } = createTools(config, undefined, undefined, mcp);
-const knownTools = registry.names();
+// The workspace tools npm start would offer here (probing the sandbox as start-up does), and why any is missing.
+const workspace = await workspaceToolsHere(config, probeHere(config));
+const knownTools = [...registry.names(), ...workspace.offered];
 const mcpServers = mcp.servers();
 
 if (command === "list") {
-  // The workspace tools a definition may declare, and why any is not offered here (probing the sandbox as start-up does).
-  const workspaceOff = await workspaceToolsOff(config, knownTools, probeHere(config));
-  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools: { ...disabledTools, ...workspaceOff }, mcpServers });
+  const catalog = loadCatalog(config.SKILLS_DIR, config.AGENTS_DIR, { knownTools, disabledTools: { ...disabledTools, ...workspace.off }, mcpServers });
   // The LOCK column: locked / changed / new / unreadable against skills.lock.json, "-" without one.
   const lock = readLock(LOCK_FILE);
   const lockProblems = lock.ok ? checkLock(catalog, lock.lock).problems : [];

@@ -8,6 +8,7 @@ import { systemClock, systemTimers } from "../runtime/deps.js";
 import { WORKSPACE_TOOLS } from "../runtime/tools/workspace/index.js";
 import { probeSandbox, type SandboxProbe } from "../sandbox/probe.js";
 import { hiddenPaths } from "../sandbox/start.js";
+import { WORKSPACE_OFF } from "../workspace/start.js";
 
 export type SandboxCheck = () => Promise<Pick<SandboxProbe, "ok" | "ripgrep"> & { problem?: string; fix?: string }>;
 
@@ -15,21 +16,19 @@ export const probeHere: (config: Pick<Config, "DATA_DIR">) => SandboxCheck = (co
   probeSandbox({ hidden: hiddenPaths(config, process.cwd()), timers: systemTimers, clock: systemClock, log: silentLogger() });
 
 /**
- * Why each workspace tool this gateway does not offer is missing: WORKSPACE=off, no sandbox (Bash), no ripgrep
- * (Glob, Grep), or not registered by this build. Tools it offers are left out.
+ * The workspace tools `npm start` offers here and why each other one is missing: WORKSPACE=off, no sandbox (Bash),
+ * no ripgrep (Glob, Grep). The same rule as src/workspace/start.ts, from the same probe.
  */
-export async function workspaceToolsOff(config: Pick<Config, "WORKSPACE">, known: readonly string[], sandbox: SandboxCheck): Promise<Record<string, string>> {
-  const absent = WORKSPACE_TOOLS.filter((tool) => !known.includes(tool));
-  if (absent.length === 0) return {};
-  if (!config.WORKSPACE) return Object.fromEntries(absent.map((tool) => [tool, "WORKSPACE=off: WORKSPACE=on turns it on"]));
+export async function workspaceToolsHere(config: Pick<Config, "WORKSPACE">, sandbox: SandboxCheck): Promise<{ offered: string[]; off: Record<string, string> }> {
+  if (!config.WORKSPACE) return { offered: [], off: Object.fromEntries(WORKSPACE_TOOLS.map((tool) => [tool, WORKSPACE_OFF])) };
   const probe = await sandbox();
-  const notYet = "not offered by npm start yet, see docs/admin/workspace.md";
-  const why = (tool: string): string => {
+  const why = (tool: string): string | null => {
     if (tool === "Bash" && !probe.ok) return `no sandbox here: ${probe.problem ?? "bubblewrap cannot run"}; ${probe.fix ?? "install bubblewrap"}`;
     if ((tool === "Glob" || tool === "Grep") && !probe.ripgrep) return "ripgrep is not installed (apt-get install ripgrep)";
-    return notYet;
+    return null;
   };
-  return Object.fromEntries(absent.map((tool) => [tool, why(tool)]));
+  const offered = WORKSPACE_TOOLS.filter((tool) => why(tool) === null);
+  return { offered, off: Object.fromEntries(WORKSPACE_TOOLS.flatMap((tool) => (why(tool) === null ? [] : [[tool, why(tool)!]]))) };
 }
 
 /** One line per definition that declares a tool it does not get here; none when every declared tool is there. */

@@ -1,8 +1,10 @@
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { loadConfigOrExit } from "../config.js";
 import { openDatabase } from "./database.js";
 import type { UserExport } from "../store/store.js";
+import { workspaceId, workspacesRoot } from "../workspace/local.js";
 
 // `npm run user -- export <user> [--out FILE]`: everything stored about one user (their identity as the gateway
 // writes it: telegram:4242, slack:T1:U1, http:alice) as pretty JSON.
@@ -64,6 +66,8 @@ try {
     process.exitCode = 1;
   } else {
     const counts = await store.userData.erase(user);
+    // The workspaces' copies on this machine go too (another replica's copy is emptied when it next holds the session).
+    for (const s of data.sessions.filter((s) => s.owned)) rmSync(join(workspacesRoot(config.DATA_DIR), workspaceId(s.sessionKey)), { recursive: true, force: true });
     const rows = Object.entries(counts).filter(([, n]) => n > 0);
     const listed = rows.length ? rows.map(([table, n]) => `${table} ${n}`).join(", ") : "no rows";
     process.stdout.write(`deleted everything stored about ${user} (${listed})\n`);

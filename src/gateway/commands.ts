@@ -1,6 +1,6 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget";
+export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget" | "schedules" | "unschedule" | "timezone" | "usage";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",
@@ -14,6 +14,10 @@ const COMMANDS: Record<string, ChatCommand> = {
   deny: "deny",
   memory: "memory",
   forget: "forget",
+  schedules: "schedules",
+  unschedule: "unschedule",
+  timezone: "timezone",
+  usage: "usage",
 };
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
@@ -24,6 +28,8 @@ export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: st
   { command: "status", description: "Show who you are talking to" },
   { command: "context", description: "Context and token usage" },
   { command: "memory", description: "What I remember about you" },
+  { command: "schedules", description: "Your scheduled jobs in this chat" },
+  { command: "usage", description: "Your use today against the limits" },
   { command: "cancel", description: "Stop the running task" },
   { command: "reset", description: "Start a fresh conversation" },
 ];

@@ -9,6 +9,9 @@ import { CorruptStateError, FencedError, type RequestRecord, type SessionWriter,
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { forgetText, memoryText } from "./memory-commands.js";
+import { scheduleCommandText } from "./schedule-replies.js";
+import { pauseUndeliverable } from "./scheduler.js";
+import { admitToQuota, usageText } from "./quota-door.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -48,6 +51,8 @@ export interface GatewayDeps {
   transcriber?: Transcriber;
   /** MAX_SESSION_FILE_BYTES: all the files one conversation may hold; absent or 0: no cap. */
   maxSessionFileBytes?: number;
+  /** Scheduled jobs (SCHEDULES, DEFAULT_TIMEZONE): what /schedules, /unschedule and /timezone use. Absent: off. */
+  schedules?: { defaultZone?: string | undefined };
 }
 
 const STORE_FAILING =
@@ -58,7 +63,7 @@ const INTERNAL = "Sorry, something went wrong while handling that message. Pleas
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget"]);
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget", "schedules", "unschedule", "timezone", "usage"]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
 export function failedInternally(request: RequestRecord): boolean {
@@ -112,6 +117,8 @@ export class Gateway {
       timers: deps.runtime.timers,
       observer: this.observer,
       onMoved: (from, to) => void this.moveSession(from, to),
+      onUndeliverable: (requestId, reason) =>
+        void pauseUndeliverable(deps.store, deps.log, requestId, reason).catch((error: unknown) => deps.log.error({ err: error }, "could not pause a scheduled job")),
     });
     this.unrecorded = new UnrecordedFailures(deps.retryBaseMs ?? 2000);
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
@@ -186,7 +193,7 @@ export class Gateway {
       return;
     }
     if (result.moved === 0) return;
-    for (const key of [from, to]) this.deps.runtime.stacks.evict(key);
+    for (const key of [from, to]) this.deps.runtime.stacks.invalidate(key);
     this.deps.log.info({ session: from, to }, "conversation moved");
     this.workers.wake(to);
   }
@@ -441,12 +448,16 @@ export class Gateway {
     } else if (command === "cancel") await this.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
     else if (command === "status") await this.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
     else if (command === "reset") await this.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
-    else if (command === "memory" || command === "forget") {
+    else if (command === "schedules" || command === "unschedule" || command === "timezone") {
+      const deps = { store: this.deps.store, now: () => this.now(), enabled: this.deps.schedules !== undefined, defaultZone: this.deps.schedules?.defaultZone };
+      await this.guard(request, writer, async () => this.reply(request, writer, await scheduleCommandText(deps, request.userId, request.sessionKey, request.text)));
+    } else if (command === "memory" || command === "forget") {
       const { store } = this.deps;
       await this.guard(request, writer, async () =>
         this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
       );
     }
+    else if (command === "usage") await this.guard(request, writer, async () => this.reply(request, writer, await usageText(runtime.quotas, request)));
     else if (command) await this.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
@@ -475,7 +486,7 @@ export class Gateway {
 
   /** `current` was read just now, by the worker that picked it. */
   private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
-    const { model, orchestrator, store } = this.deps;
+    const { model, orchestrator, store, runtime } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
     if (!model.configured) return this.reply(current, writer, model.setupHint, "failed");
     if (current.kind === "message" && current.status === "pending") {
@@ -489,6 +500,10 @@ export class Gateway {
     }
     const over = await this.overBudget(current.sessionKey);
     if (over) return this.reply(current, writer, over, "failed");
+    if (current.kind === "message" && current.status === "pending") {
+      const refused = await admitToQuota(runtime.quotas, current, writer);
+      if (refused) return refused.tell ? this.reply(current, writer, refused.text, "failed") : undefined;
+    }
     await this.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
 
@@ -501,7 +516,7 @@ export class Gateway {
   }
 
   private async failed(request: RequestRecord, writer: SessionWriter, error: unknown): Promise<void> {
-    this.deps.runtime.stacks.evict(request.sessionKey);
+    this.deps.runtime.stacks.invalidate(request.sessionKey);
     if (error instanceof FencedError) {
       // Another replica took the session over while this one was paused: it carries on from the last step
       // committed; nothing of this turn was written, and nothing is said from here.

@@ -21,6 +21,8 @@ export interface OutboxDeps {
    * conversation, then delivers again under the new key.
    */
   onMoved(from: string, to: string): void;
+  /** A reply of request `requestId` was refused for good (a scheduled run's job is paused then). */
+  onUndeliverable?(requestId: string, reason: string): void;
 }
 
 const MAX_ATTEMPTS = 10;
@@ -99,6 +101,7 @@ export class Outbox {
           // This reply can never arrive; the ones after it may (another thread, a chat unblocked later).
           if (await store.outbox.markUndeliverable(out.id, error.disposition.reason)) {
             this.deps.log.error({ session: sessionKey, outbound: out.id, reason: error.disposition.reason }, "reply undeliverable: the platform refused it for good; it will not be sent again");
+            if (out.requestId) this.deps.onUndeliverable?.(out.requestId, error.disposition.reason);
           }
           continue;
         }

@@ -131,7 +131,7 @@ export class SessionWorkers {
       if (!lease) break; // another replica works on it, and looks again before it lets go
       try {
         // Another replica had this session since this one last did: forget what was cached of it.
-        if (lease.changedHands) this.deps.stacks.forget(key);
+        if (lease.changedHands) this.deps.stacks.invalidateAll(key);
         while (worker.dirty && !lease.lost && !this.deps.shutdown.aborted) {
           worker.dirty = false;
           const next = await this.look(key, worker);

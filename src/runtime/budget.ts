@@ -62,29 +62,34 @@ export class RequestBudget {
 
   /** `model` as this request calls it: a call over the budget is refused (BudgetExceeded) and stops the run. */
   model(model: Model): Model {
-    return {
-      configured: model.configured,
-      setupHint: model.setupHint,
-      defaultModel: model.defaultModel,
-      contextLimit: (name) => model.contextLimit(name),
-      complete: async (request) => {
-        const over = this.exceeded();
-        if (over) {
-          const refused = new BudgetExceeded(over);
-          this.stop(refused);
-          throw refused;
-        }
-        const response = await model.complete(request);
-        this.add(response.usage);
-        return response;
-      },
-    };
+    return guardedModel(model, async (request) => {
+      const over = this.exceeded();
+      if (over) {
+        const refused = new BudgetExceeded(over);
+        this.stop(refused);
+        throw refused;
+      }
+      const response = await model.complete(request);
+      this.add(response.usage);
+      return response;
+    });
   }
 
   private add(usage: Usage): void {
     this.tokens += usage.inputTokens + usage.outputTokens + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0);
     this.nanoUsd += usage.costNanoUsd ?? 0;
   }
+}
+
+/** `model` with its calls made through `complete` (which calls the model's own, or refuses). */
+export function guardedModel(model: Model, complete: Model["complete"]): Model {
+  return {
+    configured: model.configured,
+    setupHint: model.setupHint,
+    defaultModel: model.defaultModel,
+    contextLimit: (name) => model.contextLimit(name),
+    complete,
+  };
 }
 
 /** The request's spending guard, or null when the session has no budget. */

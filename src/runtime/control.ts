@@ -32,7 +32,7 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
     deps.log.error({ session: sessionKey, task: task?.id, err: loaded.error }, "stack unreadable: quarantined its frames and ended the task");
     await closeWithoutStack(deps, orchestrator, journal, end.reason);
     await endPending(deps.store, sessionKey, end.approvals);
-    deps.stacks.evict(sessionKey);
+    deps.stacks.invalidate(sessionKey);
     return {
       stopped: [],
       commit: {
@@ -43,7 +43,7 @@ async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Jo
     };
   }
   const { popped, stopped } = await closeStack(deps.store, journal, loaded.stack, end.reason, end.approvals);
-  deps.stacks.clear(sessionKey);
+  deps.stacks.taskEnded(sessionKey);
   if (popped.length > 0) {
     deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, `task ${end.status}: stack cleared`);
   }

@@ -21,6 +21,8 @@ import { NO_OBSERVER, type TurnObserver } from "./observer.js";
 import { mainSystemPrompt } from "./prompts.js";
 import { resultChars } from "./result-bound.js";
 import type { AgentStackManager } from "./stack-manager.js";
+import type { Quotas } from "./quota.js";
+import { QuotaExceeded, quotaModel } from "./quota-model.js";
 import { endOverBudget } from "./stop-task.js";
 import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
@@ -53,6 +55,8 @@ export interface RuntimeDeps {
   onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
   /** What task expiries are judged by. Default: the system clock. */
   clock?: Clock;
+  /** The daily quotas (USER_DAILY_USD, CHAT_DAILY_USD), checked before every model call a request makes. */
+  quotas?: Quotas;
 }
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
@@ -145,7 +149,10 @@ export class Orchestrator {
     if (signal.aborted) follow();
     try {
       const budget = await requestBudget(() => store.sessions.usage(key), budgetOf(this.deps.settings), (reason) => run.abort(reason));
-      await this.loop(stack, journal, input, run.signal, log, owner, budget ? budget.model(this.deps.model) : this.deps.model);
+      const budgeted = budget ? budget.model(this.deps.model) : this.deps.model;
+      const quotas = this.deps.quotas;
+      const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason)) : budgeted;
+      await this.loop(stack, journal, input, run.signal, log, owner, model);
     } finally {
       signal.removeEventListener("abort", follow);
     }
@@ -227,13 +234,14 @@ export class Orchestrator {
       input = { kind: "resume" };
       if (signal.aborted) {
         if (signal.reason instanceof BudgetExceeded) {
-          const stopped = await endOverBudget(this.deps, journal, stack, signal.reason.message);
-          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": "BUDGET", "error.message": signal.reason.message });
-          log.warn({ frame: frame.frameId, stopped }, "the session's budget ran out mid-request: task ended");
+          const quota = signal.reason instanceof QuotaExceeded ? signal.reason.limit : null;
+          const stopped = await endOverBudget(this.deps, journal, stack, signal.reason.message, quota ? `stopped: ${quota} reached` : undefined);
+          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": quota ? "QUOTA" : "BUDGET", "error.message": signal.reason.message });
+          log.warn({ frame: frame.frameId, stopped, ...(quota ? { limit: quota } : {}) }, quota ? `${quota} reached mid-request: task ended` : "the session's budget ran out mid-request: task ended");
           return;
         }
         // Shutting down: keep what is committed; the request resumes from there on the next start.
-        this.deps.stacks.evict(journal.sessionKey);
+        this.deps.stacks.invalidate(journal.sessionKey);
         log.info({ frame: frame.frameId }, "turn aborted; the request will resume after restart");
         return;
       }
@@ -251,7 +259,7 @@ export class Orchestrator {
               ...(this.deps.settings.memory ? { memoryJob: { taskId, userId: owner } } : {}),
             });
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
-            this.deps.stacks.evict(journal.sessionKey); // idle sessions keep no stack in memory
+            this.deps.stacks.invalidate(journal.sessionKey); // idle sessions keep no stack in memory
             // One with others' results hidden is read again from the log by the next task, as that task's owner may see it.
             if (!hidesResults(frame.history)) this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
             return;
@@ -328,7 +336,7 @@ export class Orchestrator {
             });
           } finally {
             // After the commit: a reader (/status) that loads the stack meanwhile must not cache the one being ended.
-            this.deps.stacks.clear(journal.sessionKey);
+            this.deps.stacks.taskEnded(journal.sessionKey);
           }
           return;
         }

@@ -108,25 +108,26 @@ export class AgentStackManager {
     return !(await this.getOrLoad(sessionKey)).isEmpty;
   }
 
-  clear(sessionKey: string): void {
+  /** The session's task ended and its stack is empty: drop it. */
+  taskEnded(sessionKey: string): void {
     this.stacks.get(sessionKey)?.clear();
     this.stacks.delete(sessionKey);
   }
 
   /**
-   * Forgets everything cached of a session, its stack and its main agent's history: another replica may have
-   * worked on it since (its lease changed hands), so only the store is right about it.
+   * Invalidates everything cached of a session, its stack, its main agent's history and the batch-run check:
+   * another replica may have worked on it since (its lease changed hands), so only the store is right about it.
    */
-  forget(sessionKey: string): void {
-    this.evict(sessionKey);
+  invalidateAll(sessionKey: string): void {
+    this.invalidate(sessionKey);
     this.checked.delete(sessionKey);
     const main = this.mainOf.get(sessionKey);
     if (main) this.mainHistories.delete(main);
     this.mainOf.delete(sessionKey);
   }
 
-  /** Forgets the cached copy (after a failed or aborted step) so the next use reloads it from the store. */
-  evict(sessionKey: string): void {
+  /** The cached copy may be wrong (after a failed or aborted step, a moved conversation): the next use reloads it. */
+  invalidate(sessionKey: string): void {
     const main = this.stacks.get(sessionKey)?.all()[0];
     if (main) this.mainHistories.delete(main.agentSessionId);
     this.stacks.delete(sessionKey);

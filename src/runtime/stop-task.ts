@@ -55,8 +55,9 @@ export async function endOverBudget(
   journal: Journal,
   stack: AgentStack,
   reason: string,
+  closing = "stopped: this conversation's budget is spent",
 ): Promise<string[]> {
-  const { popped, stopped } = await closeStack(deps.store, journal, stack, "stopped: this conversation's budget is spent");
+  const { popped, stopped } = await closeStack(deps.store, journal, stack, closing);
   const text = `I had to stop before finishing. ${reason}`;
   try {
     await journal.flush({
@@ -67,7 +68,7 @@ export async function endOverBudget(
     });
   } finally {
     // After the commit: a reader (/status) that loads the stack meanwhile must not cache the one being ended.
-    deps.stacks.clear(journal.sessionKey);
+    deps.stacks.taskEnded(journal.sessionKey);
   }
   return stopped;
 }

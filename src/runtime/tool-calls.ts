@@ -136,7 +136,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   if (frame.runningToolUseId === use.id) {
     frame.runningToolUseId = null;
     deps.journal.touch(frame);
-    return { content: `${use.name} was ${INTERRUPTED}`, isError: true };
+    return { content: tool.interrupted ?? `${use.name} was ${INTERRUPTED}`, isError: true };
   }
   const idempotent = typeof tool.idempotent === "function" ? tool.idempotent(use.input, deps) : tool.idempotent;
   if (!idempotent) {
@@ -146,6 +146,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
   }
   let activated: StackFrame | null = null;
   const ctx: ToolContext = {
+    fence: deps.journal.writer.fence,
     frame,
     toolUseId: use.id,
     catalog: deps.catalog,
@@ -157,6 +158,8 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     timers: deps.timers,
     schemas: deps.schemas,
     ...(deps.owner !== undefined ? { owner: deps.owner } : {}),
+    sessionKey: deps.journal.sessionKey,
+    taskId: deps.journal.taskId,
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
     sessionFile: (fileId) => sessionFile(deps.store, deps.journal.sessionKey, fileId),

@@ -4,6 +4,7 @@
 import { nanoToUsd } from "../llm/prices.js";
 import { frameRecordSchema } from "./frame-schema.js";
 import type { OperationalCounts, SessionError, SessionSummary } from "./roles/operations.js";
+import type { UsageDay, UsageScope } from "./roles/usage.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
@@ -320,5 +321,17 @@ export function toExportedOutbound(o: Row): { id: string; requestId: string | nu
     text: String(o.text),
     kind: String(o.kind),
     createdAt: Number(o.created_at),
+  };
+}
+
+/** A daily usage counter (the quotas'). */
+export function usageDay(r: Row): UsageDay {
+  return {
+    scope: String(r.scope) as UsageScope,
+    subject: String(r.subject),
+    day: String(r.day),
+    messages: Number(r.messages),
+    costNanoUsd: Number(r.cost_nano_usd),
+    updatedAt: Number(r.updated_at),
   };
 }

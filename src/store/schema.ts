@@ -159,6 +159,20 @@ export const TABLES = {
     indexes: {
     },
   },
+  workspace_files: {
+    columns: {
+      session_key: { type: "text", notNull: true },
+      path: { type: "text", notNull: true },
+      kind: { type: "text", notNull: true },
+      mode: { type: "int", notNull: true },
+      size: { type: "bigint", notNull: true },
+      sha256: { type: "text", notNull: true },
+      content: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["session_key, path"],
+    indexes: {},
+  },
   leases: {
     columns: {
       key: { type: "text", notNull: true },
@@ -271,10 +285,31 @@ export const TABLES = {
     keys: ["id", "seq", "session_key, external_id"],
     indexes: {
       requests_activity: { on: "session_key, updated_at" },
-      requests_by_session: { on: "session_key, seq" },
-      requests_by_task: { on: "task_id" },
       requests_failed: { on: "session_key, updated_at", where: "error is not null" },
       requests_unfinished: { on: "session_key, seq", where: "status in ('pending', 'running')" },
+    },
+  },
+  schedule_jobs: {
+    columns: {
+      id: { type: "text", notNull: true },
+      owner_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      instruction: { type: "text", notNull: true },
+      schedule: { type: "text", notNull: true },
+      timezone: { type: "text", notNull: true },
+      next_due: { type: "bigint" },
+      status: { type: "text", notNull: true },
+      last_due: { type: "bigint" },
+      last_result: { type: "text" },
+      created_by_task: { type: "text" },
+      created_at: { type: "bigint", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id"],
+    indexes: {
+      schedule_jobs_by_owner: { on: "owner_id" },
+      schedule_jobs_by_session: { on: "session_key" },
+      schedule_jobs_due: { on: "next_due", where: "status = 'active'" },
     },
   },
   sessions: {
@@ -319,6 +354,30 @@ export const TABLES = {
       tasks_by_session: { on: "session_key, status" },
     },
   },
+  user_timezones: {
+    columns: {
+      user_id: { type: "text", notNull: true },
+      timezone: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["user_id"],
+    indexes: {},
+  },
+  usage_daily: {
+    columns: {
+      scope: { type: "text", notNull: true },
+      subject: { type: "text", notNull: true },
+      day: { type: "text", notNull: true },
+      messages: { type: "bigint", notNull: true },
+      cost_nano_usd: { type: "bigint", notNull: true },
+      told: { type: "text", notNull: true },
+      updated_at: { type: "bigint", notNull: true },
+    },
+    keys: ["scope, subject, day"],
+    indexes: {
+      usage_daily_recent: { on: "scope, updated_at" },
+    },
+  },
 } as const satisfies Record<string, TableDescription>;
 
 export type TableName = keyof typeof TABLES;
@@ -343,7 +402,13 @@ export const DIALECT_ONLY = {
       change_feed: "what a NOTIFY names, for other replicas to read (SQLite's feed lives in the process)",
     },
     columns: { "memories.search": "the tsvector full-text search reads (SQLite: memories_fts)" },
-    indexes: { memories_search: "the GIN index over memories.search" },
+    indexes: {
+      memories_search: "the GIN index over memories.search",
+      // SQLite reads these through the (session_key, external_id) key instead: each would cost every message one
+      // more B-tree write there (docs/engineering/performance.md, "What the store split cost").
+      requests_by_session: "a session's requests in order (requests.session_key, seq)",
+      requests_by_task: "a task's requests (requests.task_id)",
+    },
   },
 } as const;
 

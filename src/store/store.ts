@@ -7,28 +7,34 @@ import type { ApprovalStore } from "./roles/approvals.js";
 import type { ChangeFeed } from "./roles/feed.js";
 import type { FileStore } from "./roles/files.js";
 import type { IndicatorStore } from "./roles/indicators.js";
+import type { WorkspaceStore } from "./roles/workspaces.js";
 import type { LeaseStore } from "./roles/leases.js";
 import type { MemoryStore } from "./roles/memories.js";
 import type { OperationsStore } from "./roles/operations.js";
 import type { OutboxStore } from "./roles/outbox.js";
 import type { RequestStore } from "./roles/requests.js";
+import type { ScheduleStore } from "./roles/schedules.js";
 import type { SessionStore } from "./roles/sessions.js";
 import type { StepStore } from "./roles/steps.js";
 import type { TaskStore } from "./roles/tasks.js";
+import type { UsageStore } from "./roles/usage.js";
 import type { UserDataStore } from "./roles/user-data.js";
 
 export * from "./roles/approvals.js";
 export * from "./roles/feed.js";
 export * from "./roles/files.js";
 export * from "./roles/indicators.js";
+export * from "./roles/workspaces.js";
 export * from "./roles/leases.js";
 export * from "./roles/memories.js";
 export * from "./roles/operations.js";
 export * from "./roles/outbox.js";
 export * from "./roles/requests.js";
+export * from "./roles/schedules.js";
 export * from "./roles/sessions.js";
 export * from "./roles/steps.js";
 export * from "./roles/tasks.js";
+export * from "./roles/usage.js";
 export * from "./roles/user-data.js";
 
 export interface Store {
@@ -49,6 +55,11 @@ export interface Store {
   readonly indicators: IndicatorStore;
   /** The files of conversations and their bytes. */
   readonly files: FileStore;
+  /** Scheduled jobs and users' time zones. */
+  readonly schedules: ScheduleStore;
+  /** The daily quotas' counters, per user and per chat. */
+  readonly usage: UsageStore;
+  readonly workspaces: WorkspaceStore;
   /** Resolves when the database answers (a readiness probe); rejects with the reason otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;

@@ -3,7 +3,7 @@
 // number of rows it changed). Each backend runs the plan its own way, inside one transaction: SQLite synchronously,
 // PostgreSQL awaiting each statement. Statements name their parameters `@name`; a parameter that is a list of
 // strings is tested with `dialect.inList`. The tables of a conversation come from the schema's description.
-import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, type Row } from "./rows.js";
+import { toApproval, toExportedLogEntry, toExportedOutbound, toMemory, toRequest, toTask, usageDay, type Row } from "./rows.js";
 import { SESSION_TABLES } from "./schema.js";
 import type { ApprovalRecord, UserExport } from "./store.js";
 import { toStoredFile } from "./roles/files.js";
@@ -72,6 +72,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
        WHERE f.session_key = @key ${only("f.owner_id")} ORDER BY f.created_at, f.id`,
       p,
     );
+    const workspaceFiles = owned ? yield* all(`SELECT path, kind, mode, size, sha256, content FROM workspace_files WHERE session_key = @key ORDER BY path`, p) : [];
     sessions.push({
       sessionKey: key,
       owned,
@@ -80,6 +81,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
       log: log.map(toExportedLogEntry),
       outbound: outbound.map(toExportedOutbound),
       files: files.map((r) => ({ ...toStoredFile(r), contentBase64: Buffer.from(r.bytes as Uint8Array).toString("base64") })),
+      workspace: workspaceFiles.map(toExportedFile),
     });
   }
   const owned = sessions.filter((s) => s.owned).map((s) => s.sessionKey);
@@ -91,9 +93,14 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     `SELECT seq, id, user_id, text, kind, task_id, created_at, updated_at FROM memories WHERE user_id = @user ORDER BY created_at, seq`,
     { user: userId },
   );
+  const usage = yield* all(
+    `SELECT * FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")}) ORDER BY scope DESC, subject, day`,
+    { user: userId, owned },
+  );
   return {
     userId,
     exportedAt: new Date(now).toISOString(),
+    usage: usage.map(usageDay),
     memories: memories.map(toMemory),
     sessions,
     approvals: approvals.flatMap((r): ApprovalRecord[] => {
@@ -136,5 +143,15 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("idempotency_keys", `DELETE FROM idempotency_keys WHERE user_id = @user`, p);
   yield* count("memories", `DELETE FROM memories WHERE user_id = @user`, p);
   yield* count("memory_jobs", `DELETE FROM memory_jobs WHERE user_id = @user`, p);
+  // Their scheduled jobs in anyone's conversation (their own conversations' jobs went above), and their time zone.
+  yield* count("schedule_jobs", `DELETE FROM schedule_jobs WHERE owner_id = @user`, p);
+  yield* count("user_timezones", `DELETE FROM user_timezones WHERE user_id = @user`, p);
+  yield* count("usage_daily", `DELETE FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")})`, p);
   return counts;
+}
+
+/** A workspace file as exported: its bytes base64 (as stored), a symlink's target as text. */
+function toExportedFile(r: Row): UserExport["sessions"][number]["workspace"][number] {
+  const entry = { path: String(r.path), kind: String(r.kind), mode: Number(r.mode), size: Number(r.size), sha256: String(r.sha256) };
+  return r.kind === "symlink" ? { ...entry, target: Buffer.from(String(r.content), "base64").toString() } : { ...entry, contentBase64: String(r.content) };
 }

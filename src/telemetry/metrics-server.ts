@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { TokenSet } from "../tokens.js";
+import { TokenSet } from "../secret-tokens.js";
 import type { Metrics } from "./metrics.js";
 
 export type MetricsHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;

@@ -29,6 +29,7 @@ export class Metrics {
   readonly breakerState: Gauge<"model">;
   readonly apiKeyEvents: Counter<"event">;
   readonly floodDropped: Counter<"provider">;
+  readonly quotaRefusals: Counter<"limit" | "place">;
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
@@ -85,6 +86,12 @@ export class Metrics {
       name: "switchboard_flood_dropped_total",
       help: "Messages refused at the door because their sender went over USER_MESSAGES_PER_MINUTE (nothing stored).",
       labelNames: ["provider"],
+      registers,
+    });
+    this.quotaRefusals = new Counter({
+      name: "switchboard_quota_refusals_total",
+      help: "Messages (place door) and model calls (place call) refused over a daily quota (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD).",
+      labelNames: ["limit", "place"],
       registers,
     });
     // Read once per scrape, in one query, for all five gauges.

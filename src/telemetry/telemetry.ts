@@ -8,6 +8,7 @@ import { ModelError, type Model } from "../llm/model.js";
 import type { ModelRequest, ModelResponse, ToolUseBlock } from "../llm/types.js";
 import type { StackFrame } from "../runtime/frame.js";
 import type { Attributes, ToolOutcome } from "../runtime/observer.js";
+import { parseRunExternalId } from "../schedules/run-id.js";
 import type { OutboundRecord, RequestRecord } from "../store/store.js";
 import { agentAttributes, chatAttributes, inputContent, outputContent, parseTraceparent, responseAttributes, sessionHasher, traceparentOf } from "./genai.js";
 import type { Metrics } from "./metrics.js";
@@ -67,6 +68,11 @@ export class Telemetry implements GatewayObserver {
     this.options.metrics?.floodDropped.inc({ provider });
   }
 
+  /** A message or a model call refused over a daily quota. */
+  quotaRefused(limit: string, place: string): void {
+    this.options.metrics?.quotaRefusals.inc({ limit, place });
+  }
+
   async request<T>(request: RequestRecord, run: () => Promise<T>): Promise<T> {
     const { tracer, metrics } = this.options;
     const provider = providerOf(request.sessionKey);
@@ -83,6 +89,7 @@ export class Telemetry implements GatewayObserver {
             "switchboard.request.id": request.id,
             "switchboard.request.kind": request.kind,
             ...(request.taskId ? { "switchboard.task.id": request.taskId } : {}),
+            ...scheduledRunAttributes(request.externalId),
           },
         },
         ROOT_CONTEXT,
@@ -278,4 +285,10 @@ export class Telemetry implements GatewayObserver {
 
 function context(parent: Span | null) {
   return parent ? trace.setSpan(ROOT_CONTEXT, parent) : ROOT_CONTEXT;
+}
+
+/** A scheduled run's job and due time, so a trace finds the job (and through it the task that scheduled it). */
+function scheduledRunAttributes(externalId: string): Record<string, string> {
+  const run = parseRunExternalId(externalId);
+  return run ? { "switchboard.schedule.job_id": run.jobId, "switchboard.schedule.due": new Date(run.due).toISOString() } : {};
 }

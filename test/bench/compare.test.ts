@@ -44,9 +44,16 @@ describe("bench --compare", () => {
     expect(direction("cpu_us_per_message")).toBe("lower");
     expect(direction("db_bytes_per_message")).toBe("lower");
     expect(direction("overhead_p99_ms")).toBe("lower");
+    expect(direction("statements_per_user_message")).toBe("lower");
     expect(direction("sessions")).toBeNull();
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
+  });
+
+  it("judges statements per user message: more PostgreSQL round trips is worse", () => {
+    const before = [[{ scenario: "handoff-roundtrip-postgres", statements_per_user_message: 18 }]];
+    const after = [[{ scenario: "handoff-roundtrip-postgres", statements_per_user_message: 24 }]];
+    expect(compareRuns(before, after, 10)[0]).toMatchObject({ figure: "statements_per_user_message", verdict: "worse" });
   });
 
   it("reads result lines and skips anything else a run prints", () => {

@@ -32,7 +32,7 @@ function load(files: Record<string, string>, env: Record<string, string> = {}) {
 }
 
 /** `npm run skills -- validate <path>` in the temp folder. */
-function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on" }) {
+function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on", WORKSPACE: "off" }) {
   const defs = writeDefinitions(files);
   root = defs.root;
   const run = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), "validate", target], {
@@ -239,7 +239,7 @@ describe("10. validate warns about what other hosts would not understand", () =>
       'warning: skills/portable/SKILL.md:4: version is not an Agent Skills field; Switchboard ignores it, other hosts may refuse the skill (skills-ref does). Put values for other hosts under metadata, e.g. metadata: { version: "2.1" }',
       "warning: skills/portable/SKILL.md:5: mode and model are Switchboard fields, not Agent Skills fields; they work here, but other hosts ignore them or refuse the skill. The spec suggests metadata for host-specific settings, but Switchboard reads its own fields at the top level only: keep them in definitions meant for Switchboard",
       'warning: skills/portable/SKILL.md:8: metadata "openclaw" holds nested values; the spec\'s metadata maps keys to text, so other hosts may refuse them or turn them into text (skills-ref does). Switchboard keeps them as written',
-      "warning: skills/portable/SKILL.md:7: allowed-tools: uses Read as read_skill_file (this skill's own folder only); frobnicate is not a tool of this gateway (it has use_skill, use_agent, call_agent, complete, report_back, read_skill_file, read_tool_result, http_request, remember, recall, forget and WebFetch); that one is ignored. The skill is left with only read_skill_file and complete, which are always there",
+      "warning: skills/portable/SKILL.md:7: allowed-tools: uses Read as read_skill_file (this skill's own folder only); frobnicate is not a tool of this gateway (it has use_skill, use_agent, call_agent, complete, report_back, read_skill_file, read_tool_result, http_request, remember, recall, forget, schedule, list_schedules, cancel_schedule and WebFetch); that one is ignored. The skill is left with only read_skill_file and complete, which are always there",
       'warning: skills/portable/SKILL.md:6: model "fable" is not a model this gateway knows (inherit, sonnet, opus, haiku or a model id such as claude-sonnet-5-5); the skill uses the default (the caller\'s model) instead',
       "0 errors, 5 warnings",
       "",

@@ -29,6 +29,10 @@ beforeAll(async () => {
   // A session nobody has written in yet: its key starts like OLD's, so "telegram:-100" names neither.
   const bare = new SqliteStore(dbFile, () => Date.now() - 3 * HOUR);
   await bare.sessions.open(IDLE, () => "as_idle");
+  await bare.schedules.create(
+    { id: "sch_digest", ownerId: "telegram:1001", sessionKey: OLD, instruction: "Daily digest", schedule: { kind: "cron", cron: "0 9 * * *" }, timezone: "Europe/Berlin", nextDue: Date.parse("2030-01-01T08:00:00Z"), createdByTask: "task_1" },
+    20,
+  );
   await bare.close();
   const h = await startHarness({ tools: bankTools().list, dbFile });
   try {
@@ -141,6 +145,22 @@ describe("npm run admin", () => {
     expect(stuck.requests).toEqual([]);
   });
 
+  it("schedules: every job with owner, chat, schedule, next run and last result; --json for scripts", async () => {
+    const [plain, json] = await Promise.all([admin(["schedules"]), admin(["schedules", "--json", "--limit", "5"])]);
+    expect([plain.code, plain.stderr]).toEqual([0, ""]);
+    const lines = plain.stdout.trimEnd().split("\n");
+    expect(lines[0]).toBe("Scheduled jobs (1)");
+    expect(lines[2]).toMatch(/^sch_digest +telegram:1001 +telegram:-100123:topic:7 +cron 0 9 \* \* \* Europe\/Berlin +active +2030-01-01 08:00 \(in \S+\) +—$/);
+    expect(JSON.parse(json.stdout)).toEqual({
+      schedules: [
+        {
+          id: "sch_digest", ownerId: "telegram:1001", sessionKey: OLD, schedule: "cron 0 9 * * *", timezone: "Europe/Berlin", status: "active",
+          nextRun: "2030-01-01T08:00:00.000Z", lastRun: null, lastResult: null, createdByTask: "task_1",
+        },
+      ],
+    });
+  });
+
   it("usage errors exit 2 with the usage; a missing database exits 1 and says where it looked", async () => {
     const cases = [
       [[], /^usage: npm run admin -- sessions/],
@@ -151,7 +171,7 @@ describe("npm run admin", () => {
       [["sessions", "extra"], /^unexpected argument "extra"/],
       [["sessions", "--limit", "0"], /^--limit must be a whole number from 1 to 1000, got "0"/],
       [["stuck", "--after", "soon"], /^--after must be a duration such as 90s, 10m or 2h, got "soon"/],
-      [["approvals", "--limit", "3"], /^--limit is for sessions/],
+      [["approvals", "--limit", "3"], /^--limit is for sessions and schedules/],
     ] as const;
     const results = await Promise.all(cases.map(([args]) => admin([...args])));
     results.forEach((r, i) => {

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { workspaceToolsOff } from "../../src/cli/tool-availability.js";
+import { workspaceToolsHere } from "../../src/cli/tool-availability.js";
 import { writeDefinitions } from "../helpers/harness.js";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
@@ -52,21 +52,24 @@ describe("the workspace tools' reasons", () => {
   const noSandbox = async () => ({ ok: false as const, ripgrep: null, problem: "bubblewrap (bwrap) is not installed", fix: "install bubblewrap 0.8 or newer" });
 
   it("name the missing sandbox for Bash and ripgrep for Glob and Grep", async () => {
-    expect(await workspaceToolsOff({ WORKSPACE: true }, [], noSandbox)).toEqual({
-      Read: "not offered by npm start yet, see docs/admin/workspace.md",
-      Write: "not offered by npm start yet, see docs/admin/workspace.md",
-      Edit: "not offered by npm start yet, see docs/admin/workspace.md",
+    expect(await workspaceToolsHere({ WORKSPACE: true }, noSandbox)).toEqual({ offered: ["Read", "Write", "Edit"], off: {
       Glob: "ripgrep is not installed (apt-get install ripgrep)",
       Grep: "ripgrep is not installed (apt-get install ripgrep)",
       Bash: "no sandbox here: bubblewrap (bwrap) is not installed; install bubblewrap 0.8 or newer",
-    });
+    } });
   });
 
-  it("say nothing of tools the gateway offers, and do not probe when WORKSPACE=off", async () => {
+  it("offer all six with a sandbox and ripgrep, and do not probe when WORKSPACE=off", async () => {
+    const sandbox = async () => ({ ok: true as const, ripgrep: { path: "/usr/bin/rg", inSandbox: true } });
+    expect(await workspaceToolsHere({ WORKSPACE: true }, sandbox)).toEqual({ offered: ["Read", "Write", "Edit", "Glob", "Grep", "Bash"], off: {} });
     const probe = async () => {
       throw new Error("probed");
     };
-    expect(await workspaceToolsOff({ WORKSPACE: true }, ["Read", "Write", "Edit", "Glob", "Grep", "Bash"], probe)).toEqual({});
-    expect((await workspaceToolsOff({ WORKSPACE: false }, ["Read"], probe)).Bash).toBe("WORKSPACE=off: WORKSPACE=on turns it on");
+    expect((await workspaceToolsHere({ WORKSPACE: false }, probe)).off.Bash).toBe("WORKSPACE=off: WORKSPACE=on turns it on");
+  });
+
+  it("give a skill that declares Bash its tool where the sandbox runs (npm start offers them)", () => {
+    const { out } = list(FILES, { WEB_SEARCH: "on" });
+    expect(out).not.toContain("tools: skill pdf");
   });
 });

@@ -22,15 +22,19 @@ const CHAT_COMMANDS: Record<ChatCommand, true> = {
   deny: true,
   memory: true,
   forget: true,
+  schedules: true,
+  unschedule: true,
+  timezone: true,
+  usage: true,
 };
 
 /** Read by the system or by every process, not Switchboard's to document. */
 const SYSTEM_VARIABLES = ["PATH", "HOME"];
 
 describe("the commands", () => {
-  it("are read from the tools as they are: admin's four subcommands, the chat's options, user's", () => {
+  it("are read from the tools as they are: admin's five subcommands, the chat's options, user's", () => {
     const byScript = Object.fromEntries(tools.map((t) => [t.script, t]));
-    expect(byScript.admin).toMatchObject({ entry: "src/cli/admin.ts", subcommands: ["sessions", "show", "approvals", "stuck"], options: ["after", "json", "limit"] });
+    expect(byScript.admin).toMatchObject({ entry: "src/cli/admin.ts", subcommands: ["sessions", "show", "approvals", "stuck", "schedules"], options: ["after", "json", "limit"] });
     expect(byScript.chat).toMatchObject({ entry: "providers/console/cli.ts", subcommands: [], options: ["jsonl", "session", "user"] });
     expect(byScript.user).toMatchObject({ subcommands: ["export", "delete"], options: ["out", "yes"] });
     expect(byScript.skills!.subcommands).toEqual(["list", "validate", "lock"]);

@@ -18,7 +18,7 @@ describe("the docs' links", () => {
   });
 
   it("name only docs pages that exist, from the code, the settings example and the scripts", () => {
-    const files = [...filesUnder("src", ".ts"), ...filesUnder("providers", ".ts"), ...filesUnder("bench", ".ts"), ...filesUnder("model", ""), ...filesUnder("scripts", ""), ".env.example", ".ci/run"];
+    const files = [...filesUnder("src", ".ts"), ...filesUnder("providers", ".ts"), ...filesUnder("bench", ".ts"), ...filesUnder("protocol-model", ""), ...filesUnder("scripts", ""), ".env.example", ".ci/run"];
     const named = namedDocPaths(files, read);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter(({ path }) => !onDisk.exists(path))).toEqual([]);
@@ -48,7 +48,7 @@ describe("the docs' links", () => {
   });
 
   it("use GitHub's anchors for headings", () => {
-    expect(slug("The call protocol (`model/calls.pml`)")).toBe("the-call-protocol-modelcallspml");
+    expect(slug("The call protocol (`protocol-model/calls.pml`)")).toBe("the-call-protocol-protocol-modelcallspml");
     expect(slug("Structured results (`output_schema`)")).toBe("structured-results-output_schema");
     expect(slug("A user's data: export and erasure")).toBe("a-users-data-export-and-erasure");
     expect(slug("In the browser: `/admin`")).toBe("in-the-browser-admin");

@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { Quotas, type QuotaDeps, type QuotaSettings } from "../../src/runtime/quota.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -20,6 +21,8 @@ import { AgentStackManager } from "../../src/runtime/stack-manager.js";
 import { MemoryWorker } from "../../src/gateway/memory-worker.js";
 import { extractMemories, retryable } from "../../src/runtime/memory/extract.js";
 import { memoryTools } from "../../src/runtime/memory/tools.js";
+import { scheduleTools } from "../../src/runtime/tools/schedules.js";
+import { Scheduler } from "../../src/gateway/scheduler.js";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -108,6 +111,8 @@ export interface HarnessOptions {
    * the same fake, with the model "claude-memory-test"). Off by default here, so scripts see only the agents' calls.
    */
   memory?: boolean;
+  /** The daily quotas (default: none), on this harness's store and judged by their own clock. */
+  quotas?: Omit<QuotaDeps, "store" | "log" | "settings"> & { settings: Partial<QuotaSettings> };
   /** USER_MESSAGES_PER_MINUTE (default: no limit), judged by `clock`. */
   userMessagesPerMinute?: number;
   /** MID_TURN (default queue). */
@@ -122,6 +127,11 @@ export interface HarnessOptions {
   schemas?: SchemaChecker;
   /** MCP servers' tools, as app.ts offers them (the test starts and closes the manager). */
   mcp?: McpManager;
+  /**
+   * SCHEDULES on: the scheduling tools, the chat commands and a scheduler on `timers` and `now` (the test drives
+   * both; the scheduler is started by the test with `h.scheduler.start()`).
+   */
+  schedules?: { now: () => number; timers: Timers; graceMs?: number; maxPerUser?: number; defaultZone?: string };
 }
 
 let sharedSchemas: WorkerSchemaChecker | null = null;
@@ -145,7 +155,16 @@ export async function startHarness(options: HarnessOptions = {}) {
   if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
   const store = new SqliteStore(dbFile);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
-  const tools = new ToolRegistry([...(options.tools ?? []), ...(options.memory ? memoryTools(() => store, ids) : [])], options.mcp ?? null);
+  const sched = options.schedules;
+  let scheduler: Scheduler | null = null;
+  const tools = new ToolRegistry(
+    [
+      ...(options.tools ?? []),
+      ...(options.memory ? memoryTools(() => store, ids) : []),
+      ...(sched ? scheduleTools({ store: () => store, ids, now: sched.now, maxPerUser: sched.maxPerUser ?? 20, defaultZone: sched.defaultZone, onScheduled: () => scheduler?.wake() }) : []),
+    ],
+    options.mcp ?? null,
+  );
   const catalog = new LiveCatalog(defs.skills, defs.agents, {
     log: silentLogger(),
     env: options.env ?? {},
@@ -195,6 +214,9 @@ export async function startHarness(options: HarnessOptions = {}) {
     log,
     ...(options.telemetry ? { observer: options.telemetry } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.quotas
+      ? { quotas: new Quotas({ ...options.quotas, store, log, settings: { userDailyMessages: 0, userDailyUsd: 0, chatDailyUsd: 0, exemptUsers: [], ...options.quotas.settings } }) }
+      : {}),
   };
   const orchestrator = new Orchestrator(runtime);
   runtime.onEvent = (key, event) => gateway.emit(key, event);
@@ -202,7 +224,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new MemoryWorker({
         store,
         holder: `test-${idPrefix}`,
-        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings) }, job),
+        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
         retryable,
         log,
         timers: options.timers ?? systemTimers,
@@ -211,7 +233,10 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}), ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}) });
+  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}), ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}), ...(sched ? { schedules: { defaultZone: sched.defaultZone } } : {}) });
+  scheduler = sched
+    ? new Scheduler({ store, submit: (m) => gateway.submit(m), notify: (k, t) => gateway.notify(k, t), now: sched.now, timers: sched.timers, log, graceMs: sched.graceMs ?? 3_600_000, defaultZone: sched.defaultZone })
+    : null;
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];
   const waiters: Array<{ match: (m: OutboundMessage) => boolean; resolve: (m: OutboundMessage) => void }> = [];
@@ -238,6 +263,8 @@ export async function startHarness(options: HarnessOptions = {}) {
     catalog,
     dbFile,
     seen,
+    /** The scheduler (with `schedules`), not started. */
+    scheduler,
     /** Where the skills/ and agents/ of this harness live (for hot-reload tests). */
     root: defs.root,
     /** Resolves when a matching message is delivered (already delivered ones count). */
@@ -269,6 +296,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     async close(keepFake = false) {
       await catalog.close();
+      await scheduler?.stop();
       if (store.isOpen()) await gateway.stop();
       await store.close();
       if (!keepFake && !options.fake) await fake.close();

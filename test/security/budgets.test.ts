@@ -2,13 +2,13 @@
 // batch runs' and call_agent callees' included, with a clear end for the task when crossed mid-request and the stack
 // left consistent. Through the gateway, the real runtime and SDK, and the strict fake Messages API.
 import { afterEach, describe, expect, it } from "vitest";
-import { rebuildHistory, unresolvedToolUses } from "../../src/runtime/history.js";
 import { PriceTable } from "../../src/llm/prices.js";
 import { COMPACTION_PROMPT } from "../../src/runtime/compaction.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { reply, systemText, text, toolUse, type FakeBlock, type FakeReply } from "../fakes/anthropic/server.js";
 import { agentFile, agentFiles, skillFile, startHarness, type Harness } from "../helpers/harness.js";
 import { bankTools } from "../helpers/tools.js";
+import { expectSettled } from "../helpers/consistent.js";
 
 let h: Harness;
 afterEach(async () => {
@@ -23,17 +23,7 @@ const STOPPED = /^switchboard: I had to stop before finishing\. This conversatio
 
 /** What must hold whatever stopped the task: nothing left running, every agent session closed once, every call answered. */
 async function consistent(): Promise<void> {
-  expect(await h.store.steps.frames(KEY)).toEqual([]);
-  expect(await h.store.requests.unfinished()).toEqual([]);
-  expect(await h.store.tasks.active(KEY)).toBeNull();
-  const log = await h.store.steps.log(KEY);
-  const started = log.filter((e) => e.type === "agent_session").map((e) => e.agentSessionId);
-  const ended = log.filter((e) => e.type === "agent_session_complete").map((e) => e.agentSessionId);
-  const byId = (x: string | null, y: string | null) => (String(x) < String(y) ? -1 : 1);
-  expect([...ended].sort(byId)).toEqual([...started].sort(byId));
-  for (const id of new Set(log.map((e) => e.agentSessionId).filter((a): a is string => a !== null))) {
-    expect(unresolvedToolUses(rebuildHistory(await h.store.steps.history(id))), id).toEqual([]);
-  }
+  await expectSettled(h.store, KEY);
   expect(h.fake.rejected()).toEqual([]);
 }
 

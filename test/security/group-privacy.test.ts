@@ -8,7 +8,7 @@ import { extractMemories } from "../../src/runtime/memory/extract.js";
 import { HIDDEN_RESULT } from "../../src/runtime/memory/private-results.js";
 import { silentLogger } from "../../src/log.js";
 import { AnthropicModel } from "../../src/llm/anthropic.js";
-import { openMemoryStore } from "../../src/store/memory.js";
+import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import { lastUserText, reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { agentFile, counterIds, skillFile } from "../helpers/harness.js";
 import { ALICE, BOB, useTelegramWorld } from "../helpers/telegram-world.js";
@@ -150,7 +150,7 @@ describe("a compaction in a member's task", () => {
 
 describe("memory extraction of a task", () => {
   it("reads only the owner's words, even when someone else's message is recorded in the task", async () => {
-    const store = openMemoryStore();
+    const store = new SqliteStore(":memory:");
     try {
       const add = async (id: string, userId: string, words: string) => {
         await store.requests.insert({ id, sessionKey: KEY, externalId: id, kind: "message", userId, text: words });

@@ -84,7 +84,7 @@ describe("corrupt rows affect only their own session", () => {
     const db = new Database(h.dbFile);
     db.prepare(`UPDATE frames SET data = '{"frameId": 1' WHERE session_key = 'console:t'`).run();
     db.close();
-    h.runtime.stacks.evict("console:t");
+    h.runtime.stacks.invalidate("console:t");
 
     expect(await h.say("Rome")).toEqual(["switchboard: Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over."]);
     expect(await h.say("/reset")).toEqual(["switchboard: Started a fresh conversation: earlier messages are forgotten."]);
@@ -101,7 +101,7 @@ describe("corrupt rows affect only their own session", () => {
     const db = new Database(h.dbFile);
     db.prepare(`UPDATE frames SET data = 'not json' WHERE session_key = 'console:t'`).run();
     db.close();
-    h.runtime.stacks.evict("console:t");
+    h.runtime.stacks.invalidate("console:t");
     expect(await h.say("/cancel")).toEqual(["switchboard: Cancelled."]);
     h.fake.script(text("Hi again."));
     expect(await h.say("hi")).toEqual(["main: Hi again."]);

@@ -65,6 +65,9 @@ export class SimStore implements Store {
   readonly operations: Store["operations"];
   readonly indicators: Store["indicators"];
   readonly files: Store["files"];
+  readonly schedules: Store["schedules"];
+  readonly usage: Store["usage"];
+  readonly workspaces: Store["workspaces"];
   private readonly inner: SqliteStore;
   private commits = 0;
   private groups = 0;
@@ -108,6 +111,9 @@ export class SimStore implements Store {
     this.operations = whileAlive(inner.operations, alive);
     this.indicators = whileAlive(inner.indicators, alive);
     this.files = whileAlive(inner.files, alive);
+    this.schedules = whileAlive(inner.schedules, alive);
+    this.usage = whileAlive(inner.usage, alive);
+    this.workspaces = whileAlive(inner.workspaces, alive);
     // The change feed is the process's own: a dead process hears nothing more (closing the inner store drops it).
     this.feed = { watch: (listener) => inner.feed.watch(listener), announce: async (change) => this.alive().feed.announce(change) };
     this.steps = Object.assign(whileAlive(inner.steps, alive), { writer: (lease: Lease) => this.writer(lease) });

@@ -13,8 +13,10 @@ import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
 import { ownerContract } from "./contract/owners.js";
 import { requestContract } from "./contract/requests.js";
+import { scheduleContract } from "./contract/schedules.js";
 import { stepContract } from "./contract/steps.js";
 import { taskOptionContract } from "./contract/task-options.js";
+import { workspaceContract } from "./contract/workspaces.js";
 import { commitStep } from "../helpers/steps.js";
 
 for (const backend of BACKENDS) {
@@ -46,6 +48,8 @@ function contract(backend: StoreBackend): void {
   claimContract(ctx);
   changeContract(ctx);
   fileContract(ctx);
+  scheduleContract(ctx);
+  workspaceContract(ctx);
 
   describe("durability", () => {
     it("everything committed is there after the store is closed and opened again", async () => {

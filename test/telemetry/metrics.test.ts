@@ -133,3 +133,15 @@ it("counts fallbacks by reason, shows each model's breaker, and counts messages 
   expect(sample(body, 'switchboard_tokens_total{model="claude-haiku-5-5",type="output"}')).toBeGreaterThan(0);
   expect(sample(body, 'switchboard_tokens_total{model="claude-test",type="output"}')).toBeUndefined();
 });
+
+it("counts quota refusals by limit and place, wired as app.ts wires them", async () => {
+  const metrics = new Metrics(() => h!.store.operations.operationalCounts());
+  const telemetry = new Telemetry({ metrics, tracer: null, captureContent: false });
+  const now = Date.UTC(2026, 10, 27, 12);
+  h = await startHarness({ telemetry, quotas: { settings: { userDailyMessages: 1 }, now: () => now, refused: (limit, place) => telemetry.quotaRefused(limit, place) } });
+  h.fake.fallback(() => text("ok"));
+  for (const words of ["one", "two", "three"]) await h.say(words, { user: "console:ann" });
+  const body = await metrics.registry.metrics();
+  expect(sample(body, 'switchboard_quota_refusals_total{limit="USER_DAILY_MESSAGES",place="door"}')).toBe(2);
+  expect(h.fake.accepted()).toHaveLength(1);
+});

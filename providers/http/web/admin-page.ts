@@ -68,6 +68,7 @@ export function loadAdminPage(): AdminPage {
   <section id="stuck" class="stuck" hidden><h2>Stuck</h2><div class="body"></div></section>
   <section id="approvals"><h2>Pending approvals</h2><div class="body"></div></section>
   <section id="sessions"><h2>Recent sessions</h2><div class="body"></div></section>
+  <section id="usage"><h2>Use today, per user</h2><div class="body"></div></section>
   <section id="mcp" hidden><h2>MCP servers (this replica)</h2><div class="body"></div></section>
   <section id="detail" hidden><h2>Session</h2><div class="body"></div></section>
 </main>

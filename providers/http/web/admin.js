@@ -111,6 +111,12 @@ function render(snap) {
       snap.sessions.map((s) => [sessionButton(s.key), statusText(s.status), s.stack.length ? s.stack.map(label).join(" › ") : "-", usd(s.costUsd), tokens(s.tokens), String(s.pendingApprovals), ago(s.lastActivity, snap.at)]),
     ),
   );
+  fill(
+    "usage",
+    snap.usage.length
+      ? table(["User", "Day", "Messages", "Cost", "Last"], snap.usage.map((u) => [u.user, u.day, String(u.messages), usd(u.costUsd), ago(u.updatedAt, snap.at)]))
+      : el("p", "empty", "Nobody has used anything today."),
+  );
   if (state.open !== null) void openSession(state.open, true);
   void refreshMcp(snap.at);
 }

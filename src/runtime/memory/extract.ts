@@ -4,6 +4,7 @@ import { ModelError, type Model } from "../../llm/model.js";
 import type { ToolSpec } from "../../llm/types.js";
 import type { MemoryChanges, MemoryJob, MemoryRecord, Store } from "../../store/store.js";
 import { overBudget, type SessionBudget } from "../budget.js";
+import type { Quotas } from "../quota.js";
 import type { Ids } from "../deps.js";
 import { agentLabel } from "../labels.js";
 import { holdsSecret } from "./secrets.js";
@@ -67,6 +68,8 @@ export interface ExtractDeps {
   log: Logger;
   /** The session's budget (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD): a spent session extracts nothing. */
   budget?: SessionBudget;
+  /** The daily quotas: extraction spends on the task owner's behalf, so it is checked and counted like their calls. */
+  quotas?: Quotas;
 }
 
 /**
@@ -86,6 +89,11 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
     log.info({ task: job.taskId }, "memory extraction skipped: the conversation's budget is spent");
     return null;
   }
+  const refused = await deps.quotas?.beforeCall(job.userId, job.sessionKey);
+  if (refused) {
+    log.info({ task: job.taskId, limit: refused.limit }, `memory extraction skipped: ${refused.limit} reached`);
+    return null;
+  }
   const existing = (await store.memories.list(job.userId)).slice(-100);
   const kept = existing.length ? existing.map((m) => `[${m.id}] ${m.text}`).join("\n") : "(none yet)";
   const response = await deps.model.complete({
@@ -96,6 +104,7 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
     toolChoice: { name: SAVE_MEMORIES },
     maxTokens: 1024,
   });
+  await deps.quotas?.spent(job.userId, job.sessionKey, response.usage.costNanoUsd ?? 0);
   const usage = {
     sessionKey: job.sessionKey,
     inputTokens: response.usage.inputTokens,

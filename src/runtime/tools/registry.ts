@@ -13,6 +13,7 @@ import { REPORT_BACK, reportBackSpec, reportBackTool } from "./report-back.js";
 import { spawnTool } from "./spawn.js";
 import type { Tool } from "./tool.js";
 import { MEMORY_TOOLS } from "../memory/tools.js";
+import { SCHEDULE_TOOLS } from "./schedules.js";
 
 /**
  * Tools that come and go while the gateway runs (the MCP servers' tools, `mcp__<server>__<tool>`): asked on every
@@ -93,6 +94,8 @@ export function effectiveToolsFor(type: AgentType, all: string[], whitelist: str
   if (type === "skill") names = names.filter((n) => n !== "use_skill");
   // The user's memories are main's to keep (remember/recall/forget); a child sees them only read-only, when it opts in.
   if (type !== "main") names = names.filter((n) => !(MEMORY_TOOLS as readonly string[]).includes(n));
+  // Scheduling speaks for the user: a child gets the tools only when its definition names them.
+  if (type !== "main" && !whitelist) names = names.filter((n) => !(SCHEDULE_TOOLS as readonly string[]).includes(n));
   // MCP entries of a whitelist are kept as written (patterns too), when this gateway has MCP servers at all.
   if (whitelist) names = [...new Set([...names.filter((n) => whitelist.includes(n)), ...(all.includes(MCP_ALL) ? whitelist.filter(isMcpEntry) : [])])];
   if (type === "skill") names.push(READ_SKILL_FILE);

@@ -6,6 +6,7 @@ import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
 import type { StackFrame } from "../frame.js";
+import type { Fence } from "../../store/store.js";
 
 /** What a tool gives back; `isError` results reach the model as error tool_results it can act on. */
 export interface ToolOutput {
@@ -16,6 +17,10 @@ export interface ToolOutput {
 }
 
 export interface ToolContext {
+  /** The session (chat) the call runs in: whose workspace the file tools use, where scheduled jobs start their runs. */
+  sessionKey: string;
+  /** The lease the call's turn runs under: what the workspace's saves are fenced by. */
+  fence: Fence;
   frame: StackFrame;
   toolUseId: string;
   catalog: Catalog;
@@ -29,6 +34,8 @@ export interface ToolContext {
   schemas: SchemaChecker;
   /** The task's owner (whose memories the memory tools use); absent outside a task. */
   owner?: string;
+  /** The running task's id, when there is one (a scheduled job records the task that scheduled it). */
+  taskId?: string | null;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
   /** A stored file of this conversation, as a history names it; null when it is not this conversation's or was deleted. */
@@ -58,6 +65,8 @@ export interface Tool {
    * call then gets an error result instead of running twice.
    */
   idempotent: boolean | ((input: Record<string, unknown>, ctx: Pick<ToolContext, "catalog">) => boolean);
+  /** What an interrupted call (not idempotent, cut off by a restart) answers instead of the generic note. */
+  interrupted?: string;
   run(input: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput>;
   /** The owner must approve each call before it runs (a function decides per call, e.g. by HTTP method). */
   requiresApproval?: boolean | ((input: Record<string, unknown>) => boolean);

@@ -1,32 +1,33 @@
-// One orchestration step, written inside the caller's transaction: the fence first, then one statement per kind
-// of change the step carries (lists are unnested, never a statement per row), then its changes for the feed,
-// whose notifications PostgreSQL delivers only if the transaction commits.
+// One orchestration step, in one round trip (statement-batch.ts): the fence first, then one statement per kind of
+// change the step carries (lists are unnested, never a statement per row), then its changes for the feed, whose
+// notifications PostgreSQL delivers only if the transaction commits.
 import type pg from "pg";
 import { inputHash } from "../input-hash.js";
 import { FencedError, type Fence, type OutboundInput, type StepCommit, type StoreChange } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
-import { queueMemoryJob } from "./memories.js";
+import { memoryJobValues } from "./memories.js";
+import { M } from "./memory-statements.js";
+import { fencedCurrent, StatementBatch } from "./statement-batch.js";
 import { S, type Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase, statement: Sql, values: unknown[]) => client.query({ ...statement, values });
 
 /**
- * Writes `step` of session `key` at time `now`; throws FencedError (after which the caller rolls back) when its
- * lease moved on from `fence`. Returns the changes it wrote to the feed, for this replica to hear once the
- * transaction commits.
+ * Writes `step` of session `key` at time `now`, in one round trip: the fence first (it locks the lease row and
+ * fails the whole batch when the lease moved on from `fence`: FencedError, and nothing of the step is written),
+ * then one statement per kind of change, then its feed entries. Outside a transaction the batch is its own;
+ * returns the changes it wrote to the feed, for this replica to hear once that transaction committed.
  */
-export async function writeStep(client: pg.ClientBase, key: string, fence: Fence, step: StepCommit, now: number): Promise<FeedEntry[]> {
-  // Locks the lease row until the commit: a takeover waits for this step instead of racing it.
-  const { rows } = await run(client, S.fence, [key]);
-  const current = rows[0] ? Number(rows[0].token) : null;
-  if (current !== fence.token) throw new FencedError(key, fence.token, current);
+export async function writeStep(client: pg.ClientBase | pg.Pool, key: string, fence: Fence, step: StepCommit, now: number): Promise<FeedEntry[]> {
+  const batch = new StatementBatch();
+  batch.fence(key, fence.token);
   if (step.taskCreated) {
     const t = step.taskCreated;
-    await run(client, S.insertTask, [t.id, key, t.ownerId, t.requestId, now, t.options?.expiresAt ?? null, t.options?.metadataJson ?? null]);
+    batch.add(S.insertTask, [t.id, key, t.ownerId, t.requestId, now, t.options?.expiresAt ?? null, t.options?.metadataJson ?? null]);
   }
   const log = step.log ?? [];
   if (log.length > 0) {
-    await run(client, S.insertLog, [
+    batch.add(S.insertLog, [
       key,
       now,
       log.map((e) => e.taskId),
@@ -39,26 +40,26 @@ export async function writeStep(client: pg.ClientBase, key: string, fence: Fence
   }
   // Push before pop: a frame pushed and popped in the same step (main answering at once) nets to nothing.
   const pushed = step.framesPushed ?? [];
-  if (pushed.length > 0) await run(client, S.pushFrames, [key, pushed.map((f) => f.frameId), pushed.map((f) => JSON.stringify(f))]);
+  if (pushed.length > 0) batch.add(S.pushFrames, [key, pushed.map((f) => f.frameId), pushed.map((f) => JSON.stringify(f))]);
   const updated = step.framesUpdated ?? [];
-  if (updated.length > 0) await run(client, S.updateFrames, [updated.map((f) => f.frameId), updated.map((f) => JSON.stringify(f))]);
+  if (updated.length > 0) batch.add(S.updateFrames, [updated.map((f) => f.frameId), updated.map((f) => JSON.stringify(f))]);
   const popped = step.framesPopped ?? [];
-  if (popped.length > 0) await run(client, S.popFrames, [popped]);
+  if (popped.length > 0) batch.add(S.popFrames, [popped]);
   if (step.task) {
     const t = step.task;
     const structured = t.structuredOutput === undefined ? null : JSON.stringify(t.structuredOutput);
-    await run(client, S.updateTask, [t.status, t.result ?? null, t.error ?? null, structured, now, t.id]);
+    batch.add(S.updateTask, [t.status, t.result ?? null, t.error ?? null, structured, now, t.id]);
   }
-  await updateRequests(client, step, now);
+  updateRequests(batch, step, now);
   if (step.usage) {
     const u = step.usage;
-    await run(client, S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key, u.costNanoUsd]);
+    batch.add(S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key, u.costNanoUsd]);
   }
-  await insertOutbound(client, key, step.outbound ?? [], now);
-  if (step.newMainAgentSessionId) await run(client, S.setMainSession, [step.newMainAgentSessionId, now, key]);
+  if (step.outbound && step.outbound.length > 0) batch.add(S.insertOutbound, outboundValues(key, step.outbound, now));
+  if (step.newMainAgentSessionId) batch.add(S.setMainSession, [step.newMainAgentSessionId, now, key]);
   const approvals = step.approvalsCreated ?? [];
   if (approvals.length > 0) {
-    await run(client, S.insertApprovals, [
+    batch.add(S.insertApprovals, [
       key,
       now,
       approvals.map((a) => a.id),
@@ -74,15 +75,29 @@ export async function writeStep(client: pg.ClientBase, key: string, fence: Fence
       approvals.map((a) => a.requestId),
     ]);
   }
-  if (step.framesQuarantined) await run(client, S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
-  if (step.memoryJob) await queueMemoryJob(client, key, step.memoryJob, now);
-  return writeChanges(client, stepChanges(key, step));
+  if (step.framesQuarantined) batch.add(S.quarantineFrames, [key, step.framesQuarantined.reason, now]);
+  if (step.memoryJob) batch.add(M.insertMemoryJob, memoryJobValues(key, step.memoryJob, now));
+  const changes = stepChanges(key, step);
+  const feed = changes.length > 0 ? batch.add(S.feed, [changes.map(encodeChange)]) : -1;
+  let results: pg.QueryResult[];
+  try {
+    results = await batch.send(client);
+  } catch (error) {
+    const current = fencedCurrent(error);
+    if (current !== undefined) throw new FencedError(key, fence.token, current);
+    throw error;
+  }
+  return feed < 0 ? [] : feedEntries(results[feed]!.rows as Array<{ id: string; at: number }>, changes);
 }
 
 /** Writes `messages` to the outbox of `key`, in one statement (inside the caller's transaction). */
 export async function insertOutbound(client: pg.ClientBase, key: string, messages: OutboundInput[], now: number): Promise<void> {
   if (messages.length === 0) return;
-  await run(client, S.insertOutbound, [
+  await run(client, S.insertOutbound, outboundValues(key, messages, now));
+}
+
+function outboundValues(key: string, messages: OutboundInput[], now: number): unknown[] {
+  return [
     key,
     now,
     messages.map((o) => o.id),
@@ -93,31 +108,35 @@ export async function insertOutbound(client: pg.ClientBase, key: string, message
     messages.map((o) => o.text),
     messages.map((o) => o.kind),
     messages.map((o) => o.approvalId ?? null),
-  ]);
+  ];
 }
 
 /** Writes `changes` to the feed (their notifications go out when the transaction commits), in order. */
 export async function writeChanges(client: pg.ClientBase | pg.Pool, changes: StoreChange[]): Promise<FeedEntry[]> {
   if (changes.length === 0) return [];
   const { rows } = await client.query<{ id: string; at: number }>({ ...S.feed, values: [changes.map(encodeChange)] });
+  return feedEntries(rows, changes);
+}
+
+function feedEntries(rows: Array<{ id: string; at: number }>, changes: StoreChange[]): FeedEntry[] {
   return rows.map((row, i) => ({ id: row.id, at: row.at, change: changes[i]! }));
 }
 
 /** `request` then `requestsClosed`, in one statement unless an id repeats (then in order, as written). */
-async function updateRequests(client: pg.ClientBase, step: StepCommit, now: number): Promise<void> {
+function updateRequests(batch: StatementBatch, step: StepCommit, now: number): void {
   const updates = [
     ...(step.request ? [{ ...step.request, taskId: step.request.taskId ?? null }] : []),
     ...(step.requestsClosed ?? []).map((r) => ({ ...r, taskId: r.taskId ?? null })),
   ];
   if (updates.length === 0) return;
   const batches = new Set(updates.map((u) => u.id)).size === updates.length ? [updates] : updates.map((u) => [u]);
-  for (const batch of batches) {
-    await run(client, S.updateRequests, [
+  for (const group of batches) {
+    batch.add(S.updateRequests, [
       now,
-      batch.map((u) => u.id),
-      batch.map((u) => u.status),
-      batch.map((u) => u.taskId),
-      batch.map((u) => u.error ?? null),
+      group.map((u) => u.id),
+      group.map((u) => u.status),
+      group.map((u) => u.taskId),
+      group.map((u) => u.error ?? null),
     ]);
   }
 }

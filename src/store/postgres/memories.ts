@@ -10,9 +10,9 @@ import type { Sql } from "./statements.js";
 
 const run = (client: pg.ClientBase, statement: Sql, values: unknown[]) => client.query<Row>({ ...statement, values });
 
-/** Queues the extraction for a finished task, inside the step's transaction; a second one is ignored. */
-export async function queueMemoryJob(client: pg.ClientBase, sessionKey: string, job: { taskId: string; userId: string }, now: number): Promise<void> {
-  await run(client, M.insertMemoryJob, [job.taskId, job.userId, sessionKey, now]);
+/** The values of M.insertMemoryJob: the extraction a finished task queues, with its step; a second is ignored. */
+export function memoryJobValues(sessionKey: string, job: { taskId: string; userId: string }, now: number): unknown[] {
+  return [job.taskId, job.userId, sessionKey, now];
 }
 
 export class PostgresMemories implements MemoryStore {

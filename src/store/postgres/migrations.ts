@@ -248,7 +248,64 @@ const MIGRATIONS: string[] = [
   DROP INDEX requests_unfinished;
   CREATE INDEX requests_unfinished ON requests (session_key, seq) WHERE status IN ('pending', 'running');
   `,
-  // 8: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
+  // 8: scheduled jobs (the schedule tool, /schedules) and each user's time zone (/timezone). A job's row is its
+  // conversation's (session_key): it moves with it; its owner's erasure deletes it wherever it is.
+  `
+  CREATE TABLE schedule_jobs (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    next_due BIGINT,
+    status TEXT NOT NULL,
+    last_due BIGINT,
+    last_result TEXT,
+    created_by_task TEXT,
+    created_at BIGINT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  CREATE INDEX schedule_jobs_by_owner ON schedule_jobs(owner_id);
+  CREATE INDEX schedule_jobs_by_session ON schedule_jobs(session_key);
+  CREATE INDEX schedule_jobs_due ON schedule_jobs(next_due) WHERE status = 'active';
+  CREATE TABLE user_timezones (
+    user_id TEXT PRIMARY KEY,
+    timezone TEXT NOT NULL,
+    updated_at BIGINT NOT NULL
+  );
+  `,
+  // 9: the daily quotas' counters (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD): per user and per chat and
+  // day, with the limits the user was already told about (SQLite version 17).
+  `
+  CREATE TABLE usage_daily (
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    messages BIGINT NOT NULL,
+    cost_nano_usd BIGINT NOT NULL,
+    told TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (scope, subject, day)
+  );
+  CREATE INDEX usage_daily_recent ON usage_daily (scope, updated_at);
+  `,
+  // 10: the files of each session's workspace (src/store/roles/workspaces.ts): a file's bytes base64 in content, a
+  // symlink's target there; written only under the session's lease.
+  `
+  CREATE TABLE workspace_files (
+    session_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mode INTEGER NOT NULL,
+    size BIGINT NOT NULL,
+    sha256 TEXT NOT NULL,
+    content TEXT NOT NULL,
+    updated_at BIGINT NOT NULL,
+    PRIMARY KEY (session_key, path)
+  );
+  `,
+  // 11: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
   `
   CREATE TABLE file_blobs (
     session_key TEXT NOT NULL, sha256 TEXT NOT NULL, bytes BYTEA NOT NULL, size BIGINT NOT NULL, created_at BIGINT NOT NULL,

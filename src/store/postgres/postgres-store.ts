@@ -7,6 +7,9 @@ import { PostgresContext } from "./context.js";
 import { PostgresFeed } from "./feed.js";
 import { PostgresFiles } from "./files.js";
 import { PostgresIndicators } from "./indicators.js";
+import { PostgresSchedules } from "./schedules.js";
+import { PostgresUsage } from "./usage.js";
+import { PostgresWorkspaces } from "./workspaces.js";
 import { PostgresLeases } from "./leases.js";
 import type { ChangeListener } from "./listener.js";
 import { PostgresMemories } from "./memories.js";
@@ -48,6 +51,9 @@ export class PostgresStore implements Store {
   readonly operations: PostgresOperations;
   readonly indicators: PostgresIndicators;
   readonly files: PostgresFiles;
+  readonly schedules: PostgresSchedules;
+  readonly usage: PostgresUsage;
+  readonly workspaces: PostgresWorkspaces;
   private closing: Promise<void> | null = null;
 
   private constructor(
@@ -72,6 +78,9 @@ export class PostgresStore implements Store {
     this.operations = new PostgresOperations(pool, quarantine);
     this.indicators = new PostgresIndicators(ctx);
     this.files = new PostgresFiles(ctx);
+    this.schedules = new PostgresSchedules(pool, now);
+    this.usage = new PostgresUsage(ctx);
+    this.workspaces = new PostgresWorkspaces(ctx);
   }
 
   /** Connects, brings the schema up to date and starts listening. Rejects with a one-line reason (no password). */

@@ -1,9 +1,8 @@
-// The journal of turns on PostgreSQL: every step one transaction (commit.ts), its fence checked under a lock on
-// the lease row, its feed changes heard here once it committed.
+// The journal of turns on PostgreSQL: every step one transaction in one round trip (commit.ts), its fence checked
+// under a lock on the lease row, its feed changes heard here once it committed.
 import * as rows from "../rows.js";
 import type { Fence, FrameRecord, Lease, LogEntry, SessionWriter, StepCommit, StepStore } from "../store.js";
 import { writeStep } from "./commit.js";
-import { transaction } from "./connection.js";
 import type { PostgresContext } from "./context.js";
 import { S } from "./statements.js";
 
@@ -20,7 +19,8 @@ export class PostgresSteps implements StepStore {
     // What was announced before this step (the reply's streamed pieces) reaches the others before the step does.
     await this.ctx.feed.settled();
     const now = this.ctx.now();
-    this.ctx.feed.committed(await transaction(this.ctx.pool, (client) => writeStep(client, key, fence, step, now)));
+    // One round trip, its own transaction (writeStep).
+    this.ctx.feed.committed(await writeStep(this.ctx.pool, key, fence, step, now));
   }
 
   async frames(sessionKey: string): Promise<FrameRecord[]> {

@@ -5,6 +5,7 @@ import type { MemoryRecord } from "./memories.js";
 import type { RequestRecord } from "./requests.js";
 import type { LogEntry } from "./steps.js";
 import type { TaskRecord } from "./tasks.js";
+import type { UsageDay } from "./usage.js";
 
 /**
  * What one user keeps on the server, for the HTTP API's per-user caps: the sessions they own, and the bytes of their
@@ -30,8 +31,12 @@ export interface UserExport {
     outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
     /** The files of the session that are theirs, each with its bytes in base64. */
     files: Array<StoredFile & { contentBase64: string }>;
+    /** The files of the session's workspace (sessions the user owns); a file's bytes base64, a symlink's target. */
+    workspace: Array<{ path: string; kind: string; mode: number; size: number; sha256: string; contentBase64?: string; target?: string }>;
   }>;
   approvals: ApprovalRecord[];
+  /** The daily quotas' counters of the user, and of the chats that are theirs alone. */
+  usage: UsageDay[];
 }
 
 export interface UserDataStore {

@@ -340,7 +340,72 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP INDEX outbox_failed;
   CREATE INDEX outbox_failed ON outbox(session_key, seq) WHERE failed_at IS NOT NULL;
   `,
-  // 15: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
+  // 15: two of 14's indexes cost every message a B-tree write (one more page in each commit's WAL) and bought SQLite
+  // nothing: a session's requests in order come through the (session_key, external_id) key and a sort of that one
+  // session's rows; a task's requests through its session (taskUsage). PostgreSQL keeps both (schema.ts,
+  // DIALECT_ONLY). Measured in docs/engineering/performance.md ("What the store split cost").
+  `
+  DROP INDEX requests_by_session;
+  DROP INDEX requests_by_task;
+  `,
+  // 16: scheduled jobs (the schedule tool, /schedules) and each user's time zone (/timezone). A job's row is its
+  // conversation's (session_key): it moves with it; its owner's erasure deletes it wherever it is.
+  `
+  CREATE TABLE schedule_jobs (
+    id TEXT PRIMARY KEY,
+    owner_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    instruction TEXT NOT NULL,
+    schedule TEXT NOT NULL,
+    timezone TEXT NOT NULL,
+    next_due INTEGER,
+    status TEXT NOT NULL,
+    last_due INTEGER,
+    last_result TEXT,
+    created_by_task TEXT,
+    created_at INTEGER NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  CREATE INDEX schedule_jobs_by_owner ON schedule_jobs(owner_id);
+  CREATE INDEX schedule_jobs_by_session ON schedule_jobs(session_key);
+  CREATE INDEX schedule_jobs_due ON schedule_jobs(next_due) WHERE status = 'active';
+  CREATE TABLE user_timezones (
+    user_id TEXT PRIMARY KEY,
+    timezone TEXT NOT NULL,
+    updated_at INTEGER NOT NULL
+  );
+  `,
+  // 17: the daily quotas' counters (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD): per user and per chat and
+  // day, with the limits the user was already told about.
+  `
+  CREATE TABLE usage_daily (
+    scope TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    day TEXT NOT NULL,
+    messages INTEGER NOT NULL,
+    cost_nano_usd INTEGER NOT NULL,
+    told TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (scope, subject, day)
+  );
+  CREATE INDEX usage_daily_recent ON usage_daily(scope, updated_at);
+  `,
+  // 18: the files of each session's workspace (src/store/roles/workspaces.ts): a file's bytes base64 in content, a
+  // symlink's target there; written only under the session's lease.
+  `
+  CREATE TABLE workspace_files (
+    session_key TEXT NOT NULL,
+    path TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    mode INTEGER NOT NULL,
+    size INTEGER NOT NULL,
+    sha256 TEXT NOT NULL,
+    content TEXT NOT NULL,
+    updated_at INTEGER NOT NULL,
+    PRIMARY KEY (session_key, path)
+  );
+  `,
+  // 19: the files of a conversation (src/store/roles/files.ts): their bytes once per conversation and content.
   `
   CREATE TABLE file_blobs (
     session_key TEXT NOT NULL, sha256 TEXT NOT NULL, bytes BLOB NOT NULL, size INTEGER NOT NULL, created_at INTEGER NOT NULL,

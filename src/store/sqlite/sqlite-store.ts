@@ -8,8 +8,11 @@ import { SqliteFeed } from "./feed.js";
 import { GroupCommit, type GroupCommitHooks } from "./group-commit.js";
 import { SqliteFiles } from "./files.js";
 import { SqliteIndicators } from "./indicators.js";
+import { SqliteSchedules } from "./schedules.js";
+import { SqliteUsage } from "./usage.js";
+import { SqliteWorkspaces } from "./workspaces.js";
 import { SqliteLeases } from "./leases.js";
-import { MemoryLeases } from "./memory-leases.js";
+import { ProcessLeases } from "./process-leases.js";
 import { SqliteMemories } from "./memories.js";
 import { migrate } from "./migrations.js";
 import { SqliteOperations } from "./operations.js";
@@ -55,6 +58,9 @@ export class SqliteStore implements Store {
   readonly operations: SqliteOperations;
   readonly indicators: SqliteIndicators;
   readonly files: SqliteFiles;
+  readonly schedules: SqliteSchedules;
+  readonly usage: SqliteUsage;
+  readonly workspaces: SqliteWorkspaces;
   private readonly db: Database.Database;
   private readonly stmts: Statements;
   private readonly processLock: ProcessLock | null;
@@ -85,7 +91,7 @@ export class SqliteStore implements Store {
     this.stmts = prepareStatements(this.db);
     this.writes = new GroupCommit(this.db, options.groupCommit);
     this.feed = new SqliteFeed();
-    this.leases = new SqliteLeases(this.stmts, this.writes, now, options.exclusive ? new MemoryLeases() : null);
+    this.leases = new SqliteLeases(this.stmts, this.writes, now, options.exclusive ? new ProcessLeases() : null);
     const ctx: SqliteContext = {
       db: this.db,
       stmts: this.stmts,
@@ -106,6 +112,9 @@ export class SqliteStore implements Store {
     this.operations = new SqliteOperations(ctx);
     this.indicators = new SqliteIndicators(ctx);
     this.files = new SqliteFiles(ctx);
+    this.schedules = new SqliteSchedules(this.db, now);
+    this.usage = new SqliteUsage(ctx);
+    this.workspaces = new SqliteWorkspaces(ctx);
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is
     // gone: a restart resumes its sessions, and the extractions it was running, at once instead of waiting for them
     // to run out (the cut-off run still counts as an attempt).

@@ -63,7 +63,8 @@ export function prepareStatements(db: Database.Database) {
     taskUsage: db.prepare(
       `SELECT COALESCE(SUM(input_tokens), 0) AS i, COALESCE(SUM(output_tokens), 0) AS o,
        COALESCE(SUM(cache_read_tokens), 0) AS r, COALESCE(SUM(cache_write_tokens), 0) AS w,
-       COALESCE(SUM(cost_nano_usd), 0) AS c FROM requests WHERE task_id = ?`,
+       COALESCE(SUM(cost_nano_usd), 0) AS c FROM requests
+       WHERE session_key = (SELECT session_key FROM tasks WHERE id = @task) AND task_id = @task`,
     ),
     insertOutbound: db.prepare(
       `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
@@ -113,7 +114,7 @@ export function prepareStatements(db: Database.Database) {
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
     requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
     unfinished: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') ORDER BY seq`),
-    // Named: with requests_by_session there too, SQLite would walk every request the session ever had.
+    // Named: with requests_activity there too, SQLite could walk every request the session ever had.
     unfinishedOf: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
     taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
     tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),

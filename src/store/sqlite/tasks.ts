@@ -26,6 +26,6 @@ export class SqliteTasks implements TaskStore {
   }
 
   async usage(taskId: string): Promise<Usage> {
-    return toTaskUsage(this.ctx.stmts.taskUsage.get(taskId) as Row);
+    return toTaskUsage(this.ctx.stmts.taskUsage.get({ task: taskId }) as Row);
   }
 }

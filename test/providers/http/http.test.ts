@@ -105,7 +105,7 @@ describe("POST /v1/messages", () => {
     const db = new Database(h.dbFile);
     db.prepare("UPDATE frames SET data = '{}'").run();
     db.close();
-    h.runtime.stacks.evict(`http:${first.session_id}`);
+    h.runtime.stacks.invalidate(`http:${first.session_id}`);
     const broken = await post(base, "/v1/messages", message("answer", { session_id: first.session_id }));
     expect(broken.status).toBe(500);
     expect(await broken.json()).toMatchObject({ error: { type: "internal_error" }, request_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });

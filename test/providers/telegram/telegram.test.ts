@@ -41,7 +41,7 @@ async function boot(options: Partial<TelegramOptions> = {}) {
 describe("private chat", () => {
   it("holds a whole takeover conversation, with the speaking subagent shown, to completion", async () => {
     await boot();
-    expect(world.tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "context", "memory", "cancel", "reset"]);
+    expect(world.tg.commands().map((c) => c.command)).toEqual(["start", "skills", "status", "context", "memory", "schedules", "usage", "cancel", "reset"]);
 
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "/start" });
     expect((await world.nth(ALICE, 1)).text).toContain("• interview: The interview skill for tests.");

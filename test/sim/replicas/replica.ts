@@ -85,7 +85,7 @@ export class Replica {
     const timers = clock.timersFor(name);
     this.leases = new Leases(this.store, { replica: name, ttlMs: options.ttlMs, timers });
     this.stacks = new AgentStackManager(this.store);
-    if (options.plants?.staleCache) this.stacks.evict = () => {};
+    if (options.plants?.staleCache) this.stacks.invalidate = () => {};
     const ids = counterIds(name);
     const model = new ScriptedModel(name, options.shared, this.gate, (key) => this.holdsLive(key));
     const runtime: RuntimeDeps = {
@@ -173,6 +173,9 @@ export class Replica {
       operations: gated(raw.operations),
       indicators: gated(raw.indicators),
       files: gated(raw.files),
+      schedules: gated(raw.schedules),
+      usage: gated(raw.usage),
+      workspaces: gated(raw.workspaces),
       feed: { watch: (listener) => raw.feed.watch(listener), announce: (change) => gated(raw.feed).announce(change) },
       outbox: gated(raw.outbox, { claimNext: (key: string) => raw.outbox.claimNext(key).then(claimed) }),
       // Writers are made at once (no database call); their commits wait at the gate.

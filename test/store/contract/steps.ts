@@ -196,6 +196,21 @@ export function stepContract(ctx: ContractContext): void {
       expect((await ctx.store.steps.log(K))[0]?.payload).toEqual(payload);
     });
 
+    it("keeps text that looks like SQL, array or placeholder syntax exactly, in every kind of row, under any key", async () => {
+      const nasty = `it's "quoted" \\ back\\slash; DROP TABLE requests; -- $1 $fence$ {a,b} NULL\n\u00e9\u{1F600}`;
+      const key = `http:o'brien$fence$\\`;
+      const payload = { role: "assistant", content: [{ type: "text", text: nasty }], list: ["{", "}", ",", "NULL", '"', null] };
+      await commitStep(ctx.store, {
+        sessionKey: key,
+        log: [logEntry("message", payload)],
+        outbound: [outbound("o-nasty", { text: nasty })],
+        approvalsCreated: [newApproval("a-nasty", { input: { command: nasty } })],
+      });
+      expect((await ctx.store.steps.log(key))[0]?.payload).toEqual(payload);
+      expect((await ctx.store.outbox.pending(key)).map((o) => o.text)).toEqual([nasty]);
+      expect((await ctx.store.approvals.get("a-nasty"))?.input).toEqual({ command: nasty });
+    });
+
     it("history holds the message, tool_result and compaction rows of one agent session, in order", async () => {
       const { store } = ctx;
       const a = { agentSessionId: "as-a" };

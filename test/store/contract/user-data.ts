@@ -49,7 +49,11 @@ export function userDataContract(ctx: ContractContext): void {
     await commitStep(store, { sessionKey: GROUP, approvalsCreated: [newApproval("a-g", { ownerId: BOB })], memoryJob: { taskId: "t-g", userId: BOB } });
     await store.approvals.decide("a-g", "approved", BOB);
     await turn(store, BOBS, "b1", BOB);
-    await store.leases.acquire(HTTP, "replica-a", 10_000);
+    const httpLease = (await store.leases.acquire(HTTP, "replica-a", 10_000))!;
+    // A file in Alice's workspace and one in the group's (Bob's).
+    const file = (path: string, text: string) => ({ path, kind: "file" as const, mode: 0o644, size: text.length, sha256: "0".repeat(64), content: Buffer.from(text) });
+    await store.workspaces.save(HTTP, httpLease, [file("booking.txt", "table for two")], []);
+    await store.workspaces.save(GROUP, (await writerFor(store, GROUP)).fence, [file("agenda.md", "group agenda")], []);
     await store.memories.save(ALICE, { add: [{ id: "ma1", text: "Alice lives in Lisbon" }, { id: "ma2", text: "Alice is vegetarian" }] });
     await store.memories.save(BOB, { add: [{ id: "mb1", text: "Bob lives in Porto" }] });
   }
@@ -78,6 +82,18 @@ export function userDataContract(ctx: ContractContext): void {
       expect(data.approvals.map((a) => a.id)).toEqual(["a-h"]);
       const text = JSON.stringify(data);
       for (const other of [BOB, CAROL, "Porto"]) expect(text).not.toContain(other);
+    });
+
+    it("holds the files of the workspaces of the sessions the user owns, and not of the others", async () => {
+      const { store } = ctx;
+      await world();
+      const data = await store.userData.export(ALICE);
+      const workspaceOf = (key: string) => data.sessions.find((s) => s.sessionKey === key)?.workspace;
+      expect(workspaceOf(HTTP)).toEqual([{ path: "booking.txt", kind: "file", mode: 0o644, size: 13, sha256: "0".repeat(64), contentBase64: Buffer.from("table for two").toString("base64") }]);
+      expect(workspaceOf(GROUP)).toEqual([]);
+      await store.userData.erase(ALICE);
+      expect(await store.workspaces.manifest(HTTP)).toEqual([]);
+      expect((await store.workspaces.manifest(GROUP)).map((e) => e.path)).toEqual(["agenda.md"]);
     });
 
     it("is empty for a user the store knows nothing about", async () => {

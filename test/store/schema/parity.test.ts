@@ -60,8 +60,8 @@ describeIfPostgres("the PostgreSQL schema", () => {
   it("any drift is reported: a nullable column that should not be, a missing index", async () => {
     await client.query("BEGIN");
     try {
-      await client.query(`ALTER TABLE leases ALTER COLUMN holder DROP NOT NULL; DROP INDEX requests_by_task`);
-      expect(differences("postgres", await readPostgresSchema(client))).toEqual(["column leases.holder: text, described text not null", "index requests_by_task: missing"]);
+      await client.query(`ALTER TABLE leases ALTER COLUMN holder DROP NOT NULL; DROP INDEX outbox_by_request`);
+      expect(differences("postgres", await readPostgresSchema(client))).toEqual(["column leases.holder: text, described text not null", "index outbox_by_request: missing"]);
     } finally {
       await client.query("ROLLBACK");
     }

@@ -87,6 +87,9 @@ export function createBashTool(options: BashOptions): Tool {
     },
     // A command may write files; run twice after a restart, it could do so twice.
     idempotent: false,
+    interrupted:
+      `${BASH}: this command was started before a restart and may have run, wholly or in part; it was not run again. ` +
+      `The workspace holds what was saved before it unless it finished: check the workspace before running it again.`,
     // Commands that can reach the network ask the owner first (SANDBOX_ALLOW_HOSTS set); without it they run freely.
     requiresApproval: hosts.length > 0,
     async run(raw, ctx): Promise<ToolOutput> {

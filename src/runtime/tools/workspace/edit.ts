@@ -52,6 +52,7 @@ export function createEditTool(options: FileWriteOptions): Tool {
     },
     // Run twice, a replace_all of "a" by "aa" doubles again: not safe to repeat after a restart.
     idempotent: false,
+    interrupted: `${EDIT}: this edit was started before a restart and was not made again; Read the file to see whether it was made.`,
     async run(raw, ctx): Promise<ToolOutput> {
       const parsed = parseInput(EDIT, input, raw);
       if (!parsed.ok) return parsed.output;

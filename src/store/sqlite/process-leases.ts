@@ -1,13 +1,13 @@
 import type { Lease, LeaseRecord } from "../store.js";
 
 /**
- * Session leases kept in memory, for a SQLite file the gateway holds exclusively (the process lock): no other
+ * Session leases kept in the process's memory, for a SQLite file the gateway holds exclusively (the process lock): no other
  * process can take a lease on it, and a restarted process is a new holder that finds every lease of the dead one
  * gone, so nothing needs to reach the disk. Same rules as the leases table (the Store contract runs on both):
  * the token grows by one each time a different holder takes a key, and a released lease keeps its token.
  * Saves two writes per message (take and give back).
  */
-export class MemoryLeases {
+export class ProcessLeases {
   private readonly leases = new Map<string, LeaseRecord>();
 
   acquire(key: string, holder: string, ttlMs: number, now: number): Lease | null {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Model-checks Switchboard's protocols exhaustively with spin: the lease / fencing / outbox protocol
-# (model/switchboard.pml) and the call_agent protocol (model/calls.pml).  What is modelled, the bounds and the
+# (protocol-model/switchboard.pml) and the call_agent protocol (protocol-model/calls.pml).  What is modelled, the bounds and the
 # properties: docs/engineering/protocol-model.md.  Run: npm run model-check
 #
 # Fails (exit 1) unless every run of a correct model finishes a complete search with no error, every planted bug

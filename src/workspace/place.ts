@@ -1,0 +1,46 @@
+// A received file put in the top folder of a session's workspace (for the files feature): under a safe name made
+// from the one it came with (no folders, no control characters, never `.`/`..`), a free one when that is taken,
+// within the workspace's limits, and saved like a tool's change.
+import { lchown, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { measure } from "../runtime/tools/workspace/quota.js";
+import type { WorkspaceLimits } from "../runtime/tools/workspace/index.js";
+import type { SandboxUser } from "../sandbox/types.js";
+
+export type Placed = { ok: true; path: string } | { ok: false; reason: string };
+
+/** A file name made safe: its last path part, control characters and NUL replaced, at most 200 characters. */
+export function safeName(name: string): string {
+  const last = name.split(/[/\\]/).pop() ?? "";
+  // eslint-disable-next-line no-control-regex
+  const clean = last.replace(/[\u0000-\u001f\u007f]/g, "_").trim().slice(0, 200);
+  return clean === "" || clean === "." || clean === ".." ? "file" : clean;
+}
+
+/** `report.pdf`, then `report (2).pdf`, `report (3).pdf`… */
+function variant(name: string, n: number): string {
+  if (n === 1) return name;
+  const dot = name.lastIndexOf(".");
+  return dot > 0 ? `${name.slice(0, dot)} (${n})${name.slice(dot)}` : `${name} (${n})`;
+}
+
+export async function placeInto(dir: string, name: string, bytes: Buffer, limits: WorkspaceLimits, owner: SandboxUser | null): Promise<Placed> {
+  const usage = await measure(dir);
+  if (usage.bytes + bytes.length > limits.maxBytes || usage.files + 1 > limits.maxFiles) {
+    return { ok: false, reason: `the workspace has no room for ${safeName(name)} (${bytes.length} bytes): it holds ${usage.bytes} bytes in ${usage.files} files of at most ${limits.maxBytes} in ${limits.maxFiles}` };
+  }
+  const base = safeName(name);
+  for (let n = 1; n <= 1000; n++) {
+    const candidate = variant(base, n);
+    try {
+      // wx: never replaces anything, and never writes through a symlink planted under that name.
+      await writeFile(join(dir, candidate), bytes, { flag: "wx", mode: 0o644 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EEXIST") continue;
+      throw error;
+    }
+    if (owner) await lchown(join(dir, candidate), owner.uid, owner.gid);
+    return { ok: true, path: `/workspace/${candidate}` };
+  }
+  return { ok: false, reason: `no free name for ${base} in the workspace` };
+}

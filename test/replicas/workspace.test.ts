@@ -1,0 +1,71 @@
+// A session's workspace follows the session to whichever replica holds its lease: replica A writes a file and is
+// SIGKILLed; replica B, with a DATA_DIR of its own that never saw the file, continues the session and reads it and
+// runs a command on it (materialised from PostgreSQL). Real `npm start` processes, the strict fake Messages API.
+import { chmodSync, mkdirSync, readdirSync, rmSync, type Dirent } from "node:fs";
+import { join, relative } from "node:path";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { reply, startFakeAnthropic, text, toolUse, type FakeAnthropic } from "../fakes/anthropic/server.js";
+import { writeDefinitions } from "../helpers/harness.js";
+import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
+import { resultTexts } from "../helpers/requests.js";
+import { probe } from "../helpers/sandbox.js";
+import { leaseHolder, say, startReplica, type Replica } from "./replica.js";
+
+/** Every file under `dir`, relative, or none when it does not exist. */
+function filesUnder(dir: string): string[] {
+  try {
+    return (readdirSync(dir, { recursive: true, withFileTypes: true }) as Dirent[]).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name)));
+  } catch {
+    return [];
+  }
+}
+
+let fake: FakeAnthropic;
+let db: FreshDatabase;
+let defs: ReturnType<typeof writeDefinitions>;
+const replicas: Replica[] = [];
+
+describeIfPostgres("a workspace across replicas", () => {
+  beforeAll(async () => {
+    fake = await startFakeAnthropic();
+    db = await freshDatabase();
+    defs = writeDefinitions({});
+    // The sandbox's user (the gateway runs as root here) passes through the folders above each DATA_DIR/workspaces.
+    chmodSync(defs.root, 0o711);
+    for (const name of ["a", "b"]) mkdirSync(join(defs.root, `data-${name}`), { mode: 0o711 });
+    replicas.push(...(await Promise.all(["a", "b"].map((name) => startReplica(name, { modelUrl: fake.url, db, defs })))));
+  }, 60_000);
+
+  afterAll(async () => {
+    for (const r of replicas) r.proc.child.kill("SIGKILL");
+    await Promise.all(replicas.map((r) => r.proc.exited));
+    await fake?.close();
+    await db?.drop();
+    rmSync(defs.root, { recursive: true, force: true });
+  });
+
+  it("a second replica continues the session with its files after the first is SIGKILLed", async () => {
+    fake.script(reply(toolUse("Write", { file_path: "plan/trip.md", content: "Lisbon in June\n" })), text("written"));
+    const first = await say(replicas[0]!, undefined, "note my plan");
+    const session = String(first.session_id);
+    // Whichever replica ran the turn dies; the other has never had the file.
+    const a = (await leaseHolder(db, replicas, `http:${session}`))!;
+    const b = replicas.find((r) => r !== a)!;
+    expect(filesUnder(join(defs.root, `data-${b.name}`, "workspaces"))).toEqual([]);
+    expect(filesUnder(join(defs.root, `data-${a.name}`, "workspaces"))).toEqual([expect.stringMatching(/^[0-9a-f]{32}\/plan\/trip\.md$/)]);
+    a.proc.child.kill("SIGKILL");
+    await a.proc.exited;
+
+    let results: Array<{ content: string; error: boolean }> = [];
+    const calls = [toolUse("Read", { file_path: "plan/trip.md" }), ...(probe.ok ? [toolUse("Bash", { command: "cat plan/trip.md | tr a-z A-Z" })] : [])];
+    fake.script(reply(...calls), (req) => {
+      results = resultTexts(req);
+      return text("read");
+    });
+    await say(b, session, "what was my plan?");
+    expect(results).toEqual([
+      { content: "     1\tLisbon in June", error: false },
+      ...(probe.ok ? [{ content: "LISBON IN JUNE", error: false }] : []),
+    ]);
+  });
+});
