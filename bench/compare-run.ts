@@ -35,7 +35,12 @@ export function resolveRef(ref: string): { sha: string } | { problem: string } {
 function knownScenarios(dir: string): string[] | null {
   const r = spawnSync(process.execPath, ["--import", "tsx", "bench/run.ts", "--help"], { cwd: dir, encoding: "utf8" });
   const line = /^scenarios: (.*)$/m.exec(`${r.stdout}\n${r.stderr}`)?.[1];
-  return line ? line.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  return line
+    ? line
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : null;
 }
 
 function runBench(dir: string, scenarios: string[]): Promise<Result[]> {

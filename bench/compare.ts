@@ -15,7 +15,13 @@ export function direction(figure: string): Direction | null {
 
 /** Figures that decide the verdict: rates and CPU move little from run to run; a p99 or RSS is reported, not judged. */
 export function judged(figure: string): boolean {
-  return figure.endsWith("_per_s") || figure.startsWith("cpu_us") || figure === "db_bytes_per_message" || figure === "db_bytes_per_session" || /^(statements|round_trips)_/.test(figure);
+  return (
+    figure.endsWith("_per_s") ||
+    figure.startsWith("cpu_us") ||
+    figure === "db_bytes_per_message" ||
+    figure === "db_bytes_per_session" ||
+    /^(statements|round_trips)_/.test(figure)
+  );
 }
 
 export function median(values: readonly number[]): number {
@@ -55,7 +61,15 @@ export function compareRuns(before: Result[][], after: Result[][], thresholdPerc
       const pairs = Math.min(a.length, b.length);
       const ratios = Array.from({ length: pairs }, (_, i) => ratioOf(a[i]!, b[i]!));
       const ratio = ratioOf(ma, mb);
-      out.push({ scenario, figure, before: mb, after: ma, ratio, spread: [Math.min(...ratios), Math.max(...ratios)], verdict: verdictOf(figure, ratio, ratios, thresholdPercent) });
+      out.push({
+        scenario,
+        figure,
+        before: mb,
+        after: ma,
+        ratio,
+        spread: [Math.min(...ratios), Math.max(...ratios)],
+        verdict: verdictOf(figure, ratio, ratios, thresholdPercent),
+      });
     }
   }
   return out;

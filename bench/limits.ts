@@ -52,7 +52,12 @@ export async function idleMemory(model: ScriptModel, sessions = 10_000) {
   const waiting = (await world.store.operations.operationalCounts()).activeStacks;
   await world.close();
   world.remove();
-  return { sessions, sessions_with_waiting_child: waiting, rss_mb: rssMb, heap_bytes_per_idle_session: Math.round(Math.max(0, heapAfter - heapBefore) / (sessions - warm)) };
+  return {
+    sessions,
+    sessions_with_waiting_child: waiting,
+    rss_mb: rssMb,
+    heap_bytes_per_idle_session: Math.round(Math.max(0, heapAfter - heapBefore) / (sessions - warm)),
+  };
 }
 
 /**

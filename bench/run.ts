@@ -40,7 +40,11 @@ const USAGE = `usage: npm run bench [-- scenario …]   the named scenarios, or 
 scenarios: ${names.join(", ")}
 handoff-roundtrip-postgres starts a local PostgreSQL (or uses BENCH_DATABASE_URL; skipped without either).
 `;
-const { values, positionals: wanted } = parseArguments(USAGE, { compare: { type: "string" }, runs: { type: "string" }, threshold: { type: "string" } }, { positionals: true });
+const { values, positionals: wanted } = parseArguments(
+  USAGE,
+  { compare: { type: "string" }, runs: { type: "string" }, threshold: { type: "string" } },
+  { positionals: true },
+);
 const unknown = wanted.filter((name) => !Object.hasOwn(all, name));
 if (unknown.length > 0) usageError(USAGE, unknown.map((name) => unknownName("scenario", name, names)).join("\n"));
 if (values.compare === undefined && (values.runs !== undefined || values.threshold !== undefined)) usageError(USAGE, "--runs and --threshold go with --compare");
@@ -69,5 +73,9 @@ for (const [name, run] of Object.entries(all)) {
 }
 for (const r of results) {
   const { scenario, ...figures } = r;
-  process.stderr.write(`${scenario.padEnd(18)} ${Object.entries(figures).map(([k, v]) => `${k}=${v}`).join("  ")}\n`);
+  process.stderr.write(
+    `${scenario.padEnd(18)} ${Object.entries(figures)
+      .map(([k, v]) => `${k}=${v}`)
+      .join("  ")}\n`,
+  );
 }

@@ -79,7 +79,12 @@ export async function cpuPerMessage(): Promise<Result> {
 export async function limitRatio(): Promise<Result> {
   const run = await singleTurnOnce();
   const raw = rawSqliteCommitsPerSecond();
-  return { scenario: "limit-ratio", single_turn_messages_per_s: run.messages_per_s, raw_sqlite_commits_per_s: raw, percent_of_limit: +((run.messages_per_s / raw) * 100).toFixed(1) };
+  return {
+    scenario: "limit-ratio",
+    single_turn_messages_per_s: run.messages_per_s,
+    raw_sqlite_commits_per_s: raw,
+    percent_of_limit: +((run.messages_per_s / raw) * 100).toFixed(1),
+  };
 }
 
 /** 10,000 sessions each waiting on a child (interview asked its question), in one running gateway. */
@@ -109,7 +114,9 @@ export async function tracingOverhead(): Promise<Result> {
   const url = `http://127.0.0.1:${(sink.address() as { port: number }).port}/v1/traces`;
   // A queue that holds every span of the run, so none is dropped and every one is exported (the default 2048 drops).
   const provider = new BasicTracerProvider({
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, concurrencyLimit: 1000 }), { maxQueueSize: 100_000, maxExportBatchSize: 512, scheduledDelayMillis: 200 })],
+    spanProcessors: [
+      new BatchSpanProcessor(new OTLPTraceExporter({ url, concurrencyLimit: 1000 }), { maxQueueSize: 100_000, maxExportBatchSize: 512, scheduledDelayMillis: 200 }),
+    ],
   });
   const tracer = provider.getTracer("switchboard");
   // Alternated, off/on twice, and the better of each kept: the machine's drift hits both sides alike.
@@ -142,7 +149,8 @@ const handoffModel = () =>
     const system = systemText({ system: req.system } as never);
     const last = req.messages.at(-1)!;
     const hasResult = last.content.some((b) => b.type === "tool_result");
-    if (system.includes('skill "interview"')) return last.content.some((b) => b.type === "text" && b.text === "Lisbon") ? [use("complete", { result: "Lisbon" })] : [{ type: "text", text: "Where to?" }];
+    if (system.includes('skill "interview"'))
+      return last.content.some((b) => b.type === "text" && b.text === "Lisbon") ? [use("complete", { result: "Lisbon" })] : [{ type: "text", text: "Where to?" }];
     return hasResult ? [{ type: "text", text: "Lisbon it is." }] : [use("use_skill", { name: "interview", message: "ask where" })];
   });
 
@@ -284,7 +292,16 @@ export async function deepStack(): Promise<Result> {
   const elapsed = performance.now() - start;
   await world.close();
   world.remove();
-  return { scenario: "deep-stack", rounds, depth: 6, model_calls: model.calls, rounds_per_s: Math.round((rounds / elapsed) * 1000), p50_ms: +percentile(latencies, 50).toFixed(3), p99_ms: +percentile(latencies, 99).toFixed(3), peak_rss_mb: rss() };
+  return {
+    scenario: "deep-stack",
+    rounds,
+    depth: 6,
+    model_calls: model.calls,
+    rounds_per_s: Math.round((rounds / elapsed) * 1000),
+    p50_ms: +percentile(latencies, 50).toFixed(3),
+    p99_ms: +percentile(latencies, 99).toFixed(3),
+    peak_rss_mb: rss(),
+  };
 }
 
 export async function recovery(): Promise<Result> {
@@ -337,5 +354,11 @@ export async function longHistory(): Promise<Result> {
   const fresh = await timeTurns("fresh");
   await world.close();
   world.remove();
-  return { scenario: "long-history", log_entries: 2000 + turns * 2, per_turn_p50_ms: +long.toFixed(3), fresh_session_per_turn_p50_ms: +fresh.toFixed(3), ratio: +(long / fresh).toFixed(2) };
+  return {
+    scenario: "long-history",
+    log_entries: 2000 + turns * 2,
+    per_turn_p50_ms: +long.toFixed(3),
+    fresh_session_per_turn_p50_ms: +fresh.toFixed(3),
+    ratio: +(long / fresh).toFixed(2),
+  };
 }

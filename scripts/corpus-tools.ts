@@ -37,7 +37,13 @@ function kindOf(file: string): DefinitionKind | null {
   return frontmatter && /^name:/m.test(frontmatter) && /^description:/m.test(frontmatter) ? "agent" : null;
 }
 
-interface Tally { files: number; loaded: number; complete: number; misses: Map<string, number>; lacking: string[] }
+interface Tally {
+  files: number;
+  loaded: number;
+  complete: number;
+  misses: Map<string, number>;
+  lacking: string[];
+}
 
 function measure(root: string): Tally {
   const tally: Tally = { files: 0, loaded: 0, complete: 0, misses: new Map(), lacking: [] };

@@ -104,7 +104,14 @@ export function createTools(
         ...(config.SCHEDULES
           ? scheduleTools({ store: storeOf, ids, now: Date.now, maxPerUser: config.SCHEDULE_MAX_PER_USER, defaultZone: config.DEFAULT_TIMEZONE, onScheduled })
           : []),
-        ...(config.WEB_FETCH ? [webFetchTool({ egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }), model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL) })] : []),
+        ...(config.WEB_FETCH
+          ? [
+              webFetchTool({
+                egress: createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.WEB_FETCH_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS }),
+                model: resolveModel(config.WEB_FETCH_MODEL, config.ANTHROPIC_MODEL),
+              }),
+            ]
+          : []),
         ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
         ...workspace.tools,
       ],
@@ -205,7 +212,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   log.info({ skills: [...catalog.current.skills.keys()], agents: [...catalog.current.agents.keys()] }, "catalog loaded");
 
   if (tracing && !config.SESSION_HASH_SECRET) {
-    log.warn("SESSION_HASH_SECRET is not set: session hashes in traces are keyed by a random secret of this process, so they differ between replicas and restarts; set the same long random value on every replica");
+    log.warn(
+      "SESSION_HASH_SECRET is not set: session hashes in traces are keyed by a random secret of this process, so they differ between replicas and restarts; set the same long random value on every replica",
+    );
   }
   const telemetry = new Telemetry({
     metrics,
@@ -272,7 +281,12 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     observer: telemetry,
     quotas: new Quotas({
       store,
-      settings: { userDailyMessages: config.USER_DAILY_MESSAGES, userDailyUsd: config.USER_DAILY_USD, chatDailyUsd: config.CHAT_DAILY_USD, exemptUsers: config.QUOTA_EXEMPT_USERS },
+      settings: {
+        userDailyMessages: config.USER_DAILY_MESSAGES,
+        userDailyUsd: config.USER_DAILY_USD,
+        chatDailyUsd: config.CHAT_DAILY_USD,
+        exemptUsers: config.QUOTA_EXEMPT_USERS,
+      },
       now: Date.now,
       log: log.child({ part: "quota" }),
       refused: (limit, place) => telemetry.quotaRefused(limit, place),
@@ -285,14 +299,41 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       ? new MemoryWorker({
           store,
           holder: replica,
-          extract: (job) => extractMemories({ store, model: extractionModel, modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL), ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
+          extract: (job) =>
+            extractMemories(
+              {
+                store,
+                model: extractionModel,
+                modelName: resolveModel(config.MEMORY_MODEL, config.ANTHROPIC_MODEL),
+                ids,
+                log,
+                budget: budgetOf(runtime.settings),
+                ...(runtime.quotas ? { quotas: runtime.quotas } : {}),
+              },
+              job,
+            ),
           retryable,
           log: log.child({ part: "memory" }),
           timers: systemTimers,
           now: Date.now,
         })
       : undefined;
-  const gateway = new Gateway({ store, leases, model, orchestrator, runtime, ids, log, observer: telemetry, midTurn: config.MID_TURN, memory, userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE, transcriber: transcriberFor(config), maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES, ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE } } : {}) });
+  const gateway = new Gateway({
+    store,
+    leases,
+    model,
+    orchestrator,
+    runtime,
+    ids,
+    log,
+    observer: telemetry,
+    midTurn: config.MID_TURN,
+    memory,
+    userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE,
+    transcriber: transcriberFor(config),
+    maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES,
+    ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE } } : {}),
+  });
   // Scheduled jobs: every replica looks for due runs; a run's request id makes two of them submit it once.
   const scheduler = config.SCHEDULES
     ? new Scheduler({
@@ -321,7 +362,11 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   await sweepApprovals().catch(failedSweep);
   const stopSweep = repeat(backgroundTimers, 30_000, () => void sweepApprovals().catch(failedSweep));
   // Work nobody is doing (a replica died, a notification was missed) is taken over.
-  const stopPoll = repeat(backgroundTimers, pollInterval(config.SESSION_LEASE_MS), () => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")));
+  const stopPoll = repeat(
+    backgroundTimers,
+    pollInterval(config.SESSION_LEASE_MS),
+    () => void gateway.poll().catch((error: unknown) => log.warn({ err: error }, "could not look for orphaned work")),
+  );
   log.info({ replica, database: config.DATABASE_URL ? "postgresql" : "sqlite" }, "store ready");
   return {
     store,
@@ -362,5 +407,7 @@ export async function startOrExit(start: () => Promise<App>): Promise<App> {
 
 /** TRANSCRIPTION_URL's endpoint, or none (voice notes are then answered with how to set it up). */
 function transcriberFor(config: Config): Transcriber {
-  return config.TRANSCRIPTION_URL ? new HttpTranscriber({ url: config.TRANSCRIPTION_URL, apiKey: config.TRANSCRIPTION_API_KEY, model: config.TRANSCRIPTION_MODEL }) : new NoTranscriber();
+  return config.TRANSCRIPTION_URL
+    ? new HttpTranscriber({ url: config.TRANSCRIPTION_URL, apiKey: config.TRANSCRIPTION_API_KEY, model: config.TRANSCRIPTION_MODEL })
+    : new NoTranscriber();
 }

@@ -65,12 +65,21 @@ const duration = (fallback: number) =>
  */
 const headerList = optionalText.transform((v, ctx) => {
   const headers = new Map<string, string>();
-  for (const [index, entry] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
+  for (const [index, entry] of (v ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .entries()) {
     const at = entry.indexOf("=");
     const name = entry.slice(0, at).trim();
     let value: string | null = null;
     try {
-      value = decodeURIComponent(entry.slice(at + 1).split(";")[0]!.trim());
+      value = decodeURIComponent(
+        entry
+          .slice(at + 1)
+          .split(";")[0]!
+          .trim(),
+      );
     } catch {
       value = null;
     }
@@ -100,9 +109,15 @@ const byteSize = (fallback: number) =>
 /** A comma-separated list of model ids or aliases (sonnet, haiku, opus), aliases resolved to ids. */
 const modelList = optionalText.transform((v, ctx) => {
   const models: string[] = [];
-  for (const name of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const name of (v ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     if (name === "inherit" || !isKnownModel(name)) {
-      ctx.addIssue({ code: "custom", message: `"${name}" is not a model: use ids such as claude-haiku-5-5 or the aliases ${Object.keys(MODEL_ALIASES).join(", ")}, separated by commas` });
+      ctx.addIssue({
+        code: "custom",
+        message: `"${name}" is not a model: use ids such as claude-haiku-5-5 or the aliases ${Object.keys(MODEL_ALIASES).join(", ")}, separated by commas`,
+      });
       return z.NEVER;
     }
     const id = Object.hasOwn(MODEL_ALIASES, name) ? MODEL_ALIASES[name]! : name;
@@ -114,7 +129,14 @@ const modelList = optionalText.transform((v, ctx) => {
 const schema = z.object({
   ANTHROPIC_API_KEY: optionalText,
   // More keys, used in turn: a key that is rate limited rests, one the API refuses (401) is dropped (README).
-  ANTHROPIC_API_KEYS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((k) => k.trim()).filter(Boolean))]),
+  ANTHROPIC_API_KEYS: optionalText.transform((v) => [
+    ...new Set(
+      (v ?? "")
+        .split(",")
+        .map((k) => k.trim())
+        .filter(Boolean),
+    ),
+  ]),
   ANTHROPIC_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as https://api.anthropic.com" }).optional()),
   ANTHROPIC_MODEL: optionalText.transform((v) => v ?? DEFAULT_MODEL),
   ANTHROPIC_MAX_TOKENS: positiveInt(DEFAULT_MAX_TOKENS),
@@ -132,7 +154,10 @@ const schema = z.object({
   MODEL_CONTEXT_TOKENS: optionalText.transform((v, ctx) => {
     // "400000" for every model, or "claude-sonnet-5-5=1000000,claude-haiku-5-5=200000" (optionally with *=…).
     const limits: Record<string, number> = {};
-    for (const part of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+    for (const part of (v ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       const [model, tokens] = part.includes("=") ? part.split("=", 2).map((s) => s.trim()) : ["*", part];
       const n = Number(tokens);
       if (!model || !Number.isInteger(n) || n < 1000) {
@@ -173,14 +198,32 @@ const schema = z.object({
   USER_DAILY_USD: usdAmount("no limit"),
   CHAT_DAILY_USD: usdAmount("no limit"),
   // User ids (as /status shows them, e.g. telegram:12345) the daily quotas never limit.
-  QUOTA_EXEMPT_USERS: optionalText.transform((v) => [...new Set((v ?? "").split(",").map((u) => u.trim()).filter(Boolean))]),
+  QUOTA_EXEMPT_USERS: optionalText.transform((v) => [
+    ...new Set(
+      (v ?? "")
+        .split(",")
+        .map((u) => u.trim())
+        .filter(Boolean),
+    ),
+  ]),
   // GET /metrics: on the HTTP API's port when unset (0 picks a free port), behind METRICS_TOKEN when that is set.
-  METRICS_PORT: optionalText.pipe(z.string().regex(/^\d{1,5}$/, { message: "must be a port number" }).optional()).transform((v) => (v === undefined ? undefined : Number(v))),
+  METRICS_PORT: optionalText
+    .pipe(
+      z
+        .string()
+        .regex(/^\d{1,5}$/, { message: "must be a port number" })
+        .optional(),
+    )
+    .transform((v) => (v === undefined ? undefined : Number(v))),
   METRICS_TOKEN: optionalText,
   // The read-only admin page (/admin) and its API: comma-separated tokens, each optionally token:name.
   ADMIN_TOKENS: optionalText.transform((v) => {
     const tokens = new Map<string, string>();
-    for (const [index, entry] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
+    for (const [index, entry] of (v ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .entries()) {
       const at = entry.lastIndexOf(":");
       if (at > 0 && at < entry.length - 1) tokens.set(entry.slice(0, at), entry.slice(at + 1));
       else tokens.set(entry, `admin ${index + 1}`);
@@ -209,7 +252,11 @@ const schema = z.object({
   HTTP_API_TOKENS: optionalText.transform((v, ctx) => {
     // A Map: a token is never looked up on an object, where `constructor` or `__proto__` would "match".
     const tokens = new Map<string, string>();
-    for (const [index, pair] of (v ?? "").split(",").map((p) => p.trim()).filter(Boolean).entries()) {
+    for (const [index, pair] of (v ?? "")
+      .split(",")
+      .map((p) => p.trim())
+      .filter(Boolean)
+      .entries()) {
       const at = pair.lastIndexOf(":");
       if (at <= 0 || at === pair.length - 1) {
         // By position only: any part of the entry may be the secret token.
@@ -227,7 +274,12 @@ const schema = z.object({
   HTTP_JWT_JWKS_URL: optionalText.pipe(z.url({ message: "must be the URL of a JWKS (JSON Web Key Set)" }).optional()),
   HTTP_JWT_AUDIENCE: optionalText,
   HTTP_JWT_ISSUER: optionalText,
-  HTTP_JWT_USER_CLAIM: optionalText.transform((v) => (v ?? "oid,sub").split(",").map((c) => c.trim()).filter(Boolean)),
+  HTTP_JWT_USER_CLAIM: optionalText.transform((v) =>
+    (v ?? "oid,sub")
+      .split(",")
+      .map((c) => c.trim())
+      .filter(Boolean),
+  ),
   HTTP_REQUEST_TOOL: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   HTTP_REQUEST_ALLOW: optionalText.transform((v, ctx) => {
     const parsed = parseAllowlist(v);
@@ -301,22 +353,29 @@ const schema = z.object({
     .pipe(z.enum(["off", "warn", "enforce"], { message: 'must be "off", "warn" or "enforce" (see docs/admin/skills.md, Locking what loads)' }).optional())
     .transform((v) => v ?? "off"),
   TELEGRAM_BOT_TOKEN: optionalText.pipe(
-    z.string().regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" }).optional(),
+    z
+      .string()
+      .regex(/^\d+:[A-Za-z0-9_-]+$/, { message: "must look like 123456789:AA… (the token BotFather gave you)" })
+      .optional(),
   ),
   TELEGRAM_API_ROOT: optionalText.pipe(z.url({ message: "must be a URL such as https://api.telegram.org" }).optional()),
   TELEGRAM_ALLOWED_USERS: optionalText.transform((v) =>
-    (v ?? "").split(",").map((u) => u.trim()).filter(Boolean),
+    (v ?? "")
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean),
   ),
   TELEGRAM_WEBHOOK_URL: optionalText.pipe(z.url({ message: "must be the public https URL Telegram should post updates to" }).optional()),
   TELEGRAM_WEBHOOK_SECRET: optionalText.pipe(
-    z.string().regex(/^[A-Za-z0-9_-]{1,256}$/, { message: "may use only A-Z, a-z, 0-9, _ and - (1-256 characters)" }).optional(),
+    z
+      .string()
+      .regex(/^[A-Za-z0-9_-]{1,256}$/, { message: "may use only A-Z, a-z, 0-9, _ and - (1-256 characters)" })
+      .optional(),
   ),
   TELEGRAM_WEBHOOK_PORT: positiveInt(8080),
   TELEGRAM_THROTTLE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // How replies stream: drafts in private chats (edits where drafts are not available), edits everywhere, or off.
-  TELEGRAM_STREAMING: optionalText
-    .pipe(z.enum(["draft", "edit", "off"], { message: 'must be "draft", "edit" or "off"' }).optional())
-    .transform((v) => v ?? "draft"),
+  TELEGRAM_STREAMING: optionalText.pipe(z.enum(["draft", "edit", "off"], { message: 'must be "draft", "edit" or "off"' }).optional()).transform((v) => v ?? "draft"),
   TELEGRAM_MAX_RETRIES: positiveInt(3),
   SLACK_BOT_TOKEN: optionalText.pipe(z.string().startsWith("xoxb-", { message: "must be the bot token, starting with xoxb-" }).optional()),
   SLACK_APP_TOKEN: optionalText.pipe(z.string().startsWith("xapp-", { message: "must be the app-level token, starting with xapp-" }).optional()),
@@ -325,8 +384,18 @@ const schema = z.object({
   SLACK_PORT: positiveInt(3000),
   SLACK_MAX_RETRIES: wholeNumber(3, 0, 10),
   SLACK_STREAMING: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
-  SLACK_ALLOWED_USERS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
-  SLACK_ALLOWED_CHANNELS: optionalText.transform((v) => (v ?? "").split(",").map((u) => u.trim()).filter(Boolean)),
+  SLACK_ALLOWED_USERS: optionalText.transform((v) =>
+    (v ?? "")
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean),
+  ),
+  SLACK_ALLOWED_CHANNELS: optionalText.transform((v) =>
+    (v ?? "")
+      .split(",")
+      .map((u) => u.trim())
+      .filter(Boolean),
+  ),
   // A message sent while a turn runs: wait for the turn (queue), or join the running frame at its next model call (steer).
   MID_TURN: optionalText.pipe(z.enum(["queue", "steer"], { message: 'must be "queue" or "steer"' }).optional()).transform((v) => v ?? "queue"),
   // Long-term memory per user: facts extracted after each task, recalled in later ones (docs/admin/memory.md).
@@ -348,9 +417,7 @@ const schema = z.object({
   HANDBACK_NOTICE: optionalText.pipe(z.enum(["on", "off"], { message: 'must be "on" or "off"' }).optional()).transform((v) => v !== "off"),
   // json: one JSON object per line; pretty: for humans. Unset: pretty when logs go to a terminal, json otherwise.
   LOG_FORMAT: optionalText.pipe(z.enum(["json", "pretty"], { message: 'must be "json" or "pretty"' }).optional()),
-  LOG_LEVEL: optionalText.pipe(
-    z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional(),
-  ).transform((v) => v ?? "info"),
+  LOG_LEVEL: optionalText.pipe(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).optional()).transform((v) => v ?? "info"),
 });
 
 const checked = schema.superRefine((c, ctx) => {

@@ -83,9 +83,7 @@ if (config.TELEGRAM_BOT_TOKEN) {
     token: config.TELEGRAM_BOT_TOKEN,
     apiRoot: config.TELEGRAM_API_ROOT,
     allowedUsers: config.TELEGRAM_ALLOWED_USERS,
-    webhook: config.TELEGRAM_WEBHOOK_URL
-      ? { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, port: config.TELEGRAM_WEBHOOK_PORT }
-      : undefined,
+    webhook: config.TELEGRAM_WEBHOOK_URL ? { url: config.TELEGRAM_WEBHOOK_URL, secret: config.TELEGRAM_WEBHOOK_SECRET, port: config.TELEGRAM_WEBHOOK_PORT } : undefined,
     throttle: config.TELEGRAM_THROTTLE,
     streaming: config.TELEGRAM_STREAMING,
     maxRetries: config.TELEGRAM_MAX_RETRIES,
@@ -185,7 +183,10 @@ try {
 }
 guard.serving();
 // The platforms may still be connecting: each says so in a line of its own when it is up.
-log.info({ providers: ["http", ...(chat ? ["console"] : []), ...platforms.map((p) => p.name.toLowerCase())], surfaces: Object.fromEntries(surfaces) }, "switchboard started");
+log.info(
+  { providers: ["http", ...(chat ? ["console"] : []), ...platforms.map((p) => p.name.toLowerCase())], surfaces: Object.fromEntries(surfaces) },
+  "switchboard started",
+);
 // A service: nothing else may hold the event loop open (stdin can close), so keep it alive until a signal.
 // oxlint-disable-next-line eslint/no-restricted-globals -- the process itself is kept alive, not a timed chore
 keepAlive = setInterval(() => {}, 1 << 30);

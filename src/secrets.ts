@@ -105,7 +105,9 @@ export function secretsOf(config: object, env: Record<string, string | undefined
     const kind = known[name];
     if (kind) credentialsOf(kind, value).forEach((s) => found.add(s));
     else if (typeof value === "string" && SECRET_NAME.test(name) && !NOT_A_SECRET.test(value.trim())) found.add(value);
-    stringsIn(value).flatMap(urlCredentials).forEach((s) => found.add(s));
+    stringsIn(value)
+      .flatMap(urlCredentials)
+      .forEach((s) => found.add(s));
   }
   const settings = new Set<string>(SETTINGS);
   for (const [name, value] of Object.entries(env)) {
@@ -159,7 +161,13 @@ function secretPattern(secrets: readonly string[], escape: (form: string) => str
   }
   if (forms.size === 0) return null;
   // Longest first: of two overlapping secrets the longer one must win, or a remnant of it stays visible.
-  return new RegExp([...forms].sort((a, b) => b.length - a.length).map(literal).join("|"), "g");
+  return new RegExp(
+    [...forms]
+      .sort((a, b) => b.length - a.length)
+      .map(literal)
+      .join("|"),
+    "g",
+  );
 }
 
 /** `text` without any of `secrets` (nor Telegram bot tokens), for one text; a logger keeps a `secretScrubber`. */

@@ -103,7 +103,10 @@ describe("per-user caps of the HTTP API", () => {
     expect([defaults.HTTP_SESSIONS_PER_USER_MAX, defaults.HTTP_STREAMS_PER_USER_MAX, defaults.HTTP_STORED_BYTES_PER_USER_MAX]).toEqual([500, 8, 200_000_000]);
     expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "512KiB" }).HTTP_STORED_BYTES_PER_USER_MAX).toBe(524_288);
     expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "1.5 GB" }).HTTP_STORED_BYTES_PER_USER_MAX).toBe(1_500_000_000);
-    expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "0", HTTP_SESSIONS_PER_USER_MAX: "0" })).toMatchObject({ HTTP_STORED_BYTES_PER_USER_MAX: 0, HTTP_SESSIONS_PER_USER_MAX: 0 });
+    expect(loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "0", HTTP_SESSIONS_PER_USER_MAX: "0" })).toMatchObject({
+      HTTP_STORED_BYTES_PER_USER_MAX: 0,
+      HTTP_SESSIONS_PER_USER_MAX: 0,
+    });
     expect(() => loadConfig({ HTTP_STORED_BYTES_PER_USER_MAX: "lots" })).toThrow(/HTTP_STORED_BYTES_PER_USER_MAX: must be a size such as 100MB/);
     expect(() => loadConfig({ HTTP_STREAMS_PER_USER_MAX: "-1" })).toThrow(/HTTP_STREAMS_PER_USER_MAX: must be a whole number ≥ 0/);
   });
@@ -153,7 +156,10 @@ describe("configured defaults", () => {
       const values = [...row!.split("|")[2]!.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
       const lines = example.split("\n");
       const at = lines.findIndex((line) => line === `${name}=`);
-      const comment = lines.slice(0, at).reverse().find((line) => /Defaults?: /.test(line))!;
+      const comment = lines
+        .slice(0, at)
+        .reverse()
+        .find((line) => /Defaults?: /.test(line))!;
       const stated = [...comment.split(/Defaults?: /)[1]!.matchAll(/[\d.]+/g)].map((m) => m[0]);
       return [values[names.indexOf(name)]!, stated[names.indexOf(name)] ?? stated[0]!];
     };
@@ -179,7 +185,15 @@ describe("an app built from the defaults", () => {
     fake = await startFakeAnthropic();
     const defs = writeDefinitions(files);
     dir = defs.root;
-    const env = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_MAX_RETRIES: "0", DATA_DIR: join(dir, "data"), SKILLS_DIR: defs.skills, AGENTS_DIR: defs.agents, MEMORY: "off" };
+    const env = {
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: fake.url,
+      ANTHROPIC_MAX_RETRIES: "0",
+      DATA_DIR: join(dir, "data"),
+      SKILLS_DIR: defs.skills,
+      AGENTS_DIR: defs.agents,
+      MEMORY: "off",
+    };
     app = await createApp(loadConfig(env), silentLogger());
     const seen: OutboundMessage[] = [];
     app.gateway.register({ prefix: "console", deliver: async (m) => void seen.push(m) });

@@ -88,7 +88,9 @@ describe("loggerFor", () => {
     log.warn(`the key ${SECRET} is about to expire`);
     log.error({ err: new Error(`refused ${SECRET}`) }, "model call failed");
 
-    const lines = readFileSync(join(dir, "data", "switchboard.log"), "utf8").trim().split("\n");
+    const lines = readFileSync(join(dir, "data", "switchboard.log"), "utf8")
+      .trim()
+      .split("\n");
     const entries = lines.map((l) => JSON.parse(l) as { level: number; msg: string });
     expect(entries.map((e) => e.msg)).toEqual(["looking closely", "switchboard started", "the key [redacted] is about to expire", "model call failed"]);
     const shown = stderr.text();

@@ -15,9 +15,7 @@ export interface BannerOptions {
  * row per surface with its address, so the first screen shows everything a new user can open.
  */
 export function banner(options: BannerOptions): string {
-  const quit = options.exitOnEnd
-    ? "Ctrl-C or Ctrl-D quits."
-    : "Ctrl-C to quit (Ctrl-D closes only this chat; the service keeps running).";
+  const quit = options.exitOnEnd ? "Ctrl-C or Ctrl-D quits." : "Ctrl-C to quit (Ctrl-D closes only this chat; the service keeps running).";
   const rows: BannerRow[] = [...(options.surfaces ?? []), ...(options.logFile ? [["Logs", options.logFile] as BannerRow] : [])];
   const width = Math.max(0, ...rows.map(([name]) => name.length));
   return [

@@ -154,7 +154,10 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
         }),
     async deliverFile(file: OutboundFile) {
       const path = await saveOutboundFile(options.filesDir ?? "./data/files", file);
-      if (options.jsonl) return void write(JSON.stringify({ type: "file", filename: file.name, path, mime: file.mime, agent: file.agent, ...(file.caption ? { caption: file.caption } : {}) }));
+      if (options.jsonl)
+        return void write(
+          JSON.stringify({ type: "file", filename: file.name, path, mime: file.mime, agent: file.agent, ...(file.caption ? { caption: file.caption } : {}) }),
+        );
       if (open) output.write("\n");
       else if (interactive) clearLine();
       write(`${label(file)} ${savedLine(file, path)}`);
@@ -226,10 +229,10 @@ export function startConsole(gateway: Gateway, options: ConsoleOptions): Console
   });
   async function attach(files: InboundFile[], path: string): Promise<InboundFile[]> {
     const limits = options.fileLimits ?? DEFAULT_FILE_LIMITS;
-    if (path === "") return note("· /attach <path> attaches a file to your next message"), files;
-    if (files.length >= limits.maxFilesPerMessage) return note(`· ${tooManyReason(files.length + 1, limits.maxFilesPerMessage)}`), files;
+    if (path === "") return (note("· /attach <path> attaches a file to your next message"), files);
+    if (files.length >= limits.maxFilesPerMessage) return (note(`· ${tooManyReason(files.length + 1, limits.maxFilesPerMessage)}`), files);
     const [file] = await readLocalFiles([path], limits);
-    if (!file!.ok) return note(`· ${file!.reason}`), files;
+    if (!file!.ok) return (note(`· ${file!.reason}`), files);
     note(`· ${describeFile(file!)} will go with your next message${file!.note ? ` (${file!.note})` : ""}`);
     return [...files, file!];
   }

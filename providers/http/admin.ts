@@ -110,7 +110,8 @@ export class AdminRoutes {
   private authenticate(header: string | undefined): void {
     const token = TokenSet.bearer(header);
     if (token === null) throw new HttpError(401, "authentication_error", "missing admin token: send Authorization: Bearer <token> with a token from ADMIN_TOKENS");
-    if (this.tokens.match(token) === null) throw new HttpError(401, "authentication_error", "invalid admin token (admin tokens are those in ADMIN_TOKENS, not HTTP API tokens)");
+    if (this.tokens.match(token) === null)
+      throw new HttpError(401, "authentication_error", "invalid admin token (admin tokens are those in ADMIN_TOKENS, not HTTP API tokens)");
   }
 }
 

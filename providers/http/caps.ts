@@ -61,7 +61,11 @@ export class UserCaps {
     const held = this.streams.get(user) ?? 0;
     const max = this.limits.streams;
     if (max > 0 && held >= max) {
-      throw refused({ ...CAPS.streams, max }, held, `you have ${held} responses open waiting for a turn, the most allowed (HTTP_STREAMS_PER_USER_MAX=${max}); wait for one to finish or close it`);
+      throw refused(
+        { ...CAPS.streams, max },
+        held,
+        `you have ${held} responses open waiting for a turn, the most allowed (HTTP_STREAMS_PER_USER_MAX=${max}); wait for one to finish or close it`,
+      );
     }
     this.streams.set(user, held + 1);
     let released = false;
@@ -85,10 +89,18 @@ export class UserCaps {
     const turn = previous.then(async () => {
       const footprint = await this.footprint(user, request.newSession);
       if (request.newSession && sessions > 0 && footprint.sessions >= sessions) {
-        throw refused({ ...CAPS.sessions, max: sessions }, footprint.sessions, `you have ${footprint.sessions} sessions, the most allowed (HTTP_SESSIONS_PER_USER_MAX=${sessions}); continue one of them with its session_id, or ask the operator to raise the cap or remove old sessions`);
+        throw refused(
+          { ...CAPS.sessions, max: sessions },
+          footprint.sessions,
+          `you have ${footprint.sessions} sessions, the most allowed (HTTP_SESSIONS_PER_USER_MAX=${sessions}); continue one of them with its session_id, or ask the operator to raise the cap or remove old sessions`,
+        );
       }
       if (storedBytes > 0 && footprint.bytes + request.bytes > storedBytes) {
-        throw refused({ ...CAPS.storedBytes, max: storedBytes }, footprint.bytes, `${footprint.bytes} bytes are stored for you and this message would take that over the cap (HTTP_STORED_BYTES_PER_USER_MAX=${storedBytes}); forget memories (DELETE /v1/memories) or ask the operator to raise the cap or remove old sessions`);
+        throw refused(
+          { ...CAPS.storedBytes, max: storedBytes },
+          footprint.bytes,
+          `${footprint.bytes} bytes are stored for you and this message would take that over the cap (HTTP_STORED_BYTES_PER_USER_MAX=${storedBytes}); forget memories (DELETE /v1/memories) or ask the operator to raise the cap or remove old sessions`,
+        );
       }
       const result = await store();
       // Until the next read: a new session is always counted by reading again (above), so only bytes add up here.

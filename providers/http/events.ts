@@ -67,8 +67,7 @@ export class RequestEvents {
       const event = change.kind;
       if (this.requestId === null) this.unbound.push({ event, requestId: change.requestId, data: change.event, at: this.early.length });
       else if (change.requestId == null || change.requestId === this.requestId) this.emit(event, change.event);
-    }
-    else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
+    } else if (change.kind === "outbound" && this.requestId && change.requestIds.includes(this.requestId)) void this.flush();
   }
 
   private emit(event: string, data: unknown): void {

@@ -18,7 +18,9 @@ import { HttpError, invalid, MAX_BODY, readBody } from "./request.js";
 const uuid = z.uuid({ error: "must be a UUID" });
 const MIME = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}(\s*;.*)?$/i;
 const item = z.object({
-  content_type: z.string({ error: 'must be "text" or a MIME type such as image/png' }).refine((v) => v === "text" || MIME.test(v), { error: 'must be "text" or a MIME type such as image/png' }),
+  content_type: z
+    .string({ error: 'must be "text" or a MIME type such as image/png' })
+    .refine((v) => v === "text" || MIME.test(v), { error: 'must be "text" or a MIME type such as image/png' }),
   content: z.string().min(1, { error: "must not be empty" }),
   filename: z.string().max(1024, { error: "must be at most 1024 characters" }).optional(),
 });
@@ -67,9 +69,14 @@ export async function readMessageBody(req: IncomingMessage, limits: FileLimits):
   const text = texts.join("\n\n");
   if (Buffer.byteLength(text) > MAX_BODY) throw new HttpError(413, "request_too_large", `the text is over ${formatBytes(MAX_BODY)}`);
   if (files.length > limits.maxFilesPerMessage) {
-    throw new HttpError(400, "invalid_request_error", `the message has ${files.length} files; at most ${limits.maxFilesPerMessage} are taken per message (MAX_FILES_PER_MESSAGE)`, {
-      limit: { name: "files_per_message", setting: "MAX_FILES_PER_MESSAGE", max: limits.maxFilesPerMessage },
-    });
+    throw new HttpError(
+      400,
+      "invalid_request_error",
+      `the message has ${files.length} files; at most ${limits.maxFilesPerMessage} are taken per message (MAX_FILES_PER_MESSAGE)`,
+      {
+        limit: { name: "files_per_message", setting: "MAX_FILES_PER_MESSAGE", max: limits.maxFilesPerMessage },
+      },
+    );
   }
   const received: ReceivedFile[] = [];
   for (const file of files) received.push(await judge(file, limits));
@@ -132,7 +139,8 @@ async function fromMultipart(contentType: string, raw: Buffer): Promise<Parsed> 
       files.push({ where: `part ${at}`, contentType: value.type || "application/octet-stream", filename: value.name, bytes: Buffer.from(await value.arrayBuffer()) });
       continue;
     }
-    if (!FIELDS.has(name)) throw new HttpError(400, "invalid_request_error", `${where} is not a field of a message (session_id, task_id, expires_at, metadata, text, or a file)`);
+    if (!FIELDS.has(name))
+      throw new HttpError(400, "invalid_request_error", `${where} is not a field of a message (session_id, task_id, expires_at, metadata, text, or a file)`);
     if (name === "text") {
       if (value !== "") texts.push(value);
     } else if (name === "metadata") {
@@ -153,19 +161,33 @@ async function judge(item: RawItem, limits: FileLimits): Promise<ReceivedFile> {
   const name = sanitizeFilename(item.filename, "file");
   const label = `${item.where} ("${name}")`;
   if (item.bytes.length > limits.maxFileBytes) {
-    throw new HttpError(413, "request_too_large", `${label} is ${formatBytes(item.bytes.length)}; files can be at most ${formatBytes(limits.maxFileBytes)} (MAX_FILE_BYTES)`, {
-      limit: { name: "file_bytes", setting: "MAX_FILE_BYTES", max: limits.maxFileBytes },
-    });
+    throw new HttpError(
+      413,
+      "request_too_large",
+      `${label} is ${formatBytes(item.bytes.length)}; files can be at most ${formatBytes(limits.maxFileBytes)} (MAX_FILE_BYTES)`,
+      {
+        limit: { name: "file_bytes", setting: "MAX_FILE_BYTES", max: limits.maxFileBytes },
+      },
+    );
   }
   // A program that says image/png and sends a ZIP made a mistake worth hearing about, not a file to guess at.
   const detected = await detectType(item.bytes, name);
   const declared = declaredKind(item.contentType);
   if (declared && declared !== detected.kind) {
-    throw new HttpError(400, "invalid_request_error", `${label} has content_type ${item.contentType} but its content is ${detected.label}; send its real type, or application/octet-stream`);
+    throw new HttpError(
+      400,
+      "invalid_request_error",
+      `${label} has content_type ${item.contentType} but its content is ${detected.label}; send its real type, or application/octet-stream`,
+    );
   }
   const file = await acceptFile({ name, bytes: item.bytes, declaredMime: item.contentType }, limits);
   if (!file.ok) throw new HttpError(400, "invalid_request_error", `${item.where}: ${file.reason}`);
   // A PDF the model cannot read (too many pages, too large) is refused here: the client can split it.
-  if (detected.kind === "pdf" && file.kind !== "pdf") throw new HttpError(400, "invalid_request_error", `${item.where}: ${file.note ?? "the PDF cannot be read"}`.replace(/ is kept but I can't read it:/, " can't be read:"));
+  if (detected.kind === "pdf" && file.kind !== "pdf")
+    throw new HttpError(
+      400,
+      "invalid_request_error",
+      `${item.where}: ${file.note ?? "the PDF cannot be read"}`.replace(/ is kept but I can't read it:/, " can't be read:"),
+    );
   return file;
 }

@@ -37,7 +37,11 @@ export function outboundView(m: OutboundMessage) {
 
 export function invalid(error: z.ZodError): HttpError {
   const issue = error.issues[0]!;
-  const field = issue.path.map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`)).join("").replace(/^\./, "") || "body";
+  const field =
+    issue.path
+      .map((p) => (typeof p === "number" ? `[${p}]` : `.${String(p)}`))
+      .join("")
+      .replace(/^\./, "") || "body";
   return new HttpError(400, "invalid_request_error", `${field} ${issue.message}`);
 }
 

@@ -101,7 +101,11 @@ export class HttpProvider {
   }
 
   /** Routes first: an unknown path is a 404 for everyone, without touching authentication. */
-  private route(method: string | undefined, path: string, query: URLSearchParams): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
+  private route(
+    method: string | undefined,
+    path: string,
+    query: URLSearchParams,
+  ): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
     let m: RegExpExecArray | null;
     if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
     const memories = memoryRoute(this.gateway.store, method, path);
@@ -173,7 +177,13 @@ export class HttpProvider {
       if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
       await handler(req, res, auth.userId);
     } catch (error) {
-      if (error instanceof HttpError) return this.json(res, error.status, { type: "error", error: { type: error.type, message: error.message, ...error.detail }, request_id: requestId }, error.headers);
+      if (error instanceof HttpError)
+        return this.json(
+          res,
+          error.status,
+          { type: "error", error: { type: error.type, message: error.message, ...error.detail }, request_id: requestId },
+          error.headers,
+        );
       this.options.log.error({ err: error, request: requestId, path }, "http request failed");
       this.json(res, 500, internalError(requestId));
     }
@@ -225,7 +235,15 @@ export class HttpProvider {
     try {
       // Client keys live apart from the gateway's own ids (`approval:…`), so no key can collide with them.
       const extra = { ...(keyed ? { idempotency: keyed } : {}), ...(taskOptions ? { taskOptions } : {}) };
-      const message = { sessionKey: key, messageId: `client:${randomUUID()}`, userId: user, text, privateSession: true, ...extra, ...(files.length > 0 ? { files } : {}) };
+      const message = {
+        sessionKey: key,
+        messageId: `client:${randomUUID()}`,
+        userId: user,
+        text,
+        privateSession: true,
+        ...extra,
+        ...(files.length > 0 ? { files } : {}),
+      };
       const bytes = Buffer.byteLength(text) + files.reduce((sum, f) => sum + f.size, 0);
       const result = await this.caps.admit(user, { newSession: !session, bytes }, () => this.gateway.submit(message));
       switch (result.status) {
@@ -268,14 +286,23 @@ export class HttpProvider {
     }
   }
 
-  private async replay(res: ServerResponse, user: string, keyed: { key: string; fingerprint: string }, requestId: string, fingerprint: string, stream: boolean): Promise<void> {
+  private async replay(
+    res: ServerResponse,
+    user: string,
+    keyed: { key: string; fingerprint: string },
+    requestId: string,
+    fingerprint: string,
+    stream: boolean,
+  ): Promise<void> {
     if (fingerprint !== keyed.fingerprint) {
       throw new HttpError(422, "invalid_request_error", `Idempotency-Key "${keyed.key}" was already used with a different body; use a new key for a new request`);
     }
     const outcome = await this.gateway.whenDone(requestId);
     const stored = (await this.gateway.store.requests.idempotency(user, keyed.key))?.response;
     const request = (await this.gateway.store.requests.get(requestId))!;
-    const answer = stored ? (JSON.parse(stored) as { status: number; body: unknown }) : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
+    const answer = stored
+      ? (JSON.parse(stored) as { status: number; body: unknown })
+      : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
     if (!stored) await this.remember(user, keyed, answer);
     if (!stream) return this.json(res, answer.status, answer.body);
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -294,12 +321,7 @@ export class HttpProvider {
    * comment every 15 s, and returns the answer its last event carried. A client that goes away does not cancel
    * anything: GET /v1/tasks/{id} has the result.
    */
-  private async stream(
-    res: ServerResponse,
-    sessionId: string,
-    requestId: string,
-    events: RequestEvents,
-  ): Promise<{ status: number; body: unknown }> {
+  private async stream(res: ServerResponse, sessionId: string, requestId: string, events: RequestEvents): Promise<{ status: number; body: unknown }> {
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     // Headers now: a request queued behind another turn may have nothing to say for a while.
     res.flushHeaders();
@@ -324,7 +346,8 @@ export class HttpProvider {
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
     const task = await ownedTask(this.gateway.store, taskId, user);
-    if ((await this.gateway.store.tasks.active(task.sessionKey))?.id !== task.id) throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
+    if ((await this.gateway.store.tasks.active(task.sessionKey))?.id !== task.id)
+      throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
     const result = await this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
     if (result.status === "accepted") await this.gateway.whenDone(result.requestId);
     this.json(res, 200, { task_id: taskId, status: (await this.gateway.store.tasks.get(taskId))?.status });
@@ -371,5 +394,3 @@ export class HttpProvider {
     res.writeHead(status, { ...headers, "content-type": "application/json", "x-content-type-options": "nosniff" }).end(JSON.stringify(body));
   }
 }
-
-

@@ -24,7 +24,11 @@ export async function ownedTask(store: Store, taskId: string, user: string): Pro
 export async function refuseTaskUnderWay(store: Store, sessionKey: string, now: number): Promise<void> {
   const active = await store.tasks.active(sessionKey);
   if (!active || (active.expiresAt !== null && active.expiresAt <= now)) return;
-  throw new HttpError(409, "conflict_error", `task ${active.id} is still under way in this session; expires_at and metadata start a new task, so finish or cancel it first`);
+  throw new HttpError(
+    409,
+    "conflict_error",
+    `task ${active.id} is still under way in this session; expires_at and metadata start a new task, so finish or cancel it first`,
+  );
 }
 
 /** The answer to a message or decision that came after its task's expiry: 410, naming the task and when it expired. */

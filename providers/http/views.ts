@@ -5,7 +5,9 @@ import { outboundView } from "./request.js";
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
 export async function taskView(store: Store, task: TaskRecord) {
   const active = (await store.tasks.active(task.sessionKey))?.id === task.id;
-  const stack = active ? (await store.steps.frames(task.sessionKey)).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations })) : [];
+  const stack = active
+    ? (await store.steps.frames(task.sessionKey)).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations }))
+    : [];
   const log = await store.steps.log(task.sessionKey);
   const agentOf = new Map(log.filter((e) => e.type === "agent_session").map((e) => [e.agentSessionId, (e.payload as { agent_name: string }).agent_name]));
   const history = log
@@ -17,12 +19,20 @@ export async function taskView(store: Store, task: TaskRecord) {
           type: "message",
           agent: agentOf.get(e.agentSessionId) ?? "main",
           role: p.role,
-          text: (p.content ?? []).filter((b) => b.type === "text").map((b) => b.text).join("\n"),
+          text: (p.content ?? [])
+            .filter((b) => b.type === "text")
+            .map((b) => b.text)
+            .join("\n"),
           tool_calls: (p.content ?? []).filter((b) => b.type === "tool_use").map((b) => b.name),
           at: new Date(e.createdAt).toISOString(),
         };
       }
-      return { type: e.type, agent: p.agent_name, ...(e.type === "agent_session_complete" ? { result: p.result, is_error: p.is_error } : {}), at: new Date(e.createdAt).toISOString() };
+      return {
+        type: e.type,
+        agent: p.agent_name,
+        ...(e.type === "agent_session_complete" ? { result: p.result, is_error: p.is_error } : {}),
+        at: new Date(e.createdAt).toISOString(),
+      };
     });
   return {
     task_id: task.id,

@@ -7,7 +7,16 @@ export const DEFAULT_API_URL = "https://slack.com/api/";
  * Errors Slack answers a token it will not accept with (docs.slack.dev/reference/methods/auth.test: invalid_auth,
  * not_authed, account_inactive, token_revoked, token_expired, …; apps.connections.open: not_allowed_token_type).
  */
-const REFUSALS = new Set(["invalid_auth", "not_authed", "account_inactive", "token_revoked", "token_expired", "not_allowed_token_type", "team_disabled", "user_removed_from_team"]);
+const REFUSALS = new Set([
+  "invalid_auth",
+  "not_authed",
+  "account_inactive",
+  "token_revoked",
+  "token_expired",
+  "not_allowed_token_type",
+  "team_disabled",
+  "user_removed_from_team",
+]);
 
 /** The Socket Mode connection failed after the bot token was accepted: what failed is the app-level token's part. */
 export class SocketModeStartError extends Error {

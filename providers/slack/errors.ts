@@ -44,7 +44,15 @@ const APP_WIDE_ERRORS: ReadonlySet<string> = new Set([
 ]);
 
 /** Slack's own word for a passing trouble: worth trying again next time. */
-const TRANSIENT_ERRORS: ReadonlySet<string> = new Set(["ratelimited", "rate_limited", "internal_error", "fatal_error", "request_timeout", "service_unavailable", "team_added_to_org"]);
+const TRANSIENT_ERRORS: ReadonlySet<string> = new Set([
+  "ratelimited",
+  "rate_limited",
+  "internal_error",
+  "fatal_error",
+  "request_timeout",
+  "service_unavailable",
+  "team_added_to_org",
+]);
 
 /** The `error` of a `{ ok: false }` answer, or "ratelimited" for a 429; undefined for HTTP and network failures. */
 export function slackErrorCode(error: unknown): string | undefined {

@@ -78,7 +78,8 @@ export function fetchSlackFiles(files: readonly unknown[], deps: SlackFileDeps):
 
 async function fetchOne(raw: unknown, index: number, deps: SlackFileDeps): Promise<InboundFile> {
   const parsed = slackFile.safeParse(raw);
-  if (!parsed.success) return { ok: false, name: `file ${index + 1}`, reason: `I could not read file ${index + 1} of your message: Slack described it in a way I don't understand.` };
+  if (!parsed.success)
+    return { ok: false, name: `file ${index + 1}`, reason: `I could not read file ${index + 1} of your message: Slack described it in a way I don't understand.` };
   let file: SlackFile = parsed.data;
   if (file.file_access === "check_file_info") {
     const info = await deps.client.files.info({ file: file.id }).catch((error: unknown) => error as { data?: { error?: string } });
@@ -87,15 +88,21 @@ async function fetchOne(raw: unknown, index: number, deps: SlackFileDeps): Promi
       const error = (info as { data?: { error?: string } }).data?.error;
       if (error === "missing_scope") deps.scopeMissing();
       else deps.log.warn({ file: file.id, error }, "slack files.info failed");
-      return { ok: false, name: file.id, reason: `I could not read a file shared from another workspace (${file.id})${error === "missing_scope" ? "; the admin has been told how to fix it" : ""}.` };
+      return {
+        ok: false,
+        name: file.id,
+        reason: `I could not read a file shared from another workspace (${file.id})${error === "missing_scope" ? "; the admin has been told how to fix it" : ""}.`,
+      };
     }
     file = data.data;
   }
   const name = sanitizeFilename(file.name ?? file.title, `file-${file.id}`);
   if (file.mode === "tombstone") return { ok: false, name, reason: `${quote(name)} was deleted before I could read it.` };
   if (file.mode === "hidden_by_limit") return { ok: false, name, reason: `${quote(name)} is hidden by this workspace's plan limits, so I can't read it.` };
-  if (file.is_external || file.mode === "external") return { ok: false, name, reason: `${quote(name)} is a link to a file outside Slack; I can only read files uploaded to Slack.` };
-  if (typeof file.size === "number" && file.size > deps.limits.maxFileBytes) return { ok: false, name, reason: tooLargeReason(name, file.size, deps.limits.maxFileBytes, "MAX_FILE_BYTES") };
+  if (file.is_external || file.mode === "external")
+    return { ok: false, name, reason: `${quote(name)} is a link to a file outside Slack; I can only read files uploaded to Slack.` };
+  if (typeof file.size === "number" && file.size > deps.limits.maxFileBytes)
+    return { ok: false, name, reason: tooLargeReason(name, file.size, deps.limits.maxFileBytes, "MAX_FILE_BYTES") };
   const url = file.url_private_download ?? file.url_private;
   if (!url || !tokenMayGo(url, deps.apiUrl)) {
     deps.log.warn({ file: file.id, host: hostOf(url) }, "slack file url is not on Slack's file host; not downloaded");

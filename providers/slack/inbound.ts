@@ -13,7 +13,10 @@ export function parseSlackKey(key: string): { team: string; channel: string; thr
 
 /** Drops the bot's own `<@U…>` mention and tidies the spaces it leaves. */
 export function stripMention(text: string, botUserId: string): string {
-  const cleaned = text.replaceAll(`<@${botUserId}>`, "").replace(/\s{2,}/g, " ").trim();
+  const cleaned = text
+    .replaceAll(`<@${botUserId}>`, "")
+    .replace(/\s{2,}/g, " ")
+    .trim();
   return cleaned === "" ? text.trim() : cleaned;
 }
 

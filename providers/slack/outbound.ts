@@ -19,7 +19,13 @@ export function renderReply(message: OutboundMessage): string[] {
  * Posts the parts not yet posted, in the conversation's thread; a restart resumes at the next part. A failure Slack
  * calls final (not_in_channel, is_archived, …) or a rate limit beyond the retry budget is thrown as a DeliveryError.
  */
-export async function postReply(client: WebClient, message: OutboundMessage, receipt: DeliveryReceipt, rateLimit: RateLimitPolicy, streams?: SlackStreams): Promise<void> {
+export async function postReply(
+  client: WebClient,
+  message: OutboundMessage,
+  receipt: DeliveryReceipt,
+  rateLimit: RateLimitPolicy,
+  streams?: SlackStreams,
+): Promise<void> {
   const { channel, threadTs } = parseSlackKey(message.sessionKey);
   const parts = renderReply(message);
   // The reply was shown while it was written: the streamed message becomes its first part (a notice goes beside it).

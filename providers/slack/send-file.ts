@@ -11,13 +11,16 @@ import { parseSlackKey } from "./inbound.js";
 export async function sendSlackFile(client: WebClient, file: OutboundFile, rateLimit: RateLimitPolicy): Promise<void> {
   const { channel, threadTs } = parseSlackKey(file.sessionKey);
   try {
-    await withinRateLimit(
-      () => {
-        const upload = { channel_id: channel, file: file.bytes, filename: file.name, title: file.name, ...(file.caption !== undefined ? { initial_comment: file.caption } : {}) };
-        return client.filesUploadV2(threadTs ? { ...upload, thread_ts: threadTs } : upload);
-      },
-      rateLimit,
-    );
+    await withinRateLimit(() => {
+      const upload = {
+        channel_id: channel,
+        file: file.bytes,
+        filename: file.name,
+        title: file.name,
+        ...(file.caption !== undefined ? { initial_comment: file.caption } : {}),
+      };
+      return client.filesUploadV2(threadTs ? { ...upload, thread_ts: threadTs } : upload);
+    }, rateLimit);
   } catch (error) {
     throw deliveryFailure(error, threadTs ? `${channel} (thread ${threadTs})` : channel);
   }

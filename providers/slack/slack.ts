@@ -392,7 +392,10 @@ export class SlackProvider {
 /** Bolt logs through pino; `quiet`: all of it at debug (what failed is said elsewhere, in one line). */
 function boltLogger(log: Logger, quiet = false): BoltLogger {
   let level: LogLevel = LogLevel.INFO;
-  const at = (pinoLevel: "debug" | "info" | "warn" | "error") => (...msg: unknown[]) => log[quiet ? "debug" : pinoLevel]({ bolt: true }, msg.map(String).join(" "));
+  const at =
+    (pinoLevel: "debug" | "info" | "warn" | "error") =>
+    (...msg: unknown[]) =>
+      log[quiet ? "debug" : pinoLevel]({ bolt: true }, msg.map(String).join(" "));
   return {
     debug: at("debug"),
     info: at("info"),

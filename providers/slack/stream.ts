@@ -174,7 +174,23 @@ export class SlackStreams {
 
   private open(key: string, agent: string, depth: number): Stream {
     const { threadTs } = parseSlackKey(key);
-    return { key, agent, depth, text: "", shown: 0, resets: 0, ts: null, mode: threadTs ? "stream" : "update", chain: Promise.resolve(), timer: null, lastFlush: 0, quietUntil: 0, failed: false, sealed: false, closed: false };
+    return {
+      key,
+      agent,
+      depth,
+      text: "",
+      shown: 0,
+      resets: 0,
+      ts: null,
+      mode: threadTs ? "stream" : "update",
+      chain: Promise.resolve(),
+      timer: null,
+      lastFlush: 0,
+      quietUntil: 0,
+      failed: false,
+      sealed: false,
+      closed: false,
+    };
   }
 
   private seal(stream: Stream): void {
@@ -230,15 +246,17 @@ export class SlackStreams {
 
   private flush(stream: Stream): void {
     stream.lastFlush = this.deps.now();
-    stream.chain = stream.chain.then(() => this.send(stream)).catch((error: unknown) => {
-      const wait = retryAfterSeconds(error);
-      if (wait !== null) {
-        stream.quietUntil = this.deps.now() + wait * 1000;
-        return;
-      }
-      stream.failed = true;
-      this.deps.log.debug({ err: error, session: stream.key }, "could not show the reply as it is written; it comes whole");
-    });
+    stream.chain = stream.chain
+      .then(() => this.send(stream))
+      .catch((error: unknown) => {
+        const wait = retryAfterSeconds(error);
+        if (wait !== null) {
+          stream.quietUntil = this.deps.now() + wait * 1000;
+          return;
+        }
+        stream.failed = true;
+        this.deps.log.debug({ err: error, session: stream.key }, "could not show the reply as it is written; it comes whole");
+      });
   }
 
   private async send(stream: Stream): Promise<void> {

@@ -25,8 +25,17 @@ export interface WantedFile {
 
 /** The kinds of message content that carry no file the agents can use (answered politely). */
 const UNSUPPORTED: Array<[keyof Message, string]> = [
-  ["sticker", "stickers"], ["animation", "GIFs"], ["location", "locations"], ["venue", "venues"], ["contact", "contacts"],
-  ["poll", "polls"], ["dice", "dice"], ["game", "games"], ["story", "stories"], ["paid_media", "paid media"], ["checklist", "checklists"],
+  ["sticker", "stickers"],
+  ["animation", "GIFs"],
+  ["location", "locations"],
+  ["venue", "venues"],
+  ["contact", "contacts"],
+  ["poll", "polls"],
+  ["dice", "dice"],
+  ["game", "games"],
+  ["story", "stories"],
+  ["paid_media", "paid media"],
+  ["checklist", "checklists"],
 ];
 
 export function unsupportedContent(message: Message): string | null {
@@ -102,7 +111,10 @@ async function fetchOne(w: WantedFile, deps: TelegramFileDeps): Promise<InboundF
   if (!result.ok) {
     if (result.problem === "too_large") return { ok: false, name: w.name, reason: limitReason(w.name, result.size, deps.limits.maxFileBytes) };
     // Never the URL: it carries the bot token.
-    deps.log.warn({ problem: result.problem, status: "status" in result ? result.status : null, detail: "detail" in result ? result.detail : null }, "telegram file download failed");
+    deps.log.warn(
+      { problem: result.problem, status: "status" in result ? result.status : null, detail: "detail" in result ? result.detail : null },
+      "telegram file download failed",
+    );
     return { ok: false, name: w.name, reason: `I could not download ${quote(w.name)} from Telegram (tried ${deps.attempts ?? 3} times); please send it again.` };
   }
   return acceptFile({ name: w.name, bytes: result.bytes, declaredMime: w.declaredMime ?? null, ...(w.voice ? { voice: true } : {}) }, deps.limits);
@@ -110,6 +122,7 @@ async function fetchOne(w: WantedFile, deps: TelegramFileDeps): Promise<InboundF
 
 function limitReason(name: string, size: number | null, maxFileBytes: number): string {
   const known = size === null ? "is too large" : `is ${formatBytes(size)}`;
-  if (maxFileBytes < BOT_API_DOWNLOAD_LIMIT) return `${quote(name)} ${known}; files can be at most ${formatBytes(maxFileBytes)} here. Send a smaller file or a link to it.`;
+  if (maxFileBytes < BOT_API_DOWNLOAD_LIMIT)
+    return `${quote(name)} ${known}; files can be at most ${formatBytes(maxFileBytes)} here. Send a smaller file or a link to it.`;
   return `${quote(name)} ${known}; Telegram lets bots download files of up to 20 MB. Send a smaller file or a link to it.`;
 }

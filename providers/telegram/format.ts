@@ -204,9 +204,6 @@ export function withHeader(header: string, f: Formatted): Formatted {
   const prefix = `${header}\n`;
   return {
     text: prefix + f.text,
-    entities: [
-      { type: "bold", offset: 0, length: header.length },
-      ...f.entities.map((e) => ({ ...e, offset: e.offset + prefix.length })),
-    ],
+    entities: [{ type: "bold", offset: 0, length: header.length }, ...f.entities.map((e) => ({ ...e, offset: e.offset + prefix.length }))],
   };
 }

@@ -32,8 +32,28 @@ function entityText(text: string, e: MessageEntity): string {
  * service message (a join, a pinned message, a topic opened, a group migrated, …), which nobody addressed to us.
  */
 const CONTENT_FIELDS = [
-  "text", "rich_message", "animation", "audio", "document", "live_photo", "paid_media", "photo", "sticker", "story",
-  "video", "video_note", "voice", "contact", "dice", "game", "poll", "venue", "location", "checklist", "invoice", "giveaway",
+  "text",
+  "rich_message",
+  "animation",
+  "audio",
+  "document",
+  "live_photo",
+  "paid_media",
+  "photo",
+  "sticker",
+  "story",
+  "video",
+  "video_note",
+  "voice",
+  "contact",
+  "dice",
+  "game",
+  "poll",
+  "venue",
+  "location",
+  "checklist",
+  "invoice",
+  "giveaway",
 ] as const;
 
 export function isServiceMessage(message: object): boolean {
@@ -96,7 +116,10 @@ export function isAddressed(message: Message, bot: BotIdentity): boolean {
 export function messageText(message: Message, bot: BotIdentity): string | null {
   const text = message.text ?? message.caption;
   if (text === undefined) return null;
-  const cleaned = text.replace(new RegExp(`@${bot.username}\\b`, "gi"), "").replace(/\s{2,}/g, " ").trim();
+  const cleaned = text
+    .replace(new RegExp(`@${bot.username}\\b`, "gi"), "")
+    .replace(/\s{2,}/g, " ")
+    .trim();
   return cleaned === "" ? text.trim() : cleaned;
 }
 
@@ -107,7 +130,5 @@ export function messageText(message: Message, bot: BotIdentity): string | null {
 export function isAllowed(allowed: readonly string[], sender: { id: number; username?: string | undefined } | undefined): boolean {
   if (allowed.length === 0) return true;
   if (!sender) return false;
-  return allowed.some((entry) =>
-    entry.startsWith("@") ? entry.slice(1).toLowerCase() === sender.username?.toLowerCase() : entry === String(sender.id),
-  );
+  return allowed.some((entry) => (entry.startsWith("@") ? entry.slice(1).toLowerCase() === sender.username?.toLowerCase() : entry === String(sender.id)));
 }

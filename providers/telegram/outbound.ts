@@ -9,8 +9,7 @@ const SPEAKER_ICON: Record<string, string> = { skill: "🧩", agent: "🤖" };
 
 /** The formatted chunks of one reply: Markdown rendered, a speaker line for subagents, split to the limit. */
 export function renderReply(message: OutboundMessage): Formatted[] {
-  const body: Formatted =
-    message.kind === "message" ? markdownToTelegram(message.text) : { text: message.text.trim(), entities: [] };
+  const body: Formatted = message.kind === "message" ? markdownToTelegram(message.text) : { text: message.text.trim(), entities: [] };
   const [type, name] = message.agent.split(":");
   const speaker = message.depth >= 2 && name ? withHeader(`${SPEAKER_ICON[type!] ?? "🔹"} ${name}`, body) : body;
   return splitFormatted(speaker);
@@ -57,14 +56,24 @@ export async function sendReply(api: Api, message: OutboundMessage, receipt: Del
   }
 }
 
-const isEntityError = (error: unknown): error is GrammyError => error instanceof GrammyError && error.error_code === 400 && /can't parse entities|entit/i.test(error.description);
+const isEntityError = (error: unknown): error is GrammyError =>
+  error instanceof GrammyError && error.error_code === 400 && /can't parse entities|entit/i.test(error.description);
 /** The preview already shows exactly this (a short reply, streamed whole). */
 export const isNotModified = (error: unknown) => error instanceof GrammyError && error.error_code === 400 && /message is not modified/i.test(error.description);
 /** The preview is gone or too old to edit (deleted by someone, or over 48 h in some chats): send afresh. */
-const isUneditable = (error: unknown) => error instanceof GrammyError && error.error_code === 400 && /message to edit not found|message can't be edited|MESSAGE_ID_INVALID/i.test(error.description);
+const isUneditable = (error: unknown) =>
+  error instanceof GrammyError && error.error_code === 400 && /message to edit not found|message can't be edited|MESSAGE_ID_INVALID/i.test(error.description);
 
 /** Chunk 0 as an edit of `messageId`; false when that message cannot be edited (the caller sends it instead). */
-async function replaceWith(api: Api, chatId: number, messageId: number, chunk: Formatted, base: Record<string, unknown>, message: OutboundMessage, log: Logger): Promise<boolean> {
+async function replaceWith(
+  api: Api,
+  chatId: number,
+  messageId: number,
+  chunk: Formatted,
+  base: Record<string, unknown>,
+  message: OutboundMessage,
+  log: Logger,
+): Promise<boolean> {
   const edit = (entities: boolean) =>
     api.editMessageText(chatId, messageId, chunk.text, { ...base, ...(entities && chunk.entities.length ? { entities: chunk.entities } : {}) });
   try {
@@ -77,7 +86,10 @@ async function replaceWith(api: Api, chatId: number, messageId: number, chunk: F
   } catch (error) {
     if (isNotModified(error)) return true;
     if (isUneditable(error)) {
-      log.info({ session: message.sessionKey, outbound: message.id, err: (error as GrammyError).description }, "the streamed message cannot be edited; sending the reply as a new one");
+      log.info(
+        { session: message.sessionKey, outbound: message.id, err: (error as GrammyError).description },
+        "the streamed message cannot be edited; sending the reply as a new one",
+      );
       return false;
     }
     throw error;

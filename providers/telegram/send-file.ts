@@ -36,7 +36,9 @@ export async function sendTelegramFile(api: Api, file: OutboundFile): Promise<vo
 
 async function asPhoto(file: OutboundFile): Promise<boolean> {
   if (file.kind !== "image" || !PHOTO_TYPES.has(file.mime) || file.bytes.length > PHOTO_BYTES) return false;
-  const meta = await sharp(file.bytes).metadata().catch(() => null);
+  const meta = await sharp(file.bytes)
+    .metadata()
+    .catch(() => null);
   if (!meta?.width || !meta.height) return false;
   return meta.width + meta.height <= 10_000 && Math.max(meta.width, meta.height) / Math.min(meta.width, meta.height) <= 20;
 }

@@ -90,4 +90,3 @@ export function parseOrphans(data: string): Orphans | null {
     return null;
   }
 }
-

@@ -12,10 +12,7 @@ import { userId } from "../../src/gateway/identity.js";
 import { Leadership } from "../../src/gateway/leadership.js";
 import { sessionKey } from "../../src/gateway/session-key.js";
 import { backgroundTimers } from "../../src/runtime/deps.js";
-import {
-  isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf,
-  telegramSessionKey,
-} from "./inbound.js";
+import { isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf, telegramSessionKey } from "./inbound.js";
 import { ReplyStreams, systemStreamClock, type StreamClock } from "./stream.js";
 import type { StartProblem } from "../../src/gateway/connection.js";
 import { telegramStartProblem } from "./connect.js";
@@ -143,9 +140,7 @@ export class TelegramProvider {
    * Only the answer to a button press is direct (Telegram needs it to stop the button's spinner).
    */
   private async answer(ctx: Context, options?: { text: string; show_alert?: boolean }): Promise<void> {
-    await ctx
-      .answerCallbackQuery(options)
-      .catch((error: unknown) => this.options.log.warn({ err: error, user: ctx.from?.id }, "could not answer a button press"));
+    await ctx.answerCallbackQuery(options).catch((error: unknown) => this.options.log.warn({ err: error, user: ctx.from?.id }, "could not answer a button press"));
   }
 
   /** Approve/Deny buttons: `ap:y:<id>` or `ap:n:<id>`. Only the task's owner decides; a second click is told. */
@@ -215,10 +210,7 @@ export class TelegramProvider {
     const bytes = text === null ? 0 : Buffer.byteLength(text, "utf8");
     if (bytes > MAX_TEXT_BYTES) {
       if (addressed) {
-        await this.gateway.notify(
-          key,
-          `That message is too long for me (${Math.ceil(bytes / 1024)} KB; the limit is 16 KB). Please shorten it or send it in parts.`,
-        );
+        await this.gateway.notify(key, `That message is too long for me (${Math.ceil(bytes / 1024)} KB; the limit is 16 KB). Please shorten it or send it in parts.`);
       }
       return;
     }
@@ -242,7 +234,10 @@ export class TelegramProvider {
     const sender = senderOf(first);
     const userKey = userId("telegram", sender?.id ?? first.chat.id);
     const addressed = parts.some((p) => isAddressed(p, me));
-    const text = parts.map((p) => messageText(p, me)).filter((t): t is string => t !== null).join("\n\n");
+    const text = parts
+      .map((p) => messageText(p, me))
+      .filter((t): t is string => t !== null)
+      .join("\n\n");
     let files: InboundFile[] = [];
     const notices: string[] = [];
     // Chatter in a group that nobody addressed to the bot reaches the agents only from the running task's owner:
@@ -321,7 +316,11 @@ export class TelegramProvider {
     // grammY types its signal with the abort-controller package's class; Node's is the same at runtime.
     const abort = signal as Parameters<Api["getMe"]>[0];
     if (!this.bot.isInited()) this.bot.botInfo = await this.bot.api.getMe(abort);
-    await this.bot.api.setMyCommands(COMMAND_MENU.map(({ command, description }) => ({ command, description })), undefined, abort);
+    await this.bot.api.setMyCommands(
+      COMMAND_MENU.map(({ command, description }) => ({ command, description })),
+      undefined,
+      abort,
+    );
     if (!webhook) await this.bot.api.deleteWebhook(undefined, abort);
     signal?.throwIfAborted();
     // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.

@@ -88,9 +88,7 @@ export function webhookHandler(options: WebhookOptions): (req: IncomingMessage, 
     } catch (error) {
       handling = Promise.reject(error);
     }
-    void handling.catch((error: unknown) =>
-      log.error({ err: error instanceof BotError ? error.error : error, update: id }, "telegram update failed"),
-    );
+    void handling.catch((error: unknown) => log.error({ err: error instanceof BotError ? error.error : error, update: id }, "telegram update failed"));
     await nextTurn();
     if (!res.headersSent) res.writeHead(200, { "content-type": "text/plain; charset=utf-8" }).end("ok\n");
   };

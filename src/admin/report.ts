@@ -125,7 +125,14 @@ export async function sessionView(store: ReportStore, key: string, options: { no
   let frames: FrameItem[] = [];
   let framesProblem: string | null = null;
   try {
-    frames = (await store.steps.frames(key)).map((f, i) => ({ agent: f.agentName, type: f.agentType, model: f.model, iteration: f.iteration, maxIterations: f.maxIterations, depth: i + 1 }));
+    frames = (await store.steps.frames(key)).map((f, i) => ({
+      agent: f.agentName,
+      type: f.agentType,
+      model: f.model,
+      iteration: f.iteration,
+      maxIterations: f.maxIterations,
+      depth: i + 1,
+    }));
   } catch (error) {
     if (!(error instanceof CorruptStateError)) throw error;
     framesProblem = error.message;
@@ -161,7 +168,15 @@ export async function stuckView(store: ReportStore, options: { olderThanMs: numb
   const stuck = await store.operations.stuckWork(now - options.olderThanMs, 100);
   return {
     olderThanMs: options.olderThanMs,
-    requests: stuck.requests.map((r) => ({ id: r.id, sessionKey: r.sessionKey, kind: r.kind, status: r.status, user: r.userId, updatedAt: r.updatedAt, ageMs: now - r.updatedAt })),
+    requests: stuck.requests.map((r) => ({
+      id: r.id,
+      sessionKey: r.sessionKey,
+      kind: r.kind,
+      status: r.status,
+      user: r.userId,
+      updatedAt: r.updatedAt,
+      ageMs: now - r.updatedAt,
+    })),
     outbound: stuck.outbound.map((o) => ({ id: o.id, sessionKey: o.sessionKey, agent: o.agent, kind: o.kind, createdAt: o.createdAt, ageMs: now - o.createdAt })),
     approvals: stuck.approvals.map((a) => approvalItem(a, now)),
   };

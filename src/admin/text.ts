@@ -10,7 +10,10 @@ const CONTROLS = /[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
 
 /** A string from a user or a model, fit for a terminal: no escape sequences, no control characters. */
 export function clean(value: string): string {
-  return value.replace(ESCAPES, "").replace(/[\t\n\r\v\f]+/g, " ").replace(CONTROLS, "");
+  return value
+    .replace(ESCAPES, "")
+    .replace(/[\t\n\r\v\f]+/g, " ")
+    .replace(CONTROLS, "");
 }
 
 /** At most `max` characters (code points), with "…" when cut. */

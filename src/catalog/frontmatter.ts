@@ -9,9 +9,7 @@ export interface Located {
 }
 
 /** The file split in two: the YAML text and the Markdown body, with where each starts in the file. */
-export type Split =
-  | { ok: true; yaml: string; yamlLine: number; body: string; bodyLine: number }
-  | { ok: false; error: Located };
+export type Split = { ok: true; yaml: string; yamlLine: number; body: string; bodyLine: number } | { ok: false; error: Located };
 
 /**
  * Splits `---\n<yaml>\n---\n<body>`. YAML only (the `yaml` package, which never evaluates code,
@@ -58,7 +56,16 @@ export interface Frontmatter {
 export function parseFrontmatter(yaml: string, firstLine: number): { ok: true; value: Frontmatter } | { ok: false; errors: Located[]; repairs: ColonRepair[] } {
   if (yaml.length > MAX_FRONTMATTER_CHARS) {
     const kb = Math.ceil(yaml.length / 1024);
-    return { ok: false, errors: [{ line: firstLine, message: `the frontmatter is ${kb} KB; the limit is ${MAX_FRONTMATTER_CHARS / 1024} KB. Keep it to the fields and move long text into the body` }], repairs: [] };
+    return {
+      ok: false,
+      errors: [
+        {
+          line: firstLine,
+          message: `the frontmatter is ${kb} KB; the limit is ${MAX_FRONTMATTER_CHARS / 1024} KB. Keep it to the fields and move long text into the body`,
+        },
+      ],
+      repairs: [],
+    };
   }
   let text = yaml;
   let parsed = parse(text);
@@ -97,7 +104,11 @@ export function parseFrontmatter(yaml: string, firstLine: number): { ok: true; v
   } catch (error) {
     // An alias bomb (a few lines of anchors and aliases that expand to millions of values) or an alias inside itself.
     const why = error instanceof AliasError ? error.message : "its YAML aliases (*name) expand to too much";
-    return { ok: false, errors: [{ line: firstLine, message: `frontmatter cannot be read: ${why}; write the values out instead of using aliases` }], repairs: repairs.map(at) };
+    return {
+      ok: false,
+      errors: [{ line: firstLine, message: `frontmatter cannot be read: ${why}; write the values out instead of using aliases` }],
+      repairs: repairs.map(at),
+    };
   }
   return { ok: true, value: { typed, authored: written, fieldLines, repairs: repairs.map(at) } };
 }
@@ -198,7 +209,9 @@ function describeYamlError(error: YAMLError, counter: LineCounter, lines: string
   }
   const source = lines[line - 1] ?? "";
   const field = /^(\s*)([^\s:#][^:#]*?):[ \t]+(\S.*)$/.exec(source);
-  const hint = field ? `; if the value is text, put it in quotes: ${field[2]}: ${quoteYaml(field[3]!.trim())}` : "; check the indentation and the brackets and quotes around it";
+  const hint = field
+    ? `; if the value is text, put it in quotes: ${field[2]}: ${quoteYaml(field[3]!.trim())}`
+    : "; check the indentation and the brackets and quotes around it";
   return { line: line + firstLine - 1, column: col, message: `frontmatter is not valid YAML: ${what}${hint}` };
 }
 

@@ -28,12 +28,7 @@ export function metadataEnv(metadata: Record<string, MetadataValue> | undefined)
  * `validate` only: fields another host would not understand. Skills are checked against the Agent Skills
  * specification, agents against Claude Code's subagent format. One warning per kind of finding.
  */
-export function portabilityWarnings(
-  kind: DefinitionKind,
-  input: Record<string, unknown>,
-  line: (field: string) => number | undefined,
-  problems: FileProblems,
-): void {
+export function portabilityWarnings(kind: DefinitionKind, input: Record<string, unknown>, line: (field: string) => number | undefined, problems: FileProblems): void {
   const keys = Object.keys(input);
   const standard: readonly string[] = kind === "skill" ? SPEC_FIELDS : CLAUDE_CODE_AGENT_FIELDS;
   const format = kind === "skill" ? "Agent Skills" : "Claude Code subagent";

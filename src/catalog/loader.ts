@@ -41,7 +41,10 @@ export function findSkillFile(dir: string): { exact: string | null; other: strin
 /** "no SKILL.md in <folder>", with the fix: rename a differently-cased one, or add one. */
 export function missingSkillFile(dir: string, other: string | null, strict: boolean): Problem {
   if (other && !strict) {
-    return { severity: "warning", message: `${display(other)}: rename this file to SKILL.md, the name the spec gives it (hosts on case-sensitive file systems look only for that); it loads as it is` };
+    return {
+      severity: "warning",
+      message: `${display(other)}: rename this file to SKILL.md, the name the spec gives it (hosts on case-sensitive file systems look only for that); it loads as it is`,
+    };
   }
   const fix = other
     ? `rename ${other.slice(dir.length + 1)} to SKILL.md (the spec's name for it)`
@@ -56,7 +59,10 @@ export function missingSkillFile(dir: string, other: string | null, strict: bool
 function definitionFiles(kind: DefinitionKind, dir: string, problems: Problem[], strict: boolean): string[] {
   if (!existsSync(dir)) return [];
   const unreadable = (path: string, error: unknown) =>
-    problems.push({ severity: "error", message: `${display(path)}: ${codeOf(error) === "ENOENT" ? "is a symlink to something that does not exist; fix or remove it" : `cannot be read (${codeOf(error)}); fix its permissions or remove it`}` });
+    problems.push({
+      severity: "error",
+      message: `${display(path)}: ${codeOf(error) === "ENOENT" ? "is a symlink to something that does not exist; fix or remove it" : `cannot be read (${codeOf(error)}); fix its permissions or remove it`}`,
+    });
   let entries: string[];
   try {
     if (!statSync(dir).isDirectory()) return [];

@@ -123,14 +123,28 @@ export function checkLock(catalog: Catalog, lock: Lock): { allowed: Catalog; pro
       hash = hashDefinition(def);
     } catch (error) {
       if (!(error instanceof LockError)) throw error;
-      problems.push({ status: "unreadable", kind: def.kind, name: def.name, path, hash: null, message: `${what(def.kind, def.name, path)} cannot be checked against ${lock.file}: ${error.message}` });
+      problems.push({
+        status: "unreadable",
+        kind: def.kind,
+        name: def.name,
+        path,
+        hash: null,
+        message: `${what(def.kind, def.name, path)} cannot be checked against ${lock.file}: ${error.message}`,
+      });
       continue;
     }
     if (!entry) {
       problems.push({ status: "new", kind: def.kind, name: def.name, path, hash, message: `${what(def.kind, def.name, path)} is not in ${lock.file}; ${relock}` });
     } else if (entry.hash !== hash || entry.path !== path) {
       const moved = entry.path !== path ? ` (locked at ${entry.path})` : "";
-      problems.push({ status: "changed", kind: def.kind, name: def.name, path, hash, message: `${what(def.kind, def.name, path)} changed since ${lock.file} was written${moved}; ${relock}` });
+      problems.push({
+        status: "changed",
+        kind: def.kind,
+        name: def.name,
+        path,
+        hash,
+        message: `${what(def.kind, def.name, path)} changed since ${lock.file} was written${moved}; ${relock}`,
+      });
     } else {
       (def.kind === "skill" ? skills : agents).set(def.name, def);
     }
@@ -176,7 +190,8 @@ export function hashFolder(folder: string): string {
       const abs = join(dir, name);
       if (attempt(abs, () => lstatSync(abs)).isDirectory()) walk(abs);
       else entries.push({ rel: relative(top, abs).split(sep).join("/").normalize("NFC"), abs });
-      if (entries.length > MAX_LOCKED_FILES) throw new LockError(`${display(top)}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`);
+      if (entries.length > MAX_LOCKED_FILES)
+        throw new LockError(`${display(top)}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`);
     }
   };
   walk(top);
@@ -217,7 +232,8 @@ function addEntry(hash: Hash, root: string, rel: string, abs: string, budget: { 
     hash.update(`link\0${rel}\0${relative(root, target).split(sep).join("/")}\0`);
   } else if (info.isFile()) {
     budget.left -= info.size;
-    if (budget.left < 0) throw new LockError(`${display(abs)}: the skill folder holds more than ${MAX_LOCKED_BYTES / 1024 / 1024} MB with this file; move large data out of it`);
+    if (budget.left < 0)
+      throw new LockError(`${display(abs)}: the skill folder holds more than ${MAX_LOCKED_BYTES / 1024 / 1024} MB with this file; move large data out of it`);
     const bytes = attempt(abs, () => readFileSync(abs));
     if (bytes.length !== info.size) throw new LockError(`${display(abs)}: changed while it was being checked; it is checked again on the next reload`);
     hash.update(`file\0${rel}\0${bytes.length}\0`).update(bytes);

@@ -45,7 +45,10 @@ export function readDefinition(kind: DefinitionKind, file: string, options: Load
   }
   const yaml = parseFrontmatter(split.yaml, split.yamlLine);
   for (const r of yaml.ok ? yaml.value.repairs : yaml.repairs) {
-    p.warning(`${r.field}: the value has ": " in it, which YAML reads as the start of another field; it was read as text. Put it in quotes to make this warning go away: ${r.field}: ${r.quoted}`, r.line);
+    p.warning(
+      `${r.field}: the value has ": " in it, which YAML reads as the start of another field; it was read as text. Put it in quotes to make this warning go away: ${r.field}: ${r.quoted}`,
+      r.line,
+    );
   }
   const checkBody = () => {
     if (split.body === "") p.error(`the body is empty; write the ${kind}'s instructions below the frontmatter`);
@@ -169,12 +172,19 @@ function checkName(name: string, kind: DefinitionKind, expected: string, inFolde
     );
   } else if (!NAME_RULE.test(name) && !strict && DOTTED_NAME.test(name)) {
     // Real collections name agents after versions ("powershell-5.1-expert"); a dot is harmless here, so it loads.
-    p.warning(`name "${name}" has a "." (the spec allows only letters, digits and hyphens); it loads as "${name}". Use "${name.replaceAll(".", "-")}" for other hosts`, line);
+    p.warning(
+      `name "${name}" has a "." (the spec allows only letters, digits and hyphens); it loads as "${name}". Use "${name.replaceAll(".", "-")}" for other hosts`,
+      line,
+    );
   } else if (!NAME_RULE.test(name)) {
-    const suggestion = name.toLowerCase().replace(/[^a-z0-9]+/g, "-").replace(/^-+|-+$/g, "");
+    const suggestion = name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-")
+      .replace(/^-+|-+$/g, "");
     p.error(`name "${name}" must use only lowercase letters, digits and single hyphens, not at the start or end${suggestion ? ` (e.g. "${suggestion}")` : ""}`, line);
   }
-  if (name.length > 64) p.rule(strict, `name is ${name.length} characters; the limit is 64${strict ? "" : " (it loads; shorten it for hosts that enforce the limit)"}`, line);
+  if (name.length > 64)
+    p.rule(strict, `name is ${name.length} characters; the limit is 64${strict ? "" : " (it loads; shorten it for hosts that enforce the limit)"}`, line);
   if (name === expected) return;
   const where = inFolder ? "folder" : "file";
   if (kind === "agent") {
@@ -226,7 +236,10 @@ function whitelist(
 function requiredEnv(fm: Frontmatter, p: FileProblems, line: (f: string) => number | undefined): string[] {
   const fromMetadata = metadataEnv(fm.metadata);
   if (fromMetadata.invalid.length) {
-    p.warning(`${fromMetadata.field} names ${fromMetadata.invalid.map((n) => JSON.stringify(n)).join(", ")}, which ${fromMetadata.invalid.length > 1 ? "are not environment variable names; they are" : "is not an environment variable name; it is"} ignored`, line("metadata"));
+    p.warning(
+      `${fromMetadata.field} names ${fromMetadata.invalid.map((n) => JSON.stringify(n)).join(", ")}, which ${fromMetadata.invalid.length > 1 ? "are not environment variable names; they are" : "is not an environment variable name; it is"} ignored`,
+      line("metadata"),
+    );
   }
   return [...new Set([...(fm.env ?? []), ...fromMetadata.env])];
 }

@@ -119,7 +119,10 @@ export class WorkerSchemaChecker implements SchemaChecker {
       this.finish(
         job.request.op === "compile"
           ? { ok: false, error: `output_schema took longer than ${seconds} to compile, so it was refused; make it smaller or simpler` }
-          : { ok: false, violations: [`checking the result against output_schema took longer than ${seconds}, so it was not accepted; a smaller or simpler result may pass`] },
+          : {
+              ok: false,
+              violations: [`checking the result against output_schema took longer than ${seconds}, so it was not accepted; a smaller or simpler result may pass`],
+            },
       );
       void this.stop();
     }, this.timeLimitMs);

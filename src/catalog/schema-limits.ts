@@ -16,7 +16,19 @@ export const MAX_PATTERN_CHARS = 1000;
 export const MAX_VALUE_BYTES = 64 * 1024;
 
 /** Keywords whose value is one subschema, a list of them, or a map of names to them (draft-07 and 2020-12). */
-const ONE = new Set(["additionalItems", "additionalProperties", "contains", "propertyNames", "not", "if", "then", "else", "unevaluatedItems", "unevaluatedProperties", "contentSchema"]);
+const ONE = new Set([
+  "additionalItems",
+  "additionalProperties",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contentSchema",
+]);
 const LIST = new Set(["allOf", "anyOf", "oneOf", "prefixItems"]);
 const MAP = new Set(["properties", "patternProperties", "definitions", "$defs", "dependentSchemas", "dependencies"]);
 /** Dynamic scoping and anchors would make a $ref mean something only known while validating; refused. */
@@ -134,7 +146,10 @@ class SchemaWalk {
       return this.fail(`output_schema has $ref ${JSON.stringify(ref)} at ${at}; only references inside the schema (#/$defs/<name>, #/definitions/<name>) are supported`);
     }
     const known = this.refSizes.get(ref);
-    if (known === null) return this.fail(`output_schema refers to itself: $ref "${ref}" at ${at} leads back to where it is used; a result must have a fixed shape, so spell out the levels you need`);
+    if (known === null)
+      return this.fail(
+        `output_schema refers to itself: $ref "${ref}" at ${at} leads back to where it is used; a result must have a fixed shape, so spell out the levels you need`,
+      );
     if (known !== undefined) return known;
     const target = resolvePointer(this.root, ref.slice(1));
     if (target === undefined) return this.fail(`output_schema has $ref "${ref}" at ${at}, which points at nothing in the schema`);

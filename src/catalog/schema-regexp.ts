@@ -21,7 +21,9 @@ export function re2RegExp(pattern: string): { test(text: string): boolean; toStr
   try {
     new RegExp(pattern, "u");
   } catch (error) {
-    throw new PatternError(`pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: \/.*\/u: /s, "")}`);
+    throw new PatternError(
+      `pattern ${JSON.stringify(pattern)} is not a valid regular expression: ${(error as Error).message.replace(/^Invalid regular expression: \/.*\/u: /s, "")}`,
+    );
   }
   const backreference = findBackreference(pattern);
   if (backreference) throw new PatternError(`pattern ${JSON.stringify(pattern)} uses the backreference ${backreference}, which ${UNSUPPORTED}`);
@@ -35,7 +37,9 @@ export function re2RegExp(pattern: string): { test(text: string): boolean; toStr
   }
   const size = re.programSize();
   if (size > MAX_PATTERN_PROGRAM) {
-    throw new PatternError(`pattern ${JSON.stringify(pattern)} is too large once compiled (${size} RE2 instructions, the limit is ${MAX_PATTERN_PROGRAM}); use smaller repeat counts such as {1,100}`);
+    throw new PatternError(
+      `pattern ${JSON.stringify(pattern)} is too large once compiled (${size} RE2 instructions, the limit is ${MAX_PATTERN_PROGRAM}); use smaller repeat counts such as {1,100}`,
+    );
   }
   // Ajv shares compiled patterns by toString(): it must name the pattern, or every pattern would be the first one.
   return { test: (text: string) => re.test(text), toString: () => `re2:${pattern}` };
@@ -52,7 +56,7 @@ function findBackreference(pattern: string): string | null {
     const c = pattern[i];
     if (c === "\\") {
       const next = pattern[i + 1] ?? "";
-      if (!inClass && (/[1-9]/.test(next) || next === "k")) return `\\${next === "k" ? pattern.slice(i + 1).match(/^k<[^>]*>/)?.[0] ?? "k" : next}`;
+      if (!inClass && (/[1-9]/.test(next) || next === "k")) return `\\${next === "k" ? (pattern.slice(i + 1).match(/^k<[^>]*>/)?.[0] ?? "k") : next}`;
       i++;
     } else if (c === "[") inClass = true;
     else if (c === "]") inClass = false;

@@ -19,11 +19,36 @@ export const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export const SPEC_FIELDS = ["name", "description", "license", "compatibility", "metadata", "allowed-tools"] as const;
 /** Claude Code subagent fields (code.claude.com/docs/en/sub-agents). */
 export const CLAUDE_CODE_AGENT_FIELDS = [
-  "name", "description", "tools", "disallowedTools", "model", "permissionMode", "maxTurns", "skills", "mcpServers", "hooks",
-  "memory", "background", "effort", "isolation", "color", "initialPrompt",
+  "name",
+  "description",
+  "tools",
+  "disallowedTools",
+  "model",
+  "permissionMode",
+  "maxTurns",
+  "skills",
+  "mcpServers",
+  "hooks",
+  "memory",
+  "background",
+  "effort",
+  "isolation",
+  "color",
+  "initialPrompt",
 ] as const;
 /** Switchboard's own fields. */
-export const SWITCHBOARD_FIELDS = ["tools", "model", "fallback_models", "max_iterations", "mode", "env", "output_schema", "carryover", "requires_approval", "memory"] as const;
+export const SWITCHBOARD_FIELDS = [
+  "tools",
+  "model",
+  "fallback_models",
+  "max_iterations",
+  "mode",
+  "env",
+  "output_schema",
+  "carryover",
+  "requires_approval",
+  "memory",
+] as const;
 
 export const frontmatterSchema = z
   .object({
@@ -33,10 +58,7 @@ export const frontmatterSchema = z
       .trim()
       .min(1, { error: "must not be empty: say what it does and when to use it" }),
     license: z.string({ error: "must be a string such as MIT or the name of a bundled license file" }).optional(),
-    compatibility: z
-      .string({ error: "must be a string describing what the skill needs" })
-      .min(1, { error: "must not be empty; remove the field instead" })
-      .optional(),
+    compatibility: z.string({ error: "must be a string describing what the skill needs" }).min(1, { error: "must not be empty; remove the field instead" }).optional(),
     metadata: z
       .record(z.string(), z.unknown(), { error: "must be a map of keys to text values, e.g. author: ana" })
       .transform((v) => v as Record<string, MetadataValue>)
@@ -44,7 +66,11 @@ export const frontmatterSchema = z
     "allowed-tools": toolList.optional(),
     tools: toolList.optional(),
     disallowedTools: toolList.optional(),
-    model: z.string({ error: "must be a model name such as sonnet, haiku, opus, inherit or a model id" }).trim().min(1, { error: "must not be empty; remove it to inherit the caller's model" }).optional(),
+    model: z
+      .string({ error: "must be a model name such as sonnet, haiku, opus, inherit or a model id" })
+      .trim()
+      .min(1, { error: "must not be empty; remove it to inherit the caller's model" })
+      .optional(),
     // Tried in order when `model` fails (overloaded, rate limited, down); [] for none. Unset: MODEL_FALLBACKS.
     fallback_models: z
       .union([z.string(), z.array(z.string())], { error: "must be a list of model names, e.g. [haiku, claude-sonnet-4-5], or [] for none" })
@@ -64,9 +90,7 @@ export const frontmatterSchema = z
       .optional(),
     carryover: z.boolean({ error: "must be true or false" }).optional(),
     memory: z.boolean({ error: "must be true or false" }).optional(),
-    requires_approval: z
-      .union([z.boolean(), toolList], { error: "must be true (every tool) or a list of tool names" })
-      .optional(),
+    requires_approval: z.union([z.boolean(), toolList], { error: "must be true (every tool) or a list of tool names" }).optional(),
     // false: the definition returns plain text and refuses a caller's schema (use_skill/use_agent/call_agent say so).
     output_schema: z
       .union([z.literal(false), z.record(z.string(), z.unknown())], {

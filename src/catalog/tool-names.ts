@@ -35,10 +35,42 @@ const EQUIVALENTS: Readonly<Record<string, string>> = {
 /** Claude Code's own tools (code.claude.com/docs/en/tools-reference, plus names older files use). */
 const CLAUDE_CODE_TOOLS = new Set([
   ...Object.keys(EQUIVALENTS),
-  "AskUserQuestion", "Bash", "BashOutput", "CronCreate", "CronDelete", "CronList", "Edit", "EnterPlanMode", "EnterWorktree",
-  "ExitPlanMode", "ExitWorktree", "Glob", "Grep", "KillBash", "KillShell", "LS", "LSP", "ListMcpResourcesTool", "MultiEdit",
-  "NotebookEdit", "NotebookRead", "PowerShell", "Read", "ReadMcpResourceTool", "SlashCommand", "TaskCreate", "TaskGet",
-  "TaskList", "TaskOutput", "TaskStop", "TaskUpdate", "TodoRead", "TodoWrite", "ToolSearch", "WebSearch", "Write",
+  "AskUserQuestion",
+  "Bash",
+  "BashOutput",
+  "CronCreate",
+  "CronDelete",
+  "CronList",
+  "Edit",
+  "EnterPlanMode",
+  "EnterWorktree",
+  "ExitPlanMode",
+  "ExitWorktree",
+  "Glob",
+  "Grep",
+  "KillBash",
+  "KillShell",
+  "LS",
+  "LSP",
+  "ListMcpResourcesTool",
+  "MultiEdit",
+  "NotebookEdit",
+  "NotebookRead",
+  "PowerShell",
+  "Read",
+  "ReadMcpResourceTool",
+  "SlashCommand",
+  "TaskCreate",
+  "TaskGet",
+  "TaskList",
+  "TaskOutput",
+  "TaskStop",
+  "TaskUpdate",
+  "TodoRead",
+  "TodoWrite",
+  "ToolSearch",
+  "WebSearch",
+  "Write",
 ]);
 
 export interface ToolContext {
@@ -113,8 +145,7 @@ export function resolveTools(field: string, entries: readonly string[], ctx: Too
     } else if (ctx.disabled && Object.hasOwn(ctx.disabled, equivalent ?? entry)) {
       off.push(`${equivalent ? `${equivalent} (for ${entry})` : entry}: ${ctx.disabled[equivalent ?? entry]}`);
       missing.push({ entry, why: `${equivalent ? `${equivalent}: ` : ""}${ctx.disabled[equivalent ?? entry]!}` });
-    }
-    else if (base.startsWith("mcp__")) miss(foreign, entry, "an MCP tool, and no MCP server is configured");
+    } else if (base.startsWith("mcp__")) miss(foreign, entry, "an MCP tool, and no MCP server is configured");
     else if (CLAUDE_CODE_TOOLS.has(base)) miss(foreign, entry, "a Claude Code tool this gateway does not have");
     else miss(unknown, entry, "not a tool of this gateway");
   }

@@ -20,7 +20,10 @@ export function validatePath(path: string, loadOptions: LoadOptions = {}): Probl
     const name = basename(path);
     const kind: DefinitionKind = name.toLowerCase() === "skill.md" ? "skill" : "agent";
     if (kind === "skill" && name !== "SKILL.md") {
-      problems.push({ severity: "error", message: `${display(path)}: rename this file to SKILL.md (the spec's name for it; hosts on case-sensitive file systems look only for that)` });
+      problems.push({
+        severity: "error",
+        message: `${display(path)}: rename this file to SKILL.md (the spec's name for it; hosts on case-sensitive file systems look only for that)`,
+      });
     }
     readDefinition(kind, path, options, problems, true);
     return problems;
@@ -78,6 +81,12 @@ function hasAgentFiles(path: string): boolean {
     const file = join(path, entry);
     // Read as the loader reads: a FIFO named like an agent file must not block the command.
     const read = readRegularFile(file, MAX_DEFINITION_BYTES, "");
-    return read.ok && read.bytes.toString("utf8", 0, 8).replace(/^\uFEFF/, "").startsWith("---");
+    return (
+      read.ok &&
+      read.bytes
+        .toString("utf8", 0, 8)
+        .replace(/^\uFEFF/, "")
+        .startsWith("---")
+    );
   });
 }

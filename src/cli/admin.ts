@@ -85,4 +85,3 @@ try {
 } finally {
   await store.close();
 }
-

@@ -32,7 +32,13 @@ export function parseArguments<O extends Options>(
       options: { ...options, help: { type: "boolean", short: "h" } } satisfies ParseArgsConfig["options"],
     });
   } catch (error) {
-    usageError(usage, argumentProblem(error, Object.keys(options).map((name) => `--${name}`)));
+    usageError(
+      usage,
+      argumentProblem(
+        error,
+        Object.keys(options).map((name) => `--${name}`),
+      ),
+    );
   }
   if (parsed.values.help) usageError(usage);
   return { values: parsed.values as ArgumentValues<O>, positionals: parsed.positionals };

@@ -43,7 +43,8 @@ const config = loadConfigOrExit({ LOG_LEVEL: "error" });
 const erase = command === "delete" && parsed.values.yes === true;
 const store = await openDatabase(config, {
   exclusive: erase,
-  inUse: `Switchboard is running on DATA_DIR=${config.DATA_DIR} (it holds the database's lock). Stop it first, run this again, then start it: ` +
+  inUse:
+    `Switchboard is running on DATA_DIR=${config.DATA_DIR} (it holds the database's lock). Stop it first, run this again, then start it: ` +
     "a user's data is erased only while the gateway is stopped. (Nothing was deleted.)",
 });
 try {
@@ -60,9 +61,7 @@ try {
   } else if (!summary) {
     process.stdout.write(`nothing is stored about ${user}; nothing to delete${hint(user)}\n`);
   } else if (!erase) {
-    process.stdout.write(
-      `${user}: ${summary}.\nNothing was deleted. To erase all of it, run: npm run user -- delete ${user} --yes\n`,
-    );
+    process.stdout.write(`${user}: ${summary}.\nNothing was deleted. To erase all of it, run: npm run user -- delete ${user} --yes\n`);
     process.exitCode = 1;
   } else {
     const counts = await store.userData.erase(user);
@@ -99,4 +98,3 @@ function describe(data: UserExport): string | null {
 function hint(user: string): string {
   return user.includes(":") ? "" : " (user ids carry their source, e.g. telegram:4242, slack:T1:U1, http:alice)";
 }
-

@@ -56,7 +56,8 @@ export async function detectType(bytes: Uint8Array, name: string): Promise<Detec
 }
 
 function classify(mime: string, ext: string): DetectedType {
-  if ((MODEL_IMAGE_TYPES as readonly string[]).includes(mime) || CONVERTIBLE_IMAGES.has(mime)) return { mime, ext, kind: "image", label: `an image (${ext.toUpperCase()})` };
+  if ((MODEL_IMAGE_TYPES as readonly string[]).includes(mime) || CONVERTIBLE_IMAGES.has(mime))
+    return { mime, ext, kind: "image", label: `an image (${ext.toUpperCase()})` };
   if (mime === "application/pdf") return { mime, ext, kind: "pdf", label: "a PDF" };
   // Telegram voice notes are Ogg/Opus; file-type names an Ogg without a video track audio/ogg or audio/opus.
   if (mime.startsWith("audio/")) return { mime, ext, kind: "audio", label: `audio (${ext.toUpperCase()})` };

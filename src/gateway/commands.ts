@@ -1,6 +1,21 @@
 import { available, type Catalog } from "../catalog/definition.js";
 
-export type ChatCommand = "cancel" | "status" | "reset" | "start" | "help" | "skills" | "context" | "approve" | "deny" | "memory" | "forget" | "schedules" | "unschedule" | "timezone" | "usage";
+export type ChatCommand =
+  | "cancel"
+  | "status"
+  | "reset"
+  | "start"
+  | "help"
+  | "skills"
+  | "context"
+  | "approve"
+  | "deny"
+  | "memory"
+  | "forget"
+  | "schedules"
+  | "unschedule"
+  | "timezone"
+  | "usage";
 
 const COMMANDS: Record<string, ChatCommand> = {
   cancel: "cancel",

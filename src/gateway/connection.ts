@@ -125,7 +125,10 @@ export class PlatformConnection {
       this.set({ status: "connected", identity });
     } catch (error) {
       if (this.stopped) return;
-      const problem = controller.signal.reason instanceof NoAnswer ? { kind: "unreachable" as const, text: `is unreachable: no answer within ${seconds(timeoutMs)}` } : this.provider.problem(error);
+      const problem =
+        controller.signal.reason instanceof NoAnswer
+          ? { kind: "unreachable" as const, text: `is unreachable: no answer within ${seconds(timeoutMs)}` }
+          : this.provider.problem(error);
       // Whatever the attempt got done is undone, so the next one starts from scratch.
       await this.provider.stop().catch((stopError: unknown) => this.options.log.debug({ err: stopError, platform: this.name }, "undoing a failed start failed"));
       if (this.stopped) return;

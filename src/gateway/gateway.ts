@@ -55,15 +55,28 @@ export interface GatewayDeps {
   schedules?: { defaultZone?: string | undefined };
 }
 
-const STORE_FAILING =
-  "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.";
+const STORE_FAILING = "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.";
 const CORRUPT = "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over.";
 const INTERNAL = "Sorry, something went wrong while handling that message. Please try again.";
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "start", "help", "memory", "forget", "schedules", "unschedule", "timezone", "usage"]);
+const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set([
+  "status",
+  "skills",
+  "context",
+  "approve",
+  "deny",
+  "start",
+  "help",
+  "memory",
+  "forget",
+  "schedules",
+  "unschedule",
+  "timezone",
+  "usage",
+]);
 
 /** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
 export function failedInternally(request: RequestRecord): boolean {
@@ -136,7 +149,17 @@ export class Gateway {
       tellQueued: (request, writer) =>
         writer.commit({
           // Not one of the request's replies (those come when it runs): a notice to the chat.
-          outbound: [{ id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text: deps.midTurn === "steer" ? STEERED : QUEUED, kind: "notice" }],
+          outbound: [
+            {
+              id: this.deps.ids.next("out"),
+              requestId: null,
+              taskId: null,
+              agent: "switchboard",
+              depth: 0,
+              text: deps.midTurn === "steer" ? STEERED : QUEUED,
+              kind: "notice",
+            },
+          ],
         }),
       // A finished task's memories are extracted once its answer went out.
       deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
@@ -152,18 +175,20 @@ export class Gateway {
     // Indicators a previous process showed and never took back ("typing", 👀) come off now.
     if (sink.clearIndicator) {
       const clear = sink.clearIndicator.bind(sink);
-      this.track(this.deps.store
-        .indicators.list(sink.prefix)
-        .then((shown) =>
-          Promise.all(
-            shown.map(({ sessionKey, data }) =>
-              clear(sessionKey, data)
-                .then(() => this.deps.store.indicators.delete(sessionKey))
-                .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator")),
+      this.track(
+        this.deps.store.indicators
+          .list(sink.prefix)
+          .then((shown) =>
+            Promise.all(
+              shown.map(({ sessionKey, data }) =>
+                clear(sessionKey, data)
+                  .then(() => this.deps.store.indicators.delete(sessionKey))
+                  .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator")),
+              ),
             ),
-          ),
-        )
-        .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators")));
+          )
+          .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators")),
+      );
     }
   }
 
@@ -387,7 +412,8 @@ export class Gateway {
     else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
       // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
       this.sinks.get(providerOf(change.sessionKey))?.stream?.(change.sessionKey, change.event);
-    } else if (change.kind === "reset" && this.workers.holds(change.sessionKey)) this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
+    } else if (change.kind === "reset" && this.workers.holds(change.sessionKey))
+      this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
   }
 
   private async settleIfDone(requestId: string): Promise<void> {
@@ -456,8 +482,7 @@ export class Gateway {
       await this.guard(request, writer, async () =>
         this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
       );
-    }
-    else if (command === "usage") await this.guard(request, writer, async () => this.reply(request, writer, await usageText(runtime.quotas, request)));
+    } else if (command === "usage") await this.guard(request, writer, async () => this.reply(request, writer, await usageText(runtime.quotas, request)));
     else if (command) await this.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
@@ -526,10 +551,7 @@ export class Gateway {
     }
     const corrupt = error instanceof CorruptStateError;
     this.internal.add(request.id);
-    this.deps.log.error(
-      { session: request.sessionKey, request: request.id, err: error },
-      corrupt ? "stored state for this session is corrupt" : "request failed",
-    );
+    this.deps.log.error({ session: request.sessionKey, request: request.id, err: error }, corrupt ? "stored state for this session is corrupt" : "request failed");
     await this.reply(request, writer, corrupt ? CORRUPT : INTERNAL, "failed");
   }
 

@@ -8,7 +8,19 @@ import type { NewStoredFile, Store } from "../store/store.js";
 export function toStore(files: readonly InboundFile[], ids: { next(prefix: string): string }, random?: (bytes: number) => Buffer): NewStoredFile[] {
   return files.flatMap((f) =>
     f.ok
-      ? [{ id: ids.next("fil"), publicId: publicFileId(random), sha256: f.sha256, name: f.name, mime: f.mime, kind: f.kind, size: f.size, voice: f.voice === true, bytes: f.bytes }]
+      ? [
+          {
+            id: ids.next("fil"),
+            publicId: publicFileId(random),
+            sha256: f.sha256,
+            name: f.name,
+            mime: f.mime,
+            kind: f.kind,
+            size: f.size,
+            voice: f.voice === true,
+            bytes: f.bytes,
+          },
+        ]
       : [],
   );
 }

@@ -56,7 +56,9 @@ export class Leadership {
   }
 
   private tick(): Promise<void> {
-    this.turn = this.turn.then(() => this.step()).catch((error: unknown) => this.options.log.warn({ err: error, job: this.options.key }, "could not check the job's lease"));
+    this.turn = this.turn
+      .then(() => this.step())
+      .catch((error: unknown) => this.options.log.warn({ err: error, job: this.options.key }, "could not check the job's lease"));
     return this.turn.finally(() => this.schedule());
   }
 

@@ -54,18 +54,21 @@ export class Leases {
     this.lastToken.set(key, lease.token);
     if (this.lastToken.size > 10_000) this.lastToken.delete(this.lastToken.keys().next().value!);
     const renew = () => {
-      held.renewal = this.options.timers.setTimeout(() => {
-        this.store.leases.renew(key, this.options.replica, held.token, this.options.ttlMs).then(
-          (ok) => {
-            if (this.held.get(key) !== held) return;
-            if (ok) return renew();
-            held.lost = true;
-            onLost();
-          },
-          // The database did not answer: keep trying; if the lease runs out meanwhile, the fence catches it.
-          () => this.held.get(key) === held && renew(),
-        );
-      }, Math.max(1, Math.floor(this.options.ttlMs / 3)));
+      held.renewal = this.options.timers.setTimeout(
+        () => {
+          this.store.leases.renew(key, this.options.replica, held.token, this.options.ttlMs).then(
+            (ok) => {
+              if (this.held.get(key) !== held) return;
+              if (ok) return renew();
+              held.lost = true;
+              onLost();
+            },
+            // The database did not answer: keep trying; if the lease runs out meanwhile, the fence catches it.
+            () => this.held.get(key) === held && renew(),
+          );
+        },
+        Math.max(1, Math.floor(this.options.ttlMs / 3)),
+      );
       (held.renewal as { unref?: () => void } | null)?.unref?.();
     };
     renew();

@@ -14,9 +14,7 @@ export async function memoryText(store: Pick<Store, "memories">, userId: string)
   if (memories.length === 0) return NOTHING;
   const lines = memories.map((m, i) => `${i + 1}. ${oneLine(m.text)}`);
   const footer =
-    memories.length === 1
-      ? "To make me forget it, send /forget 1."
-      : "To make me forget one, send its number, e.g. /forget 2; /forget all forgets everything.";
+    memories.length === 1 ? "To make me forget it, send /forget 1." : "To make me forget one, send its number, e.g. /forget 2; /forget all forgets everything.";
   return [`Here is what I remember about you (${count(memories.length)}):`, ...lines, "", footer].join("\n");
 }
 

@@ -100,7 +100,10 @@ export class Outbox {
           this.deps.observer?.delivered(out, "undeliverable");
           // This reply can never arrive; the ones after it may (another thread, a chat unblocked later).
           if (await store.outbox.markUndeliverable(out.id, error.disposition.reason)) {
-            this.deps.log.error({ session: sessionKey, outbound: out.id, reason: error.disposition.reason }, "reply undeliverable: the platform refused it for good; it will not be sent again");
+            this.deps.log.error(
+              { session: sessionKey, outbound: out.id, reason: error.disposition.reason },
+              "reply undeliverable: the platform refused it for good; it will not be sent again",
+            );
             if (out.requestId) this.deps.onUndeliverable?.(out.requestId, error.disposition.reason);
           }
           continue;

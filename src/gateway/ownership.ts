@@ -5,16 +5,14 @@ import type { OwnerRule, RequestRecord, Store } from "../store/store.js";
 import { parseCommand, type ChatCommand } from "./commands.js";
 import type { InboundMessage, SubmitResult } from "./types.js";
 
-export const BUSY =
-  "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
+export const BUSY = "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
 
 /** Commands anyone may send into someone else's conversation: they only read, or touch the sender's own things. */
 const ANYONE: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "memory", "forget"]);
 
 export type Admission =
   /** Store it, under `rule` (absent: anyone may). */
-  | { admitted: true; command: ChatCommand | null; rule?: OwnerRule }
-  | { admitted: false; result: Extract<SubmitResult, { status: "refused" | "ignored" }> };
+  { admitted: true; command: ChatCommand | null; rule?: OwnerRule } | { admitted: false; result: Extract<SubmitResult, { status: "refused" | "ignored" }> };
 
 /**
  * Whether `message` may enter its conversation, as far as can be told before storing it; the store decides again, in

@@ -33,7 +33,9 @@ export async function scheduleCommandText(deps: ScheduleReplyDeps, userId: strin
       if (command.zone === null) {
         const own = await deps.store.schedules.timezone(userId);
         const zone = await userZone(zones, userId);
-        return own ? `Your time zone is ${zone}. Change it with /timezone <IANA name>, e.g. /timezone Europe/Berlin.` : `Your time zone is ${zone} (the server's default). Set yours with /timezone <IANA name>, e.g. /timezone Europe/Berlin.`;
+        return own
+          ? `Your time zone is ${zone}. Change it with /timezone <IANA name>, e.g. /timezone Europe/Berlin.`
+          : `Your time zone is ${zone} (the server's default). Set yours with /timezone <IANA name>, e.g. /timezone Europe/Berlin.`;
       }
       await deps.store.schedules.setTimezone(userId, command.zone);
       return `Your time zone is now ${command.zone}. New jobs you schedule and the times I show you use it; jobs already scheduled keep theirs.`;

@@ -1,6 +1,8 @@
 /** One part of a session key: `[A-Za-z0-9_.-]`, at most 64 characters; anything else becomes `_`. */
 export function keyPart(value: string | number): string {
-  const cleaned = String(value).replace(/[^A-Za-z0-9_.-]/g, "_").slice(0, 64);
+  const cleaned = String(value)
+    .replace(/[^A-Za-z0-9_.-]/g, "_")
+    .slice(0, 64);
   return cleaned === "" ? "_" : cleaned;
 }
 

@@ -193,7 +193,9 @@ export class SessionWorkers {
       const mine = (r: RequestRecord) => r.userId === worker.turn?.user;
       for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && mine(r) && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
-        void this.deps.tellQueued(waiting, writer).catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
+        void this.deps
+          .tellQueued(waiting, writer)
+          .catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
       }
     }
     return interrupting ?? queued[0] ?? null;

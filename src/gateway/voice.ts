@@ -26,7 +26,10 @@ export class VoiceDoor {
     if (!this.transcriber?.configured) {
       if (!this.warned) {
         this.warned = true;
-        this.log.warn({ session: message.sessionKey }, this.transcriber?.setupHint || "voice notes cannot be transcribed: set TRANSCRIPTION_URL (and TRANSCRIPTION_API_KEY), then restart");
+        this.log.warn(
+          { session: message.sessionKey },
+          this.transcriber?.setupHint || "voice notes cannot be transcribed: set TRANSCRIPTION_URL (and TRANSCRIPTION_API_KEY), then restart",
+        );
       }
       return { text: message.text, notice: VOICE_UNAVAILABLE };
     }

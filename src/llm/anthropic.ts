@@ -134,7 +134,9 @@ function assistantBlocks(blocks: readonly Anthropic.ContentBlock[]): AssistantBl
         content.push({
           type: "text",
           text: block.text,
-          ...(citations.length > 0 ? { citations: citations.map(({ type, url, title, cited_text, encrypted_index }) => ({ type, url, title, cited_text, encrypted_index })) } : {}),
+          ...(citations.length > 0
+            ? { citations: citations.map(({ type, url, title, cited_text, encrypted_index }) => ({ type, url, title, cited_text, encrypted_index })) }
+            : {}),
         });
         break;
       }
@@ -176,8 +178,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 /** Stands in when ANTHROPIC_API_KEY is missing, so the gateway starts and can tell users what to set. */
 export class UnconfiguredModel implements Model {
   readonly configured = false;
-  readonly setupHint =
-    "The bot has no model configured yet: set ANTHROPIC_API_KEY in the environment (or .env) and restart it.";
+  readonly setupHint = "The bot has no model configured yet: set ANTHROPIC_API_KEY in the environment (or .env) and restart it.";
   constructor(readonly defaultModel: string = DEFAULT_MODEL) {}
   complete(): Promise<ModelResponse> {
     return Promise.reject(new ModelError(this.setupHint));

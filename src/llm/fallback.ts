@@ -87,7 +87,8 @@ export class FallbackModel implements Model {
           // info: a try that fails is retried or falls back; the call that fails in the end is the caller's warning (one line).
           log.info({ model, failure: error.failure, status: error.status, retryAfterMs: error.retryAfterMs, try: tries + 1, err: error.message }, "model try failed");
           const delay = error.retryAfterMs ?? this.backoff(tries);
-          const again = tries < this.options.retries && !breakers.resting(model) && delay <= LONGEST_RETRY_WAIT_MS && (error.failure === "rate_limited" || next === undefined);
+          const again =
+            tries < this.options.retries && !breakers.resting(model) && delay <= LONGEST_RETRY_WAIT_MS && (error.failure === "rate_limited" || next === undefined);
           if (!again) break;
           await this.sleep(delay, request.signal);
         }
@@ -130,7 +131,9 @@ export class FallbackModel implements Model {
       });
     } catch (error) {
       const failure =
-        expired && !request.signal?.aborted ? new ModelError(`${model} gave no answer within ${seconds(timeoutMs)} (MODEL_CALL_TIMEOUT)`, null, false, { failure: "timeout" }) : error;
+        expired && !request.signal?.aborted
+          ? new ModelError(`${model} gave no answer within ${seconds(timeoutMs)} (MODEL_CALL_TIMEOUT)`, null, false, { failure: "timeout" })
+          : error;
       if (streamed && !(failure instanceof ModelError && failure.failure === "cancelled")) request.onReset?.();
       throw failure;
     } finally {
@@ -167,19 +170,20 @@ export class FallbackModel implements Model {
     if (!last) {
       const soonest = Math.min(...chain.map((m) => (breakers.resting(m) ? breakers.reopensAt(m) : now() + breakers.waitFor(m))));
       const wait = Math.max(0, soonest - now());
-      return new ModelError(
-        `${chain.join(", ")} ${chain.length > 1 ? "are" : "is"} resting after repeated failures; try again in ${seconds(wait)}`,
-        null,
-        false,
-        { failure: "unavailable", retryAfterMs: wait },
-      );
+      return new ModelError(`${chain.join(", ")} ${chain.length > 1 ? "are" : "is"} resting after repeated failures; try again in ${seconds(wait)}`, null, false, {
+        failure: "unavailable",
+        retryAfterMs: wait,
+      });
     }
     if (chain.length === 1) return last.error;
     const byModel = chain.map((m) => {
       const error = failed.filter((f) => f.model === m).at(-1)?.error;
       return `${m}: ${error ? error.message : "resting after repeated failures"}`;
     });
-    return new ModelError(`no model could answer (${byModel.join("; ")})`, last.error.status, false, { failure: last.error.failure, retryAfterMs: last.error.retryAfterMs });
+    return new ModelError(`no model could answer (${byModel.join("; ")})`, last.error.status, false, {
+      failure: last.error.failure,
+      retryAfterMs: last.error.retryAfterMs,
+    });
   }
 }
 

@@ -101,7 +101,10 @@ export class KeyRing implements Model {
     slot.restsUntil.set(model, now + (retryAfterMs ?? DEFAULT_REST_MS));
     this.options.observer?.key("rate_limited");
     if (this.slots.length > 1) {
-      this.options.log.info({ key: slot.place, fingerprint: slot.fingerprint, model, restMs: retryAfterMs ?? DEFAULT_REST_MS }, "API key rate limited (429); using the next key meanwhile");
+      this.options.log.info(
+        { key: slot.place, fingerprint: slot.fingerprint, model, restMs: retryAfterMs ?? DEFAULT_REST_MS },
+        "API key rate limited (429); using the next key meanwhile",
+      );
     }
   }
 
@@ -128,6 +131,9 @@ export class KeyRing implements Model {
     const now = this.options.now();
     const soonest = Math.min(...this.slots.filter((s) => !s.refused).map((s) => s.restsUntil.get(model) ?? 0));
     const wait = Math.max(0, soonest - now);
-    return new ModelError(limited?.message ?? "Anthropic API error 429: every API key is rate limited for now", 429, false, { failure: "rate_limited", retryAfterMs: wait });
+    return new ModelError(limited?.message ?? "Anthropic API error 429: every API key is rate limited for now", 429, false, {
+      failure: "rate_limited",
+      retryAfterMs: wait,
+    });
   }
 }

@@ -51,10 +51,16 @@ export const DEFAULT_PRICES: Readonly<Record<string, ModelPrice>> = {
  */
 export function parsePrices(text: string | undefined): { prices: Record<string, ModelPrice> } | { error: string } {
   const prices: Record<string, ModelPrice> = {};
-  for (const part of (text ?? "").split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const part of (text ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const at = part.indexOf("=");
     const model = part.slice(0, at).trim();
-    const numbers = part.slice(at + 1).split("/").map((n) => n.trim());
+    const numbers = part
+      .slice(at + 1)
+      .split("/")
+      .map((n) => n.trim());
     const values = numbers.map(Number);
     if (at <= 0 || (values.length !== 2 && values.length !== 4) || numbers.some((n) => n === "") || values.some((n) => !Number.isFinite(n) || n < 0)) {
       return { error: `"${part}" is not model=input/output or model=input/output/cache_write/cache_read (USD per million tokens)` };
@@ -91,8 +97,7 @@ export class PriceTable {
     const p = this.priceOf(model);
     if (!p) return searches;
     // USD per million tokens × tokens = micro-USD; × 1000 = nano-USD.
-    const micro =
-      usage.inputTokens * p.input + usage.outputTokens * p.output + (usage.cacheWriteTokens ?? 0) * p.cacheWrite + (usage.cacheReadTokens ?? 0) * p.cacheRead;
+    const micro = usage.inputTokens * p.input + usage.outputTokens * p.output + (usage.cacheWriteTokens ?? 0) * p.cacheWrite + (usage.cacheReadTokens ?? 0) * p.cacheRead;
     return Math.round(micro * 1000) + searches;
   }
 }

@@ -60,11 +60,17 @@ export class HttpTranscriber implements Transcriber {
     if (!response.ok) {
       const parsed = failure.safeParse(body);
       const message = parsed.success ? (typeof parsed.data.error === "string" ? parsed.data.error : parsed.data.error.message) : "no error message";
-      const hint = response.status === 401 || response.status === 403 ? "; check TRANSCRIPTION_API_KEY" : response.status === 404 ? "; check TRANSCRIPTION_URL (the full endpoint URL)" : "";
+      const hint =
+        response.status === 401 || response.status === 403
+          ? "; check TRANSCRIPTION_API_KEY"
+          : response.status === 404
+            ? "; check TRANSCRIPTION_URL (the full endpoint URL)"
+            : "";
       return { ok: false, error: `the transcription endpoint answered ${response.status}: ${message.slice(0, 300)}${hint}` };
     }
     const parsed = answer.safeParse(body);
-    if (!parsed.success) return { ok: false, error: "the transcription endpoint's answer has no text field (is TRANSCRIPTION_URL an OpenAI-compatible /audio/transcriptions endpoint?)" };
+    if (!parsed.success)
+      return { ok: false, error: "the transcription endpoint's answer has no text field (is TRANSCRIPTION_URL an OpenAI-compatible /audio/transcriptions endpoint?)" };
     return { ok: true, text: parsed.data.text };
   }
 }

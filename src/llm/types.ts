@@ -82,9 +82,7 @@ export interface DocumentBlock {
   context?: string;
 }
 
-export type ChatMessage =
-  | { role: "user"; content: UserBlock[] }
-  | { role: "assistant"; content: AssistantBlock[] };
+export type ChatMessage = { role: "user"; content: UserBlock[] } | { role: "assistant"; content: AssistantBlock[] };
 
 export interface ToolSpec {
   name: string;

@@ -46,7 +46,11 @@ export async function callTool(client: Client, name: string, args: Record<string
     timer = timers.setTimeout(expire, Math.max(0, Math.min(timeoutMs, started + maxTotalMs - now())));
   };
   try {
-    const result = await client.request({ method: "tools/call", params: { name, arguments: args } }, RawCallResult, { signal: abort.signal, timeout: SDK_TIMEOUT, onprogress });
+    const result = await client.request({ method: "tools/call", params: { name, arguments: args } }, RawCallResult, {
+      signal: abort.signal,
+      timeout: SDK_TIMEOUT,
+      onprogress,
+    });
     return { kind: "result", result };
   } catch (error) {
     if (timedOut) return { kind: "timeout", afterMs: now() - started };

@@ -47,8 +47,14 @@ export class McpConfigError extends Error {
 /** A server's name becomes part of tool names (`mcp__<name>__<tool>`), which the Messages API limits. */
 const SERVER_NAME = /^[A-Za-z0-9_-]{1,40}$/;
 const APPROVAL = z.enum(["always", "writes", "never"], { message: 'must be "always", "writes" or "never"' });
-const text = (what: string) => z.string({ message: `must be ${what}` }).trim().min(1, { message: `must be ${what}` });
-const stringMap = z.record(z.string(), z.string({ message: "must be text (write numbers and booleans in quotes)" }), { message: "must be an object of names to text values" });
+const text = (what: string) =>
+  z
+    .string({ message: `must be ${what}` })
+    .trim()
+    .min(1, { message: `must be ${what}` });
+const stringMap = z.record(z.string(), z.string({ message: "must be text (write numbers and booleans in quotes)" }), {
+  message: "must be an object of names to text values",
+});
 
 const common = {
   approval: APPROVAL.optional(),
@@ -86,7 +92,9 @@ export function parseMcpConfig(json: string, source: string, env: Readonly<Recor
     throw new McpConfigError(`${source}: not valid JSON (${error instanceof Error ? error.message : String(error)})`);
   }
   if (!isObject(data) || !isObject(data.mcpServers)) {
-    throw new McpConfigError(`${source}: must be a JSON object with an "mcpServers" object, e.g. {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}`);
+    throw new McpConfigError(
+      `${source}: must be a JSON object with an "mcpServers" object, e.g. {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}`,
+    );
   }
   const problems: string[] = [];
   const warnings: string[] = [];
@@ -95,7 +103,9 @@ export function parseMcpConfig(json: string, source: string, env: Readonly<Recor
     const at = `mcpServers.${JSON.stringify(name).slice(1, -1)}`;
     const before = problems.length;
     if (!SERVER_NAME.test(name) || name.includes("__") || name.endsWith("_")) {
-      problems.push(`${at}: a server's name may use only A-Z, a-z, 0-9, _ and - (at most 40 characters, no "__", not ending in "_"), because its tools are called mcp__<name>__<tool>; rename it`);
+      problems.push(
+        `${at}: a server's name may use only A-Z, a-z, 0-9, _ and - (at most 40 characters, no "__", not ending in "_"), because its tools are called mcp__<name>__<tool>; rename it`,
+      );
     }
     if (!isObject(raw)) {
       problems.push(`${at}: must be an object such as {"command": "npx", "args": [...]} or {"type": "http", "url": "https://…"}`);
@@ -130,7 +140,9 @@ function readEntry(name: string, entry: Record<string, unknown>, at: string, pro
   if ("url" in parsed.data) return { ...common, transport: parsed.data.type, url: parsed.data.url, headers: parsed.data.headers ?? {} };
   const stdio = parsed.data as z.output<typeof stdioEntry>;
   if (stdio.sandbox) {
-    problems.push(`${at}.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet; remove "sandbox" to run it with the gateway's rights (see docs/admin/mcp.md)`);
+    problems.push(
+      `${at}.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet; remove "sandbox" to run it with the gateway's rights (see docs/admin/mcp.md)`,
+    );
     return null;
   }
   return { ...common, transport: "stdio", command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, cwd: stdio.cwd ?? null, sandbox: false };
@@ -145,8 +157,7 @@ function expandAll(raw: Record<string, unknown>, env: Readonly<Record<string, st
     problems.push(`${at}.${field}: ${result.error}`);
     return value;
   };
-  const map = (value: unknown, field: string) =>
-    isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, one(v, `${field}.${k}`)])) : value;
+  const map = (value: unknown, field: string) => (isObject(value) ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, one(v, `${field}.${k}`)])) : value);
   return {
     ...raw,
     command: one(raw.command, "command"),

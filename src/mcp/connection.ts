@@ -103,7 +103,6 @@ export class McpConnection {
     return this.tools.get(name);
   }
 
-
   /** Why a tool of this server cannot be called now. */
   unavailable(name: string): string {
     const what = `the MCP server ${this.config.name}`;
@@ -169,7 +168,10 @@ export class McpConnection {
         this.log.debug({ error: this.deps.scrub(lastError) }, `MCP server ${this.config.name}: transport error`);
       };
       client.setNotificationHandler(ToolListChangedNotificationSchema, async () => this.relist(client));
-      await client.connect(this.deps.transport(this.config, (line) => this.stderr(line)), { signal: abort.signal, timeout: 2_147_483_647 });
+      await client.connect(
+        this.deps.transport(this.config, (line) => this.stderr(line)),
+        { signal: abort.signal, timeout: 2_147_483_647 },
+      );
       const listing = await listTools(client, this.config.name, abort.signal);
       if (this.closed) {
         await client.close().catch(() => {});
@@ -182,7 +184,10 @@ export class McpConnection {
       this.setTools(listing);
       this.setStatus("connected");
       const info = client.getServerVersion();
-      this.log.info({ tools: listing.tools.length, server: info ? `${info.name} ${info.version}` : null }, `MCP server ${this.config.name} ${again ? "reconnected" : "connected"} with ${listing.tools.length} tools`);
+      this.log.info(
+        { tools: listing.tools.length, server: info ? `${info.name} ${info.version}` : null },
+        `MCP server ${this.config.name} ${again ? "reconnected" : "connected"} with ${listing.tools.length} tools`,
+      );
     } catch (error) {
       client.onclose = undefined;
       await client.close().catch(() => {});
@@ -237,7 +242,10 @@ export class McpConnection {
           this.log.info({ tools: listing.tools.length }, `MCP server ${this.config.name} changed its tools; it has ${listing.tools.length} now`);
         } catch (error) {
           if (client !== this.client) return;
-          this.log.warn({ error: this.deps.scrub(describe(error)) }, `MCP server ${this.config.name} said its tools changed but could not list them; keeping the ones it had`);
+          this.log.warn(
+            { error: this.deps.scrub(describe(error)) },
+            `MCP server ${this.config.name} said its tools changed but could not list them; keeping the ones it had`,
+          );
           if (connectionLost(error)) this.lost(client, describe(error));
         } finally {
           this.deps.timers.clearTimeout(limit);
@@ -253,7 +261,12 @@ export class McpConnection {
     const server = this.config.name;
     if (!client) return this.refuse(tool.name);
     const started = now();
-    const outcome = await callTool(client, tool.original, input, signal, { timers: this.deps.timers, now, timeoutMs: toolTimeoutMs, maxTotalMs: PROGRESS_CAP * toolTimeoutMs });
+    const outcome = await callTool(client, tool.original, input, signal, {
+      timers: this.deps.timers,
+      now,
+      timeoutMs: toolTimeoutMs,
+      maxTotalMs: PROGRESS_CAP * toolTimeoutMs,
+    });
     const seconds = (now() - started) / 1000;
     switch (outcome.kind) {
       case "result": {
@@ -263,7 +276,9 @@ export class McpConnection {
       }
       case "timeout":
         observer.call(server, "timeout", seconds);
-        return fail(`${tool.name} timed out: the MCP server ${server} sent no answer and no progress for ${toolTimeoutMs / 1000} s (MCP_TOOL_TIMEOUT_MS), so the call was cancelled. It may or may not have had its effect.`);
+        return fail(
+          `${tool.name} timed out: the MCP server ${server} sent no answer and no progress for ${toolTimeoutMs / 1000} s (MCP_TOOL_TIMEOUT_MS), so the call was cancelled. It may or may not have had its effect.`,
+        );
       case "cancelled":
         observer.call(server, "cancelled", seconds);
         return fail(`${tool.name} was cancelled before the MCP server ${server} answered`);
@@ -278,7 +293,9 @@ export class McpConnection {
 
   private setTools(listing: Listing): void {
     this.listed = listing.tools;
-    this.tools = new Map(listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal) => this.call(tool, input, signal))]));
+    this.tools = new Map(
+      listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal) => this.call(tool, input, signal))]),
+    );
     for (const note of listing.notes.filter((n) => !this.notes.has(n))) this.log.warn({ note }, `MCP server ${this.config.name}: ${note}`);
     if (listing.notes.length || listing.tools.length) this.notes = new Set(listing.notes);
     this.deps.observer.state(this.config.name, this.client !== null, listing.tools.length);
@@ -297,7 +314,8 @@ export class McpConnection {
     this.stderrLogged += 1;
     const message = `MCP server ${this.config.name} (stderr): ${text}`;
     if (this.stderrLogged <= STDERR_LOGGED) this.log.info(message);
-    else if (this.stderrLogged === STDERR_LOGGED + 1) this.log.info(`MCP server ${this.config.name} writes much to stderr; further lines of this connection are logged at debug`);
+    else if (this.stderrLogged === STDERR_LOGGED + 1)
+      this.log.info(`MCP server ${this.config.name} writes much to stderr; further lines of this connection are logged at debug`);
     else this.log.debug(message);
   }
 }

@@ -81,7 +81,11 @@ export class McpManager implements DynamicTools {
     this.deps.timers.clearTimeout(timer);
     if (how === "timeout") {
       const slow = this.connections.filter((c) => c.view().status === "connecting").map((c) => c.config.name);
-      if (slow.length) this.deps.log.warn({ servers: slow }, `MCP servers still connecting after ${this.settings.connectTimeoutMs} ms (MCP_CONNECT_TIMEOUT_MS): ${slow.join(", ")}; their tools join when they are up`);
+      if (slow.length)
+        this.deps.log.warn(
+          { servers: slow },
+          `MCP servers still connecting after ${this.settings.connectTimeoutMs} ms (MCP_CONNECT_TIMEOUT_MS): ${slow.join(", ")}; their tools join when they are up`,
+        );
     }
   }
 

@@ -70,7 +70,9 @@ function readBlock(block: unknown): McpBlock {
     }
     case "audio": {
       const b = AudioContent.safeParse(block);
-      return note(b.success ? `audio (${b.data.mimeType}, ${size(base64Bytes(b.data.data))}) not shown: the model cannot listen to it here` : "an audio block, not shown");
+      return note(
+        b.success ? `audio (${b.data.mimeType}, ${size(base64Bytes(b.data.data))}) not shown: the model cannot listen to it here` : "an audio block, not shown",
+      );
     }
     case "resource_link": {
       const b = ResourceLink.safeParse(block);
@@ -83,7 +85,16 @@ function readBlock(block: unknown): McpBlock {
       if (!b.success) return note("an embedded resource without a uri and text or blob");
       const r = b.data.resource;
       const text = "text" in r ? r.text : null;
-      return { type: "resource", link: false, uri: r.uri, name: null, mimeType: r.mimeType ?? null, description: null, text, bytes: "blob" in r ? base64Bytes(r.blob) : null };
+      return {
+        type: "resource",
+        link: false,
+        uri: r.uri,
+        name: null,
+        mimeType: r.mimeType ?? null,
+        description: null,
+        text,
+        bytes: "blob" in r ? base64Bytes(r.blob) : null,
+      };
     }
     default:
       return note(`a content block of type ${JSON.stringify(clip(type ?? "(none)", 40))}, which this gateway does not read`);

@@ -49,7 +49,10 @@ function range(text: string): readonly [IpAddress, number] | null {
  * An entry that is none of these is an error naming it: guessing what the admin meant is not safe here.
  */
 export function parseAllowlist(text: string | undefined): { allow: Allowlist } | { error: string } {
-  const entries = (text ?? "").split(",").map((e) => e.trim()).filter(Boolean);
+  const entries = (text ?? "")
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
   const hosts: string[] = [];
   const suffixes: string[] = [];
   const ranges: Array<readonly [IpAddress, number]> = [];

@@ -18,7 +18,10 @@ const DECODERS: Record<string, () => Transform> = {
 
 /** The decoders for a Content-Encoding header, in the order they must run; throws for an encoding we cannot undo. */
 function decodersFor(contentEncoding: string | undefined): Transform[] {
-  const codings = (contentEncoding ?? "").split(",").map((c) => c.trim().toLowerCase()).filter((c) => c && c !== "identity");
+  const codings = (contentEncoding ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c && c !== "identity");
   return codings.reverse().map((coding) => {
     const make = DECODERS[coding];
     if (!make) throw new Error(`the server sent a body in the "${coding}" encoding, which cannot be decoded (gzip, deflate and br can)`);

@@ -53,7 +53,18 @@ export interface Egress {
 
 // Framing headers are ours to set (a wrong Content-Length from the model could smuggle a second request), and we
 // only ask for encodings we can decode.
-const DROPPED_HEADERS = new Set(["host", "connection", "content-length", "transfer-encoding", "keep-alive", "upgrade", "te", "trailer", "proxy-connection", "accept-encoding"]);
+const DROPPED_HEADERS = new Set([
+  "host",
+  "connection",
+  "content-length",
+  "transfer-encoding",
+  "keep-alive",
+  "upgrade",
+  "te",
+  "trailer",
+  "proxy-connection",
+  "accept-encoding",
+]);
 // Credentials the model meant for one origin must not travel to the next one (fetch drops them the same way).
 const ORIGIN_BOUND_HEADERS = new Set(["authorization", "cookie", "proxy-authorization"]);
 const BODY_HEADERS = new Set(["content-type", "content-encoding", "content-language", "content-location"]);
@@ -114,7 +125,8 @@ export function createEgress(options: EgressOptions): Egress {
       const location = REDIRECT_STATUSES.has(hop.status) ? hop.headers.location : undefined;
       if (location === undefined) {
         try {
-          if (method === "HEAD") return { outcome: "response", status: hop.status, statusText, headers: hop.headers, body: "", truncated: false, finalUrl: url.href, redirects };
+          if (method === "HEAD")
+            return { outcome: "response", status: hop.status, statusText, headers: hop.headers, body: "", truncated: false, finalUrl: url.href, redirects };
           const read = await readCapped(hop.body, hop.headers["content-encoding"], options.maxBytes);
           const text = read.bytes.toString("utf8") + (read.truncated ? `\n[truncated at ${options.maxBytes} bytes]` : "");
           return { outcome: "response", status: hop.status, statusText, headers: hop.headers, body: text, truncated: read.truncated, finalUrl: url.href, redirects };

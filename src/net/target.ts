@@ -14,9 +14,7 @@ export type Resolver = (hostname: string) => Promise<ReadonlyArray<{ address: st
 
 export const systemResolver: Resolver = (hostname) => lookup(hostname, { all: true, verbatim: true });
 
-export type Target =
-  | { ok: true; hostname: string; addresses: ResolvedAddress[] }
-  | { ok: false; outcome: "refused" | "failed"; reason: string };
+export type Target = { ok: true; hostname: string; addresses: ResolvedAddress[] } | { ok: false; outcome: "refused" | "failed"; reason: string };
 
 const ALLOW_HINT = "an admin can allow it with HTTP_REQUEST_ALLOW";
 

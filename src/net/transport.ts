@@ -36,7 +36,11 @@ export function pinnedLookup(hostname: string, addresses: readonly ResolvedAddre
       callback(error, "");
       return;
     }
-    if (options.all) callback(null, wanted.map((a) => ({ address: a.address, family: a.family })));
+    if (options.all)
+      callback(
+        null,
+        wanted.map((a) => ({ address: a.address, family: a.family })),
+      );
     else callback(null, wanted[0]!.address, wanted[0]!.family);
   };
 }

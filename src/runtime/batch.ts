@@ -68,7 +68,8 @@ async function run(child: StackFrame, deps: TurnDeps): Promise<ToolOutput> {
       case "COMPLETE":
         // The task shows the last structured result reported in it, whether the child ran interactive or batch.
         if (result.structured && deps.journal.taskId) deps.journal.stage({ task: { id: deps.journal.taskId, status: "running", structuredOutput: result.structured } });
-        if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) })) return { content: result.text };
+        if (!returnToParent(stack, deps.journal, result.text, false, { structured: result.structured, maxChars: resultChars(deps.settings) }))
+          return { content: result.text };
         break;
       case "CHILD_ACTIVATED":
         pushChild(stack, asBatch(result.child, deps), deps.journal);

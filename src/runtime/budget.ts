@@ -93,10 +93,6 @@ export function guardedModel(model: Model, complete: Model["complete"]): Model {
 }
 
 /** The request's spending guard, or null when the session has no budget. */
-export async function requestBudget(
-  usage: () => Promise<SessionUsage>,
-  budget: SessionBudget,
-  stop: (reason: BudgetExceeded) => void,
-): Promise<RequestBudget | null> {
+export async function requestBudget(usage: () => Promise<SessionUsage>, budget: SessionBudget, stop: (reason: BudgetExceeded) => void): Promise<RequestBudget | null> {
   return limited(budget) ? new RequestBudget(await usage(), budget, stop) : null;
 }

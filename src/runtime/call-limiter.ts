@@ -50,9 +50,7 @@ export class CallLimiter {
     if (holders.size < this.maxConcurrent) return Promise.resolve(this.grant(target, parent));
     const queue = this.waiting.get(target) ?? [];
     if (queue.length >= this.maxQueued) {
-      return Promise.reject(
-        new TargetBusyError(`target busy: ${holders.size} calls to ${target} are running and ${queue.length} are waiting; try again later`),
-      );
+      return Promise.reject(new TargetBusyError(`target busy: ${holders.size} calls to ${target} are running and ${queue.length} are waiting; try again later`));
     }
     const cycle = this.deadlock(target, parent);
     if (cycle) {

@@ -66,8 +66,7 @@ function historyTokens(history: ChatMessage[]): number {
  * is larger. The API counts what the estimate cannot (another script, dense JSON); the estimate sees what is new.
  */
 export function contextUsage(frame: StackFrame, deps: Pick<TurnDeps, "tools" | "catalog">): number {
-  const estimate =
-    estimateTokens(frame.systemPrompt) + estimateTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
+  const estimate = estimateTokens(frame.systemPrompt) + estimateTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
   if (frame.contextTokens === 0) return estimate;
   const reply = frame.history.map((m) => m.role).lastIndexOf("assistant");
   const since = frame.history.slice(reply + 1).reduce((sum, m) => sum + estimateTokens(m), 0);
@@ -243,7 +242,9 @@ async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps,
     const request = {
       model: frame.model,
       system: COMPACTION_PROMPT,
-      messages: [{ role: "user" as const, content: [{ type: "text" as const, text: `The conversation so far:\n\n${lines.join("\n")}\n\nWrite the handoff summary now.` }] }],
+      messages: [
+        { role: "user" as const, content: [{ type: "text" as const, text: `The conversation so far:\n\n${lines.join("\n")}\n\nWrite the handoff summary now.` }] },
+      ],
       tools: [],
       signal: deps.signal,
     };
@@ -270,8 +271,14 @@ async function summarise(head: ChatMessage[], frame: StackFrame, deps: TurnDeps,
 
 /** Built from the history alone, so compaction always succeeds. */
 export function fallbackSummary(head: ChatMessage[]): string {
-  const users = head.filter((m) => m.role === "user").map((m) => textOf(m.content)).filter((t) => t && !t.startsWith(SUMMARY_PREFIX));
-  const assistants = head.filter((m) => m.role === "assistant").map((m) => textOf(m.content)).filter(Boolean);
+  const users = head
+    .filter((m) => m.role === "user")
+    .map((m) => textOf(m.content))
+    .filter((t) => t && !t.startsWith(SUMMARY_PREFIX));
+  const assistants = head
+    .filter((m) => m.role === "assistant")
+    .map((m) => textOf(m.content))
+    .filter(Boolean);
   const uses = new Map<string, ToolUseBlock>();
   const outcomes: string[] = [];
   const children: string[] = [];
@@ -299,7 +306,10 @@ export function fallbackSummary(head: ChatMessage[]): string {
     ...(users.length ? [`Last user request: ${users[users.length - 1]!.slice(0, 500)}`] : []),
     ...section("Tools run", outcomes),
     ...section("Skills and agents invoked", children),
-    ...section("Recent artifacts from tools (most recent last)", recentArtifacts(head, undefined, true).map((item) => `- ${item}`)),
+    ...section(
+      "Recent artifacts from tools (most recent last)",
+      recentArtifacts(head, undefined, true).map((item) => `- ${item}`),
+    ),
     ...(assistants.length ? [`Last assistant reply: ${assistants[assistants.length - 1]!.slice(0, 500)}`] : []),
   ].join("\n");
 }

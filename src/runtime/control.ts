@@ -22,7 +22,13 @@ interface Ending {
 const CANCELLED: Ending = { status: "cancelled", reason: "cancelled by the user", approvals: { status: "denied", by: "cancelled" } };
 
 /** Closes every open frame as an error (top first) and ends the task as `end` says; the caller flushes. */
-async function unwind(deps: RuntimeDeps, orchestrator: Orchestrator, journal: Journal, request: RequestRecord, end: Ending = CANCELLED): Promise<{ stopped: string[]; commit: StepExtra }> {
+async function unwind(
+  deps: RuntimeDeps,
+  orchestrator: Orchestrator,
+  journal: Journal,
+  request: RequestRecord,
+  end: Ending = CANCELLED,
+): Promise<{ stopped: string[]; commit: StepExtra }> {
   const sessionKey = request.sessionKey;
   const task = await deps.store.tasks.active(sessionKey);
   const loaded = await loadStack(deps, sessionKey);
@@ -88,11 +94,7 @@ export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, 
   const loaded = await loadStack(deps, key);
   const active = cutOff || !loaded.ok || !loaded.stack.isEmpty;
   const { stopped, commit } = await unwind(deps, orchestrator, journal, request);
-  const text = !active
-    ? "Nothing to cancel: no task is running."
-    : stopped.length
-      ? `Cancelled. Stopped: ${stopped.join(", ")}.`
-      : "Cancelled.";
+  const text = !active ? "Nothing to cancel: no task is running." : stopped.length ? `Cancelled. Stopped: ${stopped.join(", ")}.` : "Cancelled.";
   await journal.flush({
     ...commit,
     request: { id: request.id, status: "done" },
@@ -131,7 +133,13 @@ export function refusalFor(deps: RuntimeDeps, orchestrator: Orchestrator, reques
  * Ends the session's task as expired: `request` (a message or a decision for it) came after its expiry. The task
  * stops where it was, its pending approvals are withdrawn, and the request fails, saying so.
  */
-export async function expireTask(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter, task: TaskRecord & { expiresAt: number }): Promise<string> {
+export async function expireTask(
+  deps: RuntimeDeps,
+  orchestrator: Orchestrator,
+  request: RequestRecord,
+  writer: SessionWriter,
+  task: TaskRecord & { expiresAt: number },
+): Promise<string> {
   const journal = Journal.of(writer, request, task.id);
   const end: Ending = { status: "expired", reason: "the task expired", approvals: { status: "withdrawn", by: "task-expired" } };
   const { commit } = await unwind(deps, orchestrator, journal, request, end);
@@ -156,7 +164,10 @@ export async function describeStack(deps: RuntimeDeps, orchestrator: Orchestrato
     text = "Idle: no task is running. Send a message to start one.";
   } else {
     const top = stack.top!;
-    text = `${stack.all().map((f) => f.agentName).join(" → ")} (iteration ${top.iteration}/${top.maxIterations})`;
+    text = `${stack
+      .all()
+      .map((f) => f.agentName)
+      .join(" → ")} (iteration ${top.iteration}/${top.maxIterations})`;
     if (task) text += `\ntask ${task.id}: ${task.status.replace("_", " ")}`;
   }
   const lost = await store.outbox.undeliverable(request.sessionKey);
@@ -175,9 +186,7 @@ export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator
   const { stopped, commit } = await unwind(deps, orchestrator, journal, request);
   const fresh = deps.ids.next("as");
   journal.append(null, "session_reset", { main_agent_session_id: fresh });
-  const text =
-    (stopped.length ? `Stopped: ${stopped.join(", ")}. ` : "") +
-    "Started a fresh conversation: earlier messages are forgotten.";
+  const text = (stopped.length ? `Stopped: ${stopped.join(", ")}. ` : "") + "Started a fresh conversation: earlier messages are forgotten.";
   await journal.flush({
     ...commit,
     newMainAgentSessionId: fresh,
@@ -188,7 +197,13 @@ export async function resetSession(deps: RuntimeDeps, orchestrator: Orchestrator
 }
 
 /** `/context`: the current frame's tokens against its window, compactions so far, and the session's totals. */
-export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestrator, request: RequestRecord, writer: SessionWriter, budgets: { tokens: number; usd: number }): Promise<string> {
+export async function describeContext(
+  deps: RuntimeDeps,
+  orchestrator: Orchestrator,
+  request: RequestRecord,
+  writer: SessionWriter,
+  budgets: { tokens: number; usd: number },
+): Promise<string> {
   const key = request.sessionKey;
   const stack = await deps.stacks.getOrLoad(key);
   const frame = stack.top ?? (await orchestrator.idleMainFrame(key));
@@ -211,4 +226,3 @@ export async function describeContext(deps: RuntimeDeps, orchestrator: Orchestra
   await journal.flush({ request: { id: request.id, status: "done" }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "notice")] });
   return text;
 }
-

@@ -65,7 +65,6 @@ export type PreviewEvent =
 /** `resume` continues from the history as stored: after a restart, or after the orchestrator injected a result. */
 export type TurnInput = { kind: "user"; text: string; files?: FileRefBlock[] } | { kind: "resume" };
 
-
 /** One logical turn of one frame: model calls and tool runs until it has something for the orchestrator. */
 export function executeTurn(frame: StackFrame, input: TurnInput, deps: TurnDeps): Promise<TurnResult> {
   return (deps.observer ?? NO_OBSERVER).agentTurn(deps.journal.sessionKey, frame, deps.depth, () => turn(frame, input, deps));
@@ -133,8 +132,7 @@ async function callModel(frame: StackFrame, deps: TurnDeps, retried = false): Pr
     deps.journal.addUsage(response.usage);
     const u = response.usage;
     frame.contextTokens = u.inputTokens + u.outputTokens + (u.cacheReadTokens ?? 0) + (u.cacheWriteTokens ?? 0);
-    const content: AssistantBlock[] =
-      response.content.length > 0 ? response.content : [{ type: "text", text: "(no reply)" }];
+    const content: AssistantBlock[] = response.content.length > 0 ? response.content : [{ type: "text", text: "(no reply)" }];
     appendBlocks(frame.history, "assistant", content);
     deps.journal.append(frame, "message", {
       role: "assistant",

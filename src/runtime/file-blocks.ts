@@ -13,7 +13,7 @@ export const VIEW_FILE = "view_file";
 
 /** Whether a history names a stored file (a file block, or a placeholder or summary naming one): view_file is offered. */
 export function namesFiles(history: readonly ChatMessage[]): boolean {
-  return history.some((m) => m.role === "user" && m.content.some((b) => b.type === "file" || (b.type === "text" && b.text.includes("[Earlier file ")) ));
+  return history.some((m) => m.role === "user" && m.content.some((b) => b.type === "file" || (b.type === "text" && b.text.includes("[Earlier file "))));
 }
 
 /** Whether the user's side of a history names file `id` (its block, a placeholder, a compaction summary). */

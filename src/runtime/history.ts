@@ -52,7 +52,9 @@ const webSearchResultBlock = z.object({
   type: z.literal("web_search_tool_result"),
   tool_use_id: z.string(),
   content: z.union([
-    z.array(z.object({ type: z.literal("web_search_result"), url: z.string(), title: z.string(), encrypted_content: z.string(), page_age: z.string().nullable().optional() })),
+    z.array(
+      z.object({ type: z.literal("web_search_result"), url: z.string(), title: z.string(), encrypted_content: z.string(), page_age: z.string().nullable().optional() }),
+    ),
     // Kept as the API named it, also for a code this version does not list.
     z.object({ type: z.literal("web_search_tool_result_error"), error_code: z.string().transform((code) => code as WebSearchErrorCode) }),
   ]),
@@ -103,7 +105,12 @@ export function rebuildHistory(entries: readonly LogEntry[]): ChatMessage[] {
       if (!parsed.success) throw new CorruptStateError(`context log row ${entry.seq} is not a valid compaction`);
       history.length = 0;
       for (const m of parsed.data.history) {
-        if (m.role === "user") appendBlocks(history, "user", m.content.map((b) => (b.type === "tool_result" ? toolResult(b.tool_use_id, b.content, b.is_error === true) : b)));
+        if (m.role === "user")
+          appendBlocks(
+            history,
+            "user",
+            m.content.map((b) => (b.type === "tool_result" ? toolResult(b.tool_use_id, b.content, b.is_error === true) : b)),
+          );
         else appendBlocks(history, "assistant", m.content);
       }
     } else if (entry.type === "tool_result") {
@@ -159,7 +166,10 @@ export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessa
   // The common case: nothing to repair. Checking is one pass without copying; repairing copies.
   if (isWellFormed(history)) return { messages: history as ChatMessage[], repairs: [] };
   const repairs: string[] = [];
-  const merged = compact(history.map((m, i) => (i < history.length - 1 ? withPairedSearches(m, repairs) : m)), repairs);
+  const merged = compact(
+    history.map((m, i) => (i < history.length - 1 ? withPairedSearches(m, repairs) : m)),
+    repairs,
+  );
   const paired: ChatMessage[] = [];
   for (let i = 0; i < merged.length; i++) {
     const message = merged[i]!;
@@ -174,9 +184,7 @@ export function sanitise(history: readonly ChatMessage[]): { messages: ChatMessa
       if (next?.role === "user") i++;
     } else {
       const prev = paired[paired.length - 1];
-      const allowed = new Set(
-        prev?.role === "assistant" ? prev.content.filter((b) => b.type === "tool_use").map((b) => b.id) : [],
-      );
+      const allowed = new Set(prev?.role === "assistant" ? prev.content.filter((b) => b.type === "tool_use").map((b) => b.id) : []);
       const kept = message.content.filter((b) => {
         if (b.type !== "tool_result" || allowed.has(b.tool_use_id)) return true;
         repairs.push(`dropped a tool_result for ${b.tool_use_id} with no matching tool_use`);

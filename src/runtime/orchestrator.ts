@@ -148,7 +148,11 @@ export class Orchestrator {
     signal.addEventListener("abort", follow, { once: true });
     if (signal.aborted) follow();
     try {
-      const budget = await requestBudget(() => store.sessions.usage(key), budgetOf(this.deps.settings), (reason) => run.abort(reason));
+      const budget = await requestBudget(
+        () => store.sessions.usage(key),
+        budgetOf(this.deps.settings),
+        (reason) => run.abort(reason),
+      );
       const budgeted = budget ? budget.model(this.deps.model) : this.deps.model;
       const quotas = this.deps.quotas;
       const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason)) : budgeted;
@@ -236,8 +240,15 @@ export class Orchestrator {
         if (signal.reason instanceof BudgetExceeded) {
           const quota = signal.reason instanceof QuotaExceeded ? signal.reason.limit : null;
           const stopped = await endOverBudget(this.deps, journal, stack, signal.reason.message, quota ? `stopped: ${quota} reached` : undefined);
-          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": quota ? "QUOTA" : "BUDGET", "error.message": signal.reason.message });
-          log.warn({ frame: frame.frameId, stopped, ...(quota ? { limit: quota } : {}) }, quota ? `${quota} reached mid-request: task ended` : "the session's budget ran out mid-request: task ended");
+          this.observer.event(journal.sessionKey, "switchboard.task.failed", {
+            "gen_ai.agent.name": frame.agentName,
+            "error.type": quota ? "QUOTA" : "BUDGET",
+            "error.message": signal.reason.message,
+          });
+          log.warn(
+            { frame: frame.frameId, stopped, ...(quota ? { limit: quota } : {}) },
+            quota ? `${quota} reached mid-request: task ended` : "the session's budget ran out mid-request: task ended",
+          );
           return;
         }
         // Shutting down: keep what is committed; the request resumes from there on the next start.
@@ -261,7 +272,8 @@ export class Orchestrator {
             log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
             this.deps.stacks.invalidate(journal.sessionKey); // idle sessions keep no stack in memory
             // One with others' results hidden is read again from the log by the next task, as that task's owner may see it.
-            if (!hidesResults(frame.history)) this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
+            if (!hidesResults(frame.history))
+              this.deps.stacks.keepMainHistory(journal.sessionKey, frame.agentSessionId, { history: frame.history, contextTokens: frame.contextTokens });
             return;
           }
           if (result.action === "SEND_TEXT") {
@@ -307,12 +319,22 @@ export class Orchestrator {
             task: { id: taskId, status: "waiting_approval" },
             request: { id: requestId, status: "done" },
             outbound: result.approvals.map((a) => ({
-              ...this.outbound(journal, frame.agentName, stack.depth, approvalPrompt({ agent: frame.agentName, tool: a.toolName, input: a.input, id: a.id }, this.deps.tools.get(a.toolName)), "notice"),
+              ...this.outbound(
+                journal,
+                frame.agentName,
+                stack.depth,
+                approvalPrompt({ agent: frame.agentName, tool: a.toolName, input: a.input, id: a.id }, this.deps.tools.get(a.toolName)),
+                "notice",
+              ),
               approvalId: a.id,
             })),
           });
           for (const a of result.approvals) {
-            this.observer.event(journal.sessionKey, "switchboard.approval.requested", { "switchboard.approval.id": a.id, "gen_ai.tool.name": a.toolName, "gen_ai.agent.name": frame.agentName });
+            this.observer.event(journal.sessionKey, "switchboard.approval.requested", {
+              "switchboard.approval.id": a.id,
+              "gen_ai.tool.name": a.toolName,
+              "gen_ai.agent.name": frame.agentName,
+            });
           }
           log.info({ frame: frame.frameId, approvals: result.approvals.map((a) => a.id) }, "waiting for approval");
           return;
@@ -326,7 +348,11 @@ export class Orchestrator {
             this.popped(journal, frame, stack.depth, result.action === "ERROR" ? "error" : "max_iterations");
             break;
           }
-          this.observer.event(journal.sessionKey, "switchboard.task.failed", { "gen_ai.agent.name": frame.agentName, "error.type": result.action, "error.message": result.text.slice(0, 500) });
+          this.observer.event(journal.sessionKey, "switchboard.task.failed", {
+            "gen_ai.agent.name": frame.agentName,
+            "error.type": result.action,
+            "error.message": result.text.slice(0, 500),
+          });
           try {
             await journal.flush({
               framesPopped: [frame.frameId],
@@ -350,7 +376,11 @@ export class Orchestrator {
 
   private popped(journal: Journal, frame: StackFrame, depth: number, how: string): void {
     this.deps.onEvent?.(journal.sessionKey, { type: "pop", agent: frame.agentName, depth });
-    this.observer.event(journal.sessionKey, "switchboard.stack.pop", { "gen_ai.agent.name": frame.agentName, "switchboard.stack.depth": depth, "switchboard.outcome": how });
+    this.observer.event(journal.sessionKey, "switchboard.stack.pop", {
+      "gen_ai.agent.name": frame.agentName,
+      "switchboard.stack.depth": depth,
+      "switchboard.outcome": how,
+    });
   }
 
   /** The line that shows a child handed the chat back ("Interview skill finished"), unless HANDBACK_NOTICE=off. */

@@ -23,10 +23,7 @@ export function mainSystemPrompt(catalog: Catalog): string {
     "Agents you can hand the conversation to with use_agent (same: it talks with the user, then returns its result to you):",
     available(catalog.agents),
   );
-  const after =
-    skills || agents
-      ? "\n\nWhen a skill or agent returns, use its result to answer the user. Do not repeat questions it already asked."
-      : "";
+  const after = skills || agents ? "\n\nWhen a skill or agent returns, use its result to answer the user. Do not repeat questions it already asked." : "";
   return `${MAIN_PROMPT}${skills}${agents}${after}`;
 }
 

@@ -79,9 +79,7 @@ function fitResults(messages: readonly ChatMessage[], room: number): ChatMessage
   const sizes = messages.flatMap((m) => (m.role === "user" ? m.content.flatMap((b) => (b.type === "tool_result" ? [b.content.length] : [])) : []));
   const share = waterLevel(sizes, Math.max(0, room));
   if (share === Infinity) return [...messages];
-  return messages.map((m) =>
-    m.role === "assistant" ? m : { role: "user", content: m.content.map((b) => (b.type === "tool_result" ? recut(b, share) : b)) },
-  );
+  return messages.map((m) => (m.role === "assistant" ? m : { role: "user", content: m.content.map((b) => (b.type === "tool_result" ? recut(b, share) : b)) }));
 }
 
 /**

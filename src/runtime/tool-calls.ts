@@ -13,8 +13,7 @@ import type { ToolContext, ToolOutput } from "./tools/tool.js";
 
 // The tool calls of one model message: the stack's own (complete, report_back), approvals, and the rest run here.
 
-export const INTERRUPTED =
-  "interrupted by a restart; it may or may not have run. Check its effect before trying again.";
+export const INTERRUPTED = "interrupted by a restart; it may or may not have run. Check its effect before trying again.";
 
 /**
  * The frame ends with this tool use: answer it, every later one in the message, and any earlier one still
@@ -58,14 +57,26 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
   const observer = deps.observer ?? NO_OBSERVER;
   for (const [index, use] of uses.entries()) {
     if (use.name === COMPLETE && frame.agentType !== "main" && frame.effectiveTools.includes(COMPLETE)) {
-      return observer.toolCall(deps.journal.sessionKey, frame, use, async () => {
-        const raw = use.input.result;
-        finishWith(frame, uses, index, deps, "completed", false, waiting);
-        return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
-      }, () => "ok");
+      return observer.toolCall(
+        deps.journal.sessionKey,
+        frame,
+        use,
+        async () => {
+          const raw = use.input.result;
+          finishWith(frame, uses, index, deps, "completed", false, waiting);
+          return { action: TurnAction.COMPLETE, text: typeof raw === "string" ? raw : JSON.stringify(raw ?? "") };
+        },
+        () => "ok",
+      );
     }
     if (use.name === REPORT_BACK && frame.outputSchema && frame.effectiveTools.includes(REPORT_BACK)) {
-      const reported = await observer.toolCall(deps.journal.sessionKey, frame, use, () => report(frame, uses, index, deps, waiting), (r) => (r?.action === "COMPLETE" ? "ok" : "error"));
+      const reported = await observer.toolCall(
+        deps.journal.sessionKey,
+        frame,
+        use,
+        () => report(frame, uses, index, deps, waiting),
+        (r) => (r?.action === "COMPLETE" ? "ok" : "error"),
+      );
       if (reported) return reported;
       continue;
     }
@@ -80,7 +91,13 @@ export async function resolveToolUses(frame: StackFrame, uses: ToolUseBlock[], d
         continue;
       }
     }
-    const outcome = await observer.toolCall(deps.journal.sessionKey, frame, use, () => runTool(frame, use, deps), (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"));
+    const outcome = await observer.toolCall(
+      deps.journal.sessionKey,
+      frame,
+      use,
+      () => runTool(frame, use, deps),
+      (o) => ("child" in o ? "handoff" : o.isError ? "error" : "ok"),
+    );
     if ("child" in outcome) return { action: TurnAction.CHILD_ACTIVATED, child: outcome.child };
     addToolResult(frame, deps.journal, use.id, outcome.content, outcome.isError === true, resultChars(deps.settings));
     if (outcome.files?.length) addFiles(frame, deps.journal, outcome.files);

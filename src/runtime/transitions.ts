@@ -20,13 +20,7 @@ export function pushChild(stack: AgentStack, child: StackFrame, journal: Journal
   for (const message of child.history) journal.append(child, "message", message);
 }
 
-export function finishFrame(
-  journal: Journal,
-  frame: StackFrame,
-  result: string,
-  isError: boolean,
-  structured?: Record<string, unknown>,
-): void {
+export function finishFrame(journal: Journal, frame: StackFrame, result: string, isError: boolean, structured?: Record<string, unknown>): void {
   journal.append(frame, "agent_session_complete", {
     agent_session_id: frame.agentSessionId,
     agent_name: frame.agentName,

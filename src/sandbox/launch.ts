@@ -92,7 +92,13 @@ export async function launch(setup: SandboxSetup, job: Launch, deps: LaunchDeps)
 
     // fd 3 is the workspace, then the read-only folders in order, then bubblewrap's status pipe.
     const fds = [workspace.fd, ...roots.map((r) => r.handle.fd)];
-    const masks = [...setup.systemMasks, ...masksFor(setup.hidden, job.readOnly.map((m) => ({ source: m.dir, dest: m.path })))];
+    const masks = [
+      ...setup.systemMasks,
+      ...masksFor(
+        setup.hidden,
+        job.readOnly.map((m) => ({ source: m.dir, dest: m.path })),
+      ),
+    ];
     const args = bwrapArgs({
       system: setup.system.ops,
       masks,

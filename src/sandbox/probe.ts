@@ -77,7 +77,8 @@ export async function probeSandbox(options: ProbeOptions): Promise<SandboxProbe>
   const ripgrep = rgPath ? { path: rgPath, inSandbox: /^\/(usr|bin)\//.test(rgPath) } : null;
   const no = (problem: string, fix: string): SandboxProbe => ({ ok: false, problem, fix, ripgrep });
 
-  if (process.platform !== "linux") return no(`the sandbox needs Linux (bubblewrap); this is ${process.platform}`, "run the gateway on Linux (a container works) to offer Bash");
+  if (process.platform !== "linux")
+    return no(`the sandbox needs Linux (bubblewrap); this is ${process.platform}`, "run the gateway on Linux (a container works) to offer Bash");
   const bwrap = findExecutable("bwrap", path);
   if (!bwrap) return no("bubblewrap (bwrap) is not installed", INSTALL_BWRAP);
 

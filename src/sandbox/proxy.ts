@@ -26,7 +26,10 @@ const HINT = "an admin can list host names in SANDBOX_ALLOW_HOSTS";
 
 /** Decides whether a sandbox may connect to `host`:`port`, and to which address. */
 export async function checkDestination(rawHost: string, port: number, options: Pick<ProxyOptions, "allow" | "resolve">): Promise<Destination> {
-  const host = rawHost.replace(/^\[|\]$/g, "").replace(/\.$/, "").toLowerCase();
+  const host = rawHost
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.$/, "")
+    .toLowerCase();
   if (!host || !Number.isInteger(port) || port < 1 || port > 65_535) return { ok: false, status: 400, reason: `"${rawHost}:${port}" is not a host and port` };
   if (parseAddress(host)) return { ok: false, status: 403, reason: `connections to IP addresses (${host}) are not allowed from the sandbox; ${HINT}` };
   if (!allowsHost(options.allow, host)) {
@@ -51,7 +54,17 @@ export async function checkDestination(rawHost: string, port: number, options: P
 }
 
 // Hop-by-hop and proxy headers are the proxy's business; the rest goes upstream as the client wrote it.
-const HOP_HEADERS = new Set(["connection", "keep-alive", "proxy-connection", "proxy-authorization", "proxy-authenticate", "te", "trailer", "transfer-encoding", "upgrade"]);
+const HOP_HEADERS = new Set([
+  "connection",
+  "keep-alive",
+  "proxy-connection",
+  "proxy-authorization",
+  "proxy-authenticate",
+  "te",
+  "trailer",
+  "transfer-encoding",
+  "upgrade",
+]);
 
 export interface RunningProxy {
   /** Destinations refused so far ("host:port: reason"), for the command's result. */
@@ -81,7 +94,9 @@ export async function startProxy(socketPath: string, options: ProxyOptions): Pro
     void checkDestination(target.slice(0, at), Number(target.slice(at + 1)), options).then((dest) => {
       if (!dest.ok) {
         refuse(target, dest.reason);
-        client.end(`HTTP/1.1 ${dest.status} ${dest.status === 403 ? "Forbidden" : "Bad Gateway"}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${dest.reason}\n`);
+        client.end(
+          `HTTP/1.1 ${dest.status} ${dest.status === 403 ? "Forbidden" : "Bad Gateway"}\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n${dest.reason}\n`,
+        );
         return;
       }
       const upstream = options.connect(dest.address, dest.port);

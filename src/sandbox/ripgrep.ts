@@ -35,8 +35,7 @@ export type SearchResult =
    * ripgrep's exit code: 0 found, 1 nothing found, 2 an error (its message is in stderr). Paths in the output are the
    * tools' paths; output past the cap is left out whole lines at a time (`truncated`).
    */
-  | { status: "done"; exitCode: number; stdout: string; stderr: string; truncated: boolean }
-  | { status: "failed"; reason: string };
+  { status: "done"; exitCode: number; stdout: string; stderr: string; truncated: boolean } | { status: "failed"; reason: string };
 
 export interface Searcher {
   search(request: SearchRequest): Promise<SearchResult>;
@@ -67,7 +66,13 @@ export function createSearcher(options: SearcherOptions): Searcher {
         });
         switch (result.status) {
           case "exited":
-            return { status: "done", exitCode: result.exitCode, stdout: linesBeforeCut(result.output.stdout), stderr: result.output.stderr, truncated: result.output.truncated };
+            return {
+              status: "done",
+              exitCode: result.exitCode,
+              stdout: linesBeforeCut(result.output.stdout),
+              stderr: result.output.stderr,
+              truncated: result.output.truncated,
+            };
           case "timed_out":
             return { status: "failed", reason: `the search took longer than ${Math.round(result.timeoutMs / 1000)} s and was stopped; search a smaller folder` };
           case "cancelled":
@@ -103,14 +108,27 @@ export function createSearcher(options: SearcherOptions): Searcher {
             cwd: folder ? named : "/",
             fds: [handle.fd],
           },
-          { timeoutMs: request.timeoutMs, timers: options.timers, clock: options.clock, outputBytes: request.outputBytes, ...(request.signal ? { signal: request.signal } : {}) },
+          {
+            timeoutMs: request.timeoutMs,
+            timers: options.timers,
+            clock: options.clock,
+            outputBytes: request.outputBytes,
+            ...(request.signal ? { signal: request.signal } : {}),
+          },
         );
         const { end, output } = outcome;
         if (end.kind === "spawn_failed") return { status: "failed", reason: `ripgrep could not be started: ${end.reason}` };
-        if (end.kind === "timed_out") return { status: "failed", reason: `the search took longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped; search a smaller folder` };
+        if (end.kind === "timed_out")
+          return { status: "failed", reason: `the search took longer than ${Math.round(request.timeoutMs / 1000)} s and was stopped; search a smaller folder` };
         if (end.kind === "cancelled") return { status: "failed", reason: "the search was cancelled" };
         const toToolPath = (text: string) => text.replaceAll(named, path);
-        return { status: "done", exitCode: end.code ?? 2, stdout: toToolPath(linesBeforeCut(output.stdout)), stderr: toToolPath(output.stderr), truncated: output.truncated };
+        return {
+          status: "done",
+          exitCode: end.code ?? 2,
+          stdout: toToolPath(linesBeforeCut(output.stdout)),
+          stderr: toToolPath(output.stderr),
+          truncated: output.truncated,
+        };
       } finally {
         await handle.close().catch(() => {});
       }

@@ -68,9 +68,10 @@ export function createSandbox(options: SandboxOptions): Sandbox {
   const queue = new FairQueue(options.concurrency, options.queueMax, options.clock);
   const { allow, socat } = options.network;
   const networkOn = socat && allow.entries.length > 0;
-  const network = socat || allow.entries.length === 0
-    ? { hosts: allow.entries }
-    : { unavailable: "SANDBOX_ALLOW_HOSTS is set but socat is not installed (apt-get install socat), so commands have no network" };
+  const network =
+    socat || allow.entries.length === 0
+      ? { hosts: allow.entries }
+      : { unavailable: "SANDBOX_ALLOW_HOSTS is set but socat is not installed (apt-get install socat), so commands have no network" };
 
   async function run(request: SandboxRequest): Promise<SandboxResult> {
     const problem = requestProblem(request);
@@ -99,10 +100,7 @@ export function createSandbox(options: SandboxOptions): Sandbox {
             memoryBytes: options.memoryBytes,
             fileBytes: options.fileBytes,
           },
-          network:
-            request.network && networkOn
-              ? { allow, resolve: options.network.resolve ?? systemResolver, connect: options.network.connect ?? tcpConnect }
-              : null,
+          network: request.network && networkOn ? { allow, resolve: options.network.resolve ?? systemResolver, connect: options.network.connect ?? tcpConnect } : null,
           timeoutMs,
           outputBytes: request.outputBytes ?? options.outputBytes,
           ...(request.signal ? { signal: request.signal } : {}),

@@ -58,8 +58,7 @@ export async function startSandbox(config: SandboxConfig, deps: SandboxStartDeps
     log,
     ...(deps.path ? { path: deps.path } : {}),
   });
-  const searcherFor = (sandbox: Sandbox | null) =>
-    probe.ripgrep ? createSearcher({ ripgrep: probe.ripgrep, sandbox, timers: deps.timers, clock: deps.clock }) : null;
+  const searcherFor = (sandbox: Sandbox | null) => (probe.ripgrep ? createSearcher({ ripgrep: probe.ripgrep, sandbox, timers: deps.timers, clock: deps.clock }) : null);
   if (!probe.ok) {
     const problem = `${probe.problem}; to offer Bash, ${probe.fix}`;
     log.warn({ problem: probe.problem, fix: probe.fix }, "sandbox: unavailable, so Bash is not offered");
@@ -87,9 +86,6 @@ export async function startSandbox(config: SandboxConfig, deps: SandboxStartDeps
     log,
   });
   const hosts = "hosts" in sandbox.network ? sandbox.network.hosts : [];
-  log.info(
-    { bubblewrap: probe.version, user: probe.setup.user?.uid ?? "the gateway's", network: hosts.length ? hosts : "none" },
-    "sandbox: ready",
-  );
+  log.info({ bubblewrap: probe.version, user: probe.setup.user?.uid ?? "the gateway's", network: hosts.length ? hosts : "none" }, "sandbox: ready");
   return { sandbox, searcher: searcherFor(sandbox), problem: null, probe };
 }

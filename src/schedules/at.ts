@@ -15,12 +15,17 @@ export function parseAt(text: string, zone: string): { at: number } | { error: s
   const [year, month, day, hour, minute, second] = [1, 2, 3, 4, 5, 6].map((i) => Number(m[i] ?? 0)) as [number, number, number, number, number, number];
   const ms = Number((m[7] ?? "0").padEnd(3, "0"));
   const problem =
-    month < 1 || month > 12 ? `month ${month}`
-    : day < 1 || day > daysIn(year, month) ? `day ${day} of ${year}-${String(month).padStart(2, "0")}`
-    : hour > 23 ? `hour ${hour}`
-    : minute > 59 ? `minute ${minute}`
-    : second > 59 ? `second ${second}`
-    : null;
+    month < 1 || month > 12
+      ? `month ${month}`
+      : day < 1 || day > daysIn(year, month)
+        ? `day ${day} of ${year}-${String(month).padStart(2, "0")}`
+        : hour > 23
+          ? `hour ${hour}`
+          : minute > 59
+            ? `minute ${minute}`
+            : second > 59
+              ? `second ${second}`
+              : null;
   if (problem) return { error: `"${shown(trimmed)}" has no ${problem}` };
   const wall: WallTime = { year, month, day, hour, minute, second };
   const offset = m[8];

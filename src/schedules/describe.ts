@@ -15,11 +15,15 @@ export function dayAndTime(instant: number, zone: string, now: number): string {
   const days = (Date.UTC(w.year, w.month - 1, w.day) - Date.UTC(today.year, today.month - 1, today.day)) / 86_400_000;
   const time = `${pad(w.hour)}:${pad(w.minute)}${w.second ? `:${pad(w.second)}` : ""}`;
   const day =
-    days === 0 ? "today"
-    : days === 1 ? "tomorrow"
-    : days === -1 ? "yesterday"
-    : days > 1 && days < 7 ? `on ${WEEKDAYS[new Date(Date.UTC(w.year, w.month - 1, w.day)).getUTCDay()]}`
-    : `on ${w.day} ${MONTHS[w.month - 1]} ${w.year}`;
+    days === 0
+      ? "today"
+      : days === 1
+        ? "tomorrow"
+        : days === -1
+          ? "yesterday"
+          : days > 1 && days < 7
+            ? `on ${WEEKDAYS[new Date(Date.UTC(w.year, w.month - 1, w.day)).getUTCDay()]}`
+            : `on ${w.day} ${MONTHS[w.month - 1]} ${w.year}`;
   return `${day} at ${time}`;
 }
 
@@ -37,10 +41,7 @@ export interface ListedJob extends DueJob {
 /** One job of a listing: id, schedule, next run (in the reader's zone) and the start of its instruction. */
 export function jobLine(job: ListedJob, zone: string, now: number): string {
   const where = job.timezone === zone ? "" : ` in ${job.timezone}`;
-  const next =
-    job.pausedBecause ? `paused: ${job.pausedBecause}`
-    : job.nextDue === null ? "no further runs"
-    : `next ${runText(job.nextDue, zone, now)}`;
+  const next = job.pausedBecause ? `paused: ${job.pausedBecause}` : job.nextDue === null ? "no further runs" : `next ${runText(job.nextDue, zone, now)}`;
   return `• ${job.id} — ${scheduleText(job.schedule)}${job.schedule.kind === "cron" ? where : ""}; ${next}\n  “${preview(job.instruction)}”`;
 }
 
@@ -62,7 +63,12 @@ export function skippedText(job: ListedJob, late: DueRange, graceMs: number, zon
 
 /** 3600000 → "1 h"; 5400000 → "90 min"; 45000 → "45 s"; 172800000 → "2 d". */
 export function durationText(ms: number): string {
-  const units: Array<[number, string]> = [[86_400_000, "d"], [3_600_000, "h"], [60_000, "min"], [1000, "s"]];
+  const units: Array<[number, string]> = [
+    [86_400_000, "d"],
+    [3_600_000, "h"],
+    [60_000, "min"],
+    [1000, "s"],
+  ];
   const [size, name] = units.find(([u]) => ms >= u && ms % u === 0) ?? [1000, "s"];
   return `${Math.round(ms / size)} ${name}`;
 }

@@ -21,10 +21,17 @@ export const SCHEDULE_TOOL: ToolSpec = {
   input_schema: {
     type: "object",
     properties: {
-      instruction: { type: "string", description: `What to do when it is due, in full (e.g. "Remind the user to call the dentist"); at most ${MAX_INSTRUCTION_CHARS} characters.` },
+      instruction: {
+        type: "string",
+        description: `What to do when it is due, in full (e.g. "Remind the user to call the dentist"); at most ${MAX_INSTRUCTION_CHARS} characters.`,
+      },
       at: { type: "string", description: "Once, at this ISO 8601 date and time: 2026-11-28T09:00 (in the time zone) or with an offset, 2026-11-28T09:00:00+01:00." },
       in_seconds: { type: "integer", description: "Once, this many seconds from now (1 to 157766400)." },
-      cron: { type: "string", description: 'Repeatedly, on a five-field cron (minute hour day-of-month month day-of-week) in the time zone, e.g. "0 9 * * 1-5" for weekdays at 09:00. At most once a minute.' },
+      cron: {
+        type: "string",
+        description:
+          'Repeatedly, on a five-field cron (minute hour day-of-month month day-of-week) in the time zone, e.g. "0 9 * * 1-5" for weekdays at 09:00. At most once a minute.',
+      },
       timezone: { type: "string", description: "IANA time zone for at and cron, e.g. Europe/Berlin. Default: the user's (/timezone)." },
     },
     required: ["instruction"],

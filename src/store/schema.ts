@@ -120,8 +120,7 @@ export const TABLES = {
       sent_at: { type: "bigint", notNull: true },
     },
     keys: ["outbound_id, chunk"],
-    indexes: {
-    },
+    indexes: {},
   },
   frames: {
     columns: {
@@ -131,8 +130,7 @@ export const TABLES = {
       data: { type: "text", notNull: true },
     },
     keys: ["frame_id", "session_key, position"],
-    indexes: {
-    },
+    indexes: {},
   },
   idempotency_keys: {
     columns: {
@@ -145,8 +143,7 @@ export const TABLES = {
       created_at: { type: "bigint", notNull: true },
     },
     keys: ["user_id, key"],
-    indexes: {
-    },
+    indexes: {},
   },
   indicators: {
     columns: {
@@ -156,8 +153,7 @@ export const TABLES = {
       created_at: { type: "bigint", notNull: true },
     },
     keys: ["seq", "session_key"],
-    indexes: {
-    },
+    indexes: {},
   },
   workspace_files: {
     columns: {
@@ -181,8 +177,7 @@ export const TABLES = {
       expires_at: { type: "bigint", notNull: true },
     },
     keys: ["key"],
-    indexes: {
-    },
+    indexes: {},
   },
   memories: {
     columns: {
@@ -257,8 +252,7 @@ export const TABLES = {
       created_at: { type: "bigint", notNull: true },
     },
     keys: ["kind, row_id", "seq"],
-    indexes: {
-    },
+    indexes: {},
   },
   requests: {
     columns: {
@@ -390,8 +384,10 @@ export const DIALECT_ONLY = {
   sqlite: {
     tables: {
       memories_fts: "full-text search of memories: an FTS5 virtual table kept by triggers (PostgreSQL: memories.search)",
-      memories_fts_config: "FTS5's shadow table", memories_fts_data: "FTS5's shadow table",
-      memories_fts_docsize: "FTS5's shadow table", memories_fts_idx: "FTS5's shadow table",
+      memories_fts_config: "FTS5's shadow table",
+      memories_fts_data: "FTS5's shadow table",
+      memories_fts_docsize: "FTS5's shadow table",
+      memories_fts_idx: "FTS5's shadow table",
     },
     columns: {},
     indexes: {},

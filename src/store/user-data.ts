@@ -85,14 +85,13 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     });
   }
   const owned = sessions.filter((s) => s.owned).map((s) => s.sessionKey);
-  const approvals = yield* all(
-    `SELECT * FROM approvals WHERE owner_id = @user OR decided_by = @user OR ${d.inList("session_key", "owned")} ORDER BY requested_at, id`,
-    { user: userId, owned },
-  );
-  const memories = yield* all(
-    `SELECT seq, id, user_id, text, kind, task_id, created_at, updated_at FROM memories WHERE user_id = @user ORDER BY created_at, seq`,
-    { user: userId },
-  );
+  const approvals = yield* all(`SELECT * FROM approvals WHERE owner_id = @user OR decided_by = @user OR ${d.inList("session_key", "owned")} ORDER BY requested_at, id`, {
+    user: userId,
+    owned,
+  });
+  const memories = yield* all(`SELECT seq, id, user_id, text, kind, task_id, created_at, updated_at FROM memories WHERE user_id = @user ORDER BY created_at, seq`, {
+    user: userId,
+  });
   const usage = yield* all(
     `SELECT * FROM usage_daily WHERE (scope = 'user' AND subject = @user) OR (scope = 'chat' AND ${d.inList("subject", "owned")}) ORDER BY scope DESC, subject, day`,
     { user: userId, owned },
@@ -137,7 +136,11 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("sessions", `DELETE FROM sessions WHERE ${d.inList("key", "owned")}`, p);
   // The files they sent into other people's conversations go too, and their bytes unless another file there has them.
   yield* count("files", `DELETE FROM files WHERE owner_id = @user`, p);
-  yield* count("file_blobs", `DELETE FROM file_blobs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.session_key = file_blobs.session_key AND f.sha256 = file_blobs.sha256)`, p);
+  yield* count(
+    "file_blobs",
+    `DELETE FROM file_blobs WHERE NOT EXISTS (SELECT 1 FROM files f WHERE f.session_key = file_blobs.session_key AND f.sha256 = file_blobs.sha256)`,
+    p,
+  );
   yield* count("requests", `DELETE FROM requests WHERE user_id = @user`, p);
   yield* count("approvals", `DELETE FROM approvals WHERE ${userApprovals}`, p);
   yield* count("idempotency_keys", `DELETE FROM idempotency_keys WHERE user_id = @user`, p);

@@ -33,7 +33,12 @@ export class Metrics {
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
-    this.inbound = new Counter({ name: "switchboard_inbound_messages_total", help: "Messages and commands received from a platform and stored.", labelNames: ["provider"], registers });
+    this.inbound = new Counter({
+      name: "switchboard_inbound_messages_total",
+      help: "Messages and commands received from a platform and stored.",
+      labelNames: ["provider"],
+      registers,
+    });
     this.outbound = new Counter({ name: "switchboard_outbound_messages_total", help: "Replies handed to their platform.", labelNames: ["provider", "kind"], registers });
     this.deliveryFailures = new Counter({
       name: "switchboard_delivery_failures_total",
@@ -41,10 +46,30 @@ export class Metrics {
       labelNames: ["provider", "outcome"],
       registers,
     });
-    this.modelCalls = new Counter({ name: "switchboard_model_calls_total", help: "Model calls by outcome (ok, error, cancelled).", labelNames: ["model", "outcome"], registers });
-    this.tokens = new Counter({ name: "switchboard_tokens_total", help: "Tokens by type (input, output, cache_read, cache_write).", labelNames: ["model", "type"], registers });
-    this.cost = new Counter({ name: "switchboard_cost_usd_total", help: "What the model calls cost, in USD, at the price table (MODEL_PRICES).", labelNames: ["model"], registers });
-    this.toolCalls = new Counter({ name: "switchboard_tool_calls_total", help: "Tool calls by outcome (ok, error, handoff).", labelNames: ["tool", "outcome"], registers });
+    this.modelCalls = new Counter({
+      name: "switchboard_model_calls_total",
+      help: "Model calls by outcome (ok, error, cancelled).",
+      labelNames: ["model", "outcome"],
+      registers,
+    });
+    this.tokens = new Counter({
+      name: "switchboard_tokens_total",
+      help: "Tokens by type (input, output, cache_read, cache_write).",
+      labelNames: ["model", "type"],
+      registers,
+    });
+    this.cost = new Counter({
+      name: "switchboard_cost_usd_total",
+      help: "What the model calls cost, in USD, at the price table (MODEL_PRICES).",
+      labelNames: ["model"],
+      registers,
+    });
+    this.toolCalls = new Counter({
+      name: "switchboard_tool_calls_total",
+      help: "Tool calls by outcome (ok, error, handoff).",
+      labelNames: ["tool", "outcome"],
+      registers,
+    });
     this.turnDuration = new Histogram({
       name: "switchboard_turn_duration_seconds",
       help: "Time to run one request (a turn or a command) and deliver what it produced.",
@@ -52,7 +77,13 @@ export class Metrics {
       buckets: TURN_BUCKETS,
       registers,
     });
-    this.modelCallDuration = new Histogram({ name: "switchboard_model_call_duration_seconds", help: "Time of one model call.", labelNames: ["model"], buckets: TURN_BUCKETS, registers });
+    this.modelCallDuration = new Histogram({
+      name: "switchboard_model_call_duration_seconds",
+      help: "Time of one model call.",
+      labelNames: ["model"],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
     this.overhead = new Histogram({
       name: "switchboard_gateway_overhead_seconds",
       help: "Time of one request spent outside the model: the gateway's own cost (store, tools, delivery).",
@@ -66,8 +97,19 @@ export class Metrics {
       labelNames: ["server", "outcome"],
       registers,
     });
-    this.mcpCallDuration = new Histogram({ name: "switchboard_mcp_call_duration_seconds", help: "Time of one MCP tool call, per server.", labelNames: ["server"], buckets: TURN_BUCKETS, registers });
-    this.mcpServerUp = new Gauge({ name: "switchboard_mcp_server_up", help: "1 while this process is connected to the MCP server, else 0.", labelNames: ["server"], registers });
+    this.mcpCallDuration = new Histogram({
+      name: "switchboard_mcp_call_duration_seconds",
+      help: "Time of one MCP tool call, per server.",
+      labelNames: ["server"],
+      buckets: TURN_BUCKETS,
+      registers,
+    });
+    this.mcpServerUp = new Gauge({
+      name: "switchboard_mcp_server_up",
+      help: "1 while this process is connected to the MCP server, else 0.",
+      labelNames: ["server"],
+      registers,
+    });
     this.mcpTools = new Gauge({ name: "switchboard_mcp_tools", help: "Tools the MCP server offers now.", labelNames: ["server"], registers });
     this.fallbacks = new Counter({
       name: "switchboard_model_fallbacks_total",
@@ -75,7 +117,12 @@ export class Metrics {
       labelNames: ["from", "to", "reason"],
       registers,
     });
-    this.breakerState = new Gauge({ name: "switchboard_model_breaker_state", help: "Each model's circuit breaker: 0 closed, 1 half open (trying again), 2 open (resting).", labelNames: ["model"], registers });
+    this.breakerState = new Gauge({
+      name: "switchboard_model_breaker_state",
+      help: "Each model's circuit breaker: 0 closed, 1 half open (trying again), 2 open (resting).",
+      labelNames: ["model"],
+      registers,
+    });
     this.apiKeyEvents = new Counter({
       name: "switchboard_api_key_events_total",
       help: "API keys that answered 429 (rested; the next key took over) or 401 (taken out of use).",

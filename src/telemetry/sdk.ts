@@ -36,7 +36,10 @@ export async function startTracing(config: Config, log: Logger): Promise<Tracing
   const sdk = new NodeSDK({ serviceName: config.OTEL_SERVICE_NAME, metricReaders: [], logRecordProcessors: [], instrumentations: [] });
   sdk.start();
   // A collector's basic-auth credentials may sit in the URL: the log names the collector, never them.
-  log.info({ endpoint: withoutCredentials(endpoint), protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", service: config.OTEL_SERVICE_NAME }, "tracing on: exporting spans over OTLP");
+  log.info(
+    { endpoint: withoutCredentials(endpoint), protocol: config.OTEL_EXPORTER_OTLP_PROTOCOL ?? "http/protobuf", service: config.OTEL_SERVICE_NAME },
+    "tracing on: exporting spans over OTLP",
+  );
   return {
     tracer: trace.getTracer("switchboard"),
     shutdown: () => sdk.shutdown(),

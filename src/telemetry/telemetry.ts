@@ -180,7 +180,8 @@ export class Telemetry implements GatewayObserver {
     span.setAttribute("switchboard.task.id", taskId);
     const first = parseTraceparent(traceparent);
     // Each request is a trace of its own; the task's first request is linked, so a task can be followed end to end.
-    if (first && first.traceId !== span.spanContext().traceId) span.addLink({ context: first, attributes: { "switchboard.link": "task_start", "switchboard.task.id": taskId } });
+    if (first && first.traceId !== span.spanContext().traceId)
+      span.addLink({ context: first, attributes: { "switchboard.link": "task_start", "switchboard.task.id": taskId } });
   }
 
   traceparent(sessionKey: string): string | undefined {
@@ -245,7 +246,12 @@ export class Telemetry implements GatewayObserver {
 
   private async chat(request: ModelRequest, run: () => Promise<ModelResponse>, scope: RequestScope | null, parent: Span | null): Promise<ModelResponse> {
     const { tracer, metrics, captureContent } = this.options;
-    const span = tracer?.startSpan(`chat ${request.model}`, { kind: SpanKind.CLIENT, attributes: { ...chatAttributes(request), ...(captureContent ? inputContent(request) : {}) } }, context(parent)) ?? null;
+    const span =
+      tracer?.startSpan(
+        `chat ${request.model}`,
+        { kind: SpanKind.CLIENT, attributes: { ...chatAttributes(request), ...(captureContent ? inputContent(request) : {}) } },
+        context(parent),
+      ) ?? null;
     const started = performance.now();
     let outcome = "error";
     try {

@@ -13,7 +13,10 @@ export type Placed = { ok: true; path: string } | { ok: false; reason: string };
 export function safeName(name: string): string {
   const last = name.split(/[/\\]/).pop() ?? "";
   // eslint-disable-next-line no-control-regex
-  const clean = last.replace(/[\u0000-\u001f\u007f]/g, "_").trim().slice(0, 200);
+  const clean = last
+    .replace(/[\u0000-\u001f\u007f]/g, "_")
+    .trim()
+    .slice(0, 200);
   return clean === "" || clean === "." || clean === ".." ? "file" : clean;
 }
 
@@ -27,7 +30,10 @@ function variant(name: string, n: number): string {
 export async function placeInto(dir: string, name: string, bytes: Buffer, limits: WorkspaceLimits, owner: SandboxUser | null): Promise<Placed> {
   const usage = await measure(dir);
   if (usage.bytes + bytes.length > limits.maxBytes || usage.files + 1 > limits.maxFiles) {
-    return { ok: false, reason: `the workspace has no room for ${safeName(name)} (${bytes.length} bytes): it holds ${usage.bytes} bytes in ${usage.files} files of at most ${limits.maxBytes} in ${limits.maxFiles}` };
+    return {
+      ok: false,
+      reason: `the workspace has no room for ${safeName(name)} (${bytes.length} bytes): it holds ${usage.bytes} bytes in ${usage.files} files of at most ${limits.maxBytes} in ${limits.maxFiles}`,
+    };
   }
   const base = safeName(name);
   for (let n = 1; n <= 1000; n++) {

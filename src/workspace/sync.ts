@@ -44,7 +44,11 @@ export class WorkspaceSync {
       const here = local.entries.get(e.path);
       return !here || !sameEntry(here, e);
     });
-    for (const file of await this.options.store.workspaces.files(sessionKey, wanted.map((e) => e.path))) await this.place(dir, file);
+    for (const file of await this.options.store.workspaces.files(
+      sessionKey,
+      wanted.map((e) => e.path),
+    ))
+      await this.place(dir, file);
   }
 
   /** After a tool changed files: the changed paths (or, after a command, every difference) saved under `fence`. */
@@ -71,15 +75,21 @@ export class WorkspaceSync {
       const { maxBytes, maxFiles } = this.options.limits;
       // Over its limits the workspace keeps what was stored (the command's result says so); removals still count.
       if (bytes <= maxBytes && local.entries.size <= maxFiles) put.push(...changed);
-      else log.warn({ session: sessionKey, bytes, files: local.entries.size }, "workspace: over its limits after a command, so its new files are not saved until some are removed");
+      else
+        log.warn(
+          { session: sessionKey, bytes, files: local.entries.size },
+          "workspace: over its limits after a command, so its new files are not saved until some are removed",
+        );
     }
-    if (skipped.length > 0) log.warn({ session: sessionKey, skipped: skipped.slice(0, 20) }, "workspace: entries not saved (symlinks leading out, special files, bad names)");
+    if (skipped.length > 0)
+      log.warn({ session: sessionKey, skipped: skipped.slice(0, 20) }, "workspace: entries not saved (symlinks leading out, special files, bad names)");
     if (put.length > 0 || remove.length > 0) await this.options.store.workspaces.save(sessionKey, fence, put, remove);
   }
 
   /** Writes one stored entry into the folder without following anything already there. */
   private async place(dir: string, file: WorkspaceFile): Promise<void> {
-    const problem = badPath(file.path) ?? (file.kind === "symlink" && !confinedLink(file.path, file.content.toString()) ? "a symlink leading out of the workspace" : null);
+    const problem =
+      badPath(file.path) ?? (file.kind === "symlink" && !confinedLink(file.path, file.content.toString()) ? "a symlink leading out of the workspace" : null);
     if (problem) {
       this.options.log.warn({ path: JSON.stringify(file.path), problem }, "workspace: a stored entry was not placed");
       return;

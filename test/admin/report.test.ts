@@ -1,17 +1,7 @@
 // The operator's views over a real store: a scripted conversation waiting on an approval, another whose model
 // call failed under a hostile session key, and the terminal renderers that must keep such strings harmless.
 import { afterEach, describe, expect, it } from "vitest";
-import {
-  approvalsView,
-  formatApprovals,
-  formatSession,
-  formatSessions,
-  formatStuck,
-  sessionsView,
-  sessionView,
-  snapshot,
-  stuckView,
-} from "../../src/admin/report.js";
+import { approvalsView, formatApprovals, formatSession, formatSessions, formatStuck, sessionsView, sessionView, snapshot, stuckView } from "../../src/admin/report.js";
 import { ago, clean, duration, parseDuration, table, tokens, usd } from "../../src/admin/text.js";
 import { reply, toolUse } from "../fakes/anthropic/server.js";
 import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
@@ -67,7 +57,14 @@ describe("admin views", () => {
     expect(view.task).toMatchObject({ status: "waiting_approval", owner: "alice", costUsd: expect.any(Number) });
     expect(view.task!.tokens).toBe(view.session.tokens);
     expect(view.approvals).toEqual([
-      expect.objectContaining({ id: approvalId, sessionKey: "console:t", tool: "transfer", agent: "main", owner: "alice", input: expect.stringContaining('"amount":50') }),
+      expect.objectContaining({
+        id: approvalId,
+        sessionKey: "console:t",
+        tool: "transfer",
+        agent: "main",
+        owner: "alice",
+        input: expect.stringContaining('"amount":50'),
+      }),
     ]);
     // The approval names the request whose turn it paused, and the task it belongs to.
     expect(view.approvals[0]).toMatchObject({ requestId, taskId: view.task!.id });
@@ -144,24 +141,39 @@ describe("admin text", () => {
   });
 
   it("says durations, ages, money and tokens the way an operator reads them", () => {
-    expect([duration(0), duration(42_000), duration(3 * MINUTE), duration(125 * MINUTE), duration(120 * MINUTE), duration(26 * 60 * MINUTE), duration(13 * 60 * MINUTE + 5 * MINUTE), duration(12 * 24 * 60 * MINUTE + 60 * MINUTE)]).toEqual([
-      "0s",
-      "42s",
-      "3m",
-      "2h 5m",
-      "2h",
-      "1d 2h",
-      "13h",
-      "12d",
-    ]);
+    expect([
+      duration(0),
+      duration(42_000),
+      duration(3 * MINUTE),
+      duration(125 * MINUTE),
+      duration(120 * MINUTE),
+      duration(26 * 60 * MINUTE),
+      duration(13 * 60 * MINUTE + 5 * MINUTE),
+      duration(12 * 24 * 60 * MINUTE + 60 * MINUTE),
+    ]).toEqual(["0s", "42s", "3m", "2h 5m", "2h", "1d 2h", "13h", "12d"]);
     expect([ago(1000, 1500), ago(0, 3 * MINUTE), ago(2 * MINUTE, 0)]).toEqual(["just now", "3m ago", "in 2m"]);
     expect([usd(0), usd(0.0042), usd(0.5), usd(1), usd(12.345)]).toEqual(["$0", "$0.0042", "$0.5000", "$1.00", "$12.35"]);
     expect([tokens(950), tokens(12_345), tokens(1000), tokens(4_500_000), tokens(250_000)]).toEqual(["950", "12.3k", "1k", "4.5M", "250k"]);
-    expect([parseDuration("10m"), parseDuration("1s"), parseDuration("1.5h"), parseDuration("1500"), parseDuration("soon")]).toEqual([600_000, 1000, 5_400_000, 1500, null]);
+    expect([parseDuration("10m"), parseDuration("1s"), parseDuration("1.5h"), parseDuration("1500"), parseDuration("soon")]).toEqual([
+      600_000,
+      1000,
+      5_400_000,
+      1500,
+      null,
+    ]);
   });
 
   it("clips every cell to its column", () => {
-    const text = table([{ title: "A", width: 4 }, { title: "B", width: 3, align: "right" }], [["abcdefgh", "1"], ["\x1b[2Jx", "12345"]]);
+    const text = table(
+      [
+        { title: "A", width: 4 },
+        { title: "B", width: 3, align: "right" },
+      ],
+      [
+        ["abcdefgh", "1"],
+        ["\x1b[2Jx", "12345"],
+      ],
+    );
     expect(text.split("\n")).toEqual(["A       B", "abc…    1", "x     12…"]);
   });
 });

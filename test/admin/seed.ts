@@ -47,7 +47,18 @@ export async function seedWaitingApproval(dbFile: string, w: WaitingApproval): P
           timeoutMs: 24 * 3_600_000,
         },
       ],
-      outbound: [{ id: `out_${w.id}`, approvalId: `ap_${w.id}`, requestId: `req_${w.id}`, taskId: `task_${w.id}`, agent: top, depth: w.skill ? 2 : 1, text: "approve?", kind: "notice" }],
+      outbound: [
+        {
+          id: `out_${w.id}`,
+          approvalId: `ap_${w.id}`,
+          requestId: `req_${w.id}`,
+          taskId: `task_${w.id}`,
+          agent: top,
+          depth: w.skill ? 2 : 1,
+          text: "approve?",
+          kind: "notice",
+        },
+      ],
     });
   } finally {
     await store.close();

@@ -23,10 +23,17 @@ const agent = (name: string, tools: string) => ({ [`agents/${name}.md`]: `---\nn
 
 describe("Claude Code's tool names", () => {
   it("are the tools of the same name here, rules in parentheses and all, with one note for the rules", () => {
-    const catalog = load(
-      { ...agent("reviewer", "Read, Grep, Glob, Bash(git diff:*) WebFetch WebSearch"), ...agent("docs", '["Read(*.md)", "Write"]') },
-      [...STACK, "Read", "Write", "Edit", "Glob", "Grep", "Bash", "WebFetch", "WebSearch"],
-    );
+    const catalog = load({ ...agent("reviewer", "Read, Grep, Glob, Bash(git diff:*) WebFetch WebSearch"), ...agent("docs", '["Read(*.md)", "Write"]') }, [
+      ...STACK,
+      "Read",
+      "Write",
+      "Edit",
+      "Glob",
+      "Grep",
+      "Bash",
+      "WebFetch",
+      "WebSearch",
+    ]);
     expect(catalog.agents.get("reviewer")!.tools).toEqual(["Read", "Grep", "Glob", "Bash", "WebFetch", "WebSearch"]);
     expect(catalog.agents.get("docs")!.tools).toEqual(["Read", "Write"]);
     expect(catalog.warnings).toContain(

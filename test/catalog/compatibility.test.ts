@@ -54,7 +54,9 @@ describe("1. agents are named by their frontmatter", () => {
     });
     expect([...catalog.agents.keys()]).toEqual(["helper", "code-reviewer"]);
     expect(catalog.agents.get("code-reviewer")!.source).toMatch(/agents\/review\.md$/);
-    expect(catalog.warnings).toContain('agents/review.md:2: name "code-reviewer" differs from the file name "review"; the agent is called "code-reviewer". Rename the file to match if you want them to agree');
+    expect(catalog.warnings).toContain(
+      'agents/review.md:2: name "code-reviewer" differs from the file name "review"; the agent is called "code-reviewer". Rename the file to match if you want them to agree',
+    );
     expect(catalog.problems).toEqual(['agents/second.md: name "helper" is already used by agents/first.md; rename one of them']);
   });
 });
@@ -116,7 +118,7 @@ describe("3. nested metadata", () => {
   });
 });
 
-describe("4. an unquoted \": \" inside a value", () => {
+describe('4. an unquoted ": " inside a value', () => {
   it("is read as text with a warning naming the line and the quoted value to write", () => {
     const catalog = load({
       "skills/docs/SKILL.md": skill("docs", "description: Writes docs. Triggers on: 'x'\nlicense: MIT\n"),
@@ -134,7 +136,7 @@ describe("4. an unquoted \": \" inside a value", () => {
 });
 
 describe("5. values keep what the author wrote", () => {
-  it("version: 1.0 stays \"1.0\" and name: 123 is the text \"123\"", () => {
+  it('version: 1.0 stays "1.0" and name: 123 is the text "123"', () => {
     const catalog = load({
       "skills/notes/SKILL.md": skill("notes", "description: Notes.\nversion: 1.0\nmetadata:\n  version: 1.0\n  beta: true\n"),
       "skills/123/SKILL.md": "---\nname: 123\ndescription: A numeric name.\n---\nBody\n",
@@ -231,7 +233,12 @@ describe("9. where: lines count from the top of the file", () => {
 describe("10. validate warns about what other hosts would not understand", () => {
   it("unknown and Switchboard-only fields, nested metadata, unknown tools and models; warnings alone exit 0", () => {
     const run = validate(
-      { "skills/portable/SKILL.md": skill("portable", "description: Ports.\nversion: 2.1\nmode: batch\nmodel: fable\nallowed-tools: Read frobnicate\nmetadata:\n  author: ana\n  openclaw: {emoji: x}\n") },
+      {
+        "skills/portable/SKILL.md": skill(
+          "portable",
+          "description: Ports.\nversion: 2.1\nmode: batch\nmodel: fable\nallowed-tools: Read frobnicate\nmetadata:\n  author: ana\n  openclaw: {emoji: x}\n",
+        ),
+      },
       "skills/portable",
     );
     expect({ status: run.status, err: run.err }).toEqual({ status: 0, err: "" });

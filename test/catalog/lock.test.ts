@@ -151,7 +151,10 @@ describe("npm run skills -- lock / list", () => {
     expect(list.status).toBe(1);
     expect(list.stdout).toMatch(/error: skills\.lock\.json is not valid JSON \(.+\); fix it or run `npm run skills -- lock` to write it again/);
 
-    writeFileSync(join(root, LOCK_FILE), JSON.stringify({ lockfileVersion: 1, definitions: [{ name: "planner", kind: "tool", path: "skills/planner", hash: "sha256:00" }] }));
+    writeFileSync(
+      join(root, LOCK_FILE),
+      JSON.stringify({ lockfileVersion: 1, definitions: [{ name: "planner", kind: "tool", path: "skills/planner", hash: "sha256:00" }] }),
+    );
     list = skills(root, "list");
     expect(list.status).toBe(1);
     expect(list.stdout).toContain('error: skills.lock.json: definitions[0].kind must be "skill" or "agent"');
@@ -300,7 +303,9 @@ describe("SKILLS_LOCK in the live catalog", () => {
   it("refuses to lock a skill folder holding more than the file or byte limits, naming it", () => {
     const { root } = deployment();
     for (let i = 0; i <= MAX_LOCKED_FILES; i++) writeFileSync(join(root, `skills/notes/f${i}.txt`), "");
-    expect(() => hashFolder(join(root, "skills/notes"))).toThrow(new LockError(`${join(root, "skills/notes")}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`));
+    expect(() => hashFolder(join(root, "skills/notes"))).toThrow(
+      new LockError(`${join(root, "skills/notes")}: has more than ${MAX_LOCKED_FILES} files; a skill folder this large cannot be checked on every reload`),
+    );
   });
 
   it("hot reload: a skill edited while the gateway runs under enforce is unloaded with a log line; re-locking brings it back", async () => {

@@ -19,7 +19,11 @@ function load(files: Record<string, string>, mcpServers?: string[]) {
 
 describe("MCP tools in a definition", () => {
   it("exact names, mcp__<server>__* and mcp__<server> of configured servers are kept as written", () => {
-    const catalog = load(agentFile("triage", "Triage issues.", "tools: mcp__github__create_issue, mcp__linear__*, mcp__notion, use_agent\n"), ["github", "linear", "notion"]);
+    const catalog = load(agentFile("triage", "Triage issues.", "tools: mcp__github__create_issue, mcp__linear__*, mcp__notion, use_agent\n"), [
+      "github",
+      "linear",
+      "notion",
+    ]);
     expect(catalog.agents.get("triage")?.tools).toEqual(["mcp__github__create_issue", "mcp__linear__*", "mcp__notion", "use_agent"]);
     expect(catalog.warnings).toEqual([]);
   });

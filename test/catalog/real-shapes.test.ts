@@ -35,12 +35,18 @@ describe("definitions shaped like the public ones", () => {
     expect(todoist.metadata).toEqual({
       openclaw: { emoji: "✅", requires: { env: ["TODOIST_API_KEY"], bins: ["curl"] }, primaryEnv: "TODOIST_API_KEY" },
     });
-    expect(todoist).toMatchObject({ env: ["TODOIST_API_KEY"], unavailable: "needs TODOIST_API_KEY, which is not set", extra: { homepage: "https://developer.todoist.com/rest/v2/" } });
+    expect(todoist).toMatchObject({
+      env: ["TODOIST_API_KEY"],
+      unavailable: "needs TODOIST_API_KEY, which is not set",
+      extra: { homepage: "https://developer.todoist.com/rest/v2/" },
+    });
     expect(available(catalog.skills).map((d) => d.name)).not.toContain("todoist-tasks");
     expect(loadCatalog("skills", "agents", { env: { TODOIST_API_KEY: "k" } }).skills.get("todoist-tasks")!.unavailable).toBeNull();
 
     expect(catalog.skills.get("release-notes")).toMatchObject({ extra: { version: "1.0" }, metadata: { author: "docs-team", version: "1.0" } });
-    expect(catalog.skills.get("word-documents")!.description).toBe("Create, read and edit Word documents. Triggers on: 'Word doc', '.docx', or a request for a report with headings");
+    expect(catalog.skills.get("word-documents")!.description).toBe(
+      "Create, read and edit Word documents. Triggers on: 'Word doc', '.docx', or a request for a report with headings",
+    );
     expect(catalog.skills.get("api-reference")).toMatchObject({ license: "Complete terms in LICENSE.txt", tools: ["http_request"] });
     expect(catalog.skills.get("api-reference")!.description).toHaveLength(1074);
     expect(catalog.agents.get("code-reviewer")).toMatchObject({ source: "agents/review.md", model: "inherit", tools: [] });

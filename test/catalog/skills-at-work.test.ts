@@ -17,7 +17,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-
 describe("an Agent Skills folder written in the spec's format", () => {
   it("runs as a child that reads its own reference files on demand, confined to its folder", async () => {
     h = await startHarness();
@@ -84,9 +83,7 @@ describe("whitelists", () => {
         return { ...reply(toolUse("lookup", {})), allowUnoffered: true };
       },
       (req) => {
-        expect(resultTexts(req)).toEqual([
-          { content: 'tool "lookup" is not available to skill:narrow; available: read_skill_file, complete', error: true },
-        ]);
+        expect(resultTexts(req)).toEqual([{ content: 'tool "lookup" is not available to skill:narrow; available: read_skill_file, complete', error: true }]);
         return reply(toolUse("complete", { result: "done without lookup" }));
       },
       text("ok"),
@@ -107,9 +104,7 @@ describe("unavailable definitions", () => {
         return { ...reply(toolUse("use_skill", { name: "gh", message: "x" })), allowUnoffered: true };
       },
       (req) => {
-        expect(resultTexts(req)).toEqual([
-          { content: 'the skill "gh" is unavailable: it needs GH_TOKEN, which is not set; available: notes', error: true },
-        ]);
+        expect(resultTexts(req)).toEqual([{ content: 'the skill "gh" is unavailable: it needs GH_TOKEN, which is not set; available: notes', error: true }]);
         return text("GitHub is not set up here.");
       },
     );
@@ -143,13 +138,17 @@ describe("hot reload", () => {
     }, text("done"));
     await h.send("Lisbon");
 
-    h.fake.script((req) => {
-      expect(systemText(req)).toContain("- planner: Plans v2.");
-      return reply(toolUse("use_skill", { name: "planner", message: "again" }));
-    }, (req) => {
-      expect(systemText(req)).toContain("PLANNER V2");
-      return reply(toolUse("complete", { result: "ok" }));
-    }, text("done again"));
+    h.fake.script(
+      (req) => {
+        expect(systemText(req)).toContain("- planner: Plans v2.");
+        return reply(toolUse("use_skill", { name: "planner", message: "again" }));
+      },
+      (req) => {
+        expect(systemText(req)).toContain("PLANNER V2");
+        return reply(toolUse("complete", { result: "ok" }));
+      },
+      text("done again"),
+    );
     await h.send("plan again");
 
     // Add one.
@@ -171,13 +170,10 @@ describe("hot reload", () => {
     rmSync(join(skills, "planner"), { recursive: true });
     current = await change;
     while (current.skills.has("planner")) current = await reloaded(h);
-    h.fake.script(
-      { ...reply(toolUse("use_skill", { name: "planner", message: "x" })), allowUnoffered: true },
-      (req) => {
-        expect(resultTexts(req)[0]!.content).toBe('there is no skill named "planner"; available: luggage');
-        return text("planner is gone");
-      },
-    );
+    h.fake.script({ ...reply(toolUse("use_skill", { name: "planner", message: "x" })), allowUnoffered: true }, (req) => {
+      expect(resultTexts(req)[0]!.content).toBe('there is no skill named "planner"; available: luggage');
+      return text("planner is gone");
+    });
     expect(await h.say("plan once more")).toEqual(["main: planner is gone"]);
   });
 });

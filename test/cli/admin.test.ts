@@ -30,7 +30,16 @@ beforeAll(async () => {
   const bare = new SqliteStore(dbFile, () => Date.now() - 3 * HOUR);
   await bare.sessions.open(IDLE, () => "as_idle");
   await bare.schedules.create(
-    { id: "sch_digest", ownerId: "telegram:1001", sessionKey: OLD, instruction: "Daily digest", schedule: { kind: "cron", cron: "0 9 * * *" }, timezone: "Europe/Berlin", nextDue: Date.parse("2030-01-01T08:00:00Z"), createdByTask: "task_1" },
+    {
+      id: "sch_digest",
+      ownerId: "telegram:1001",
+      sessionKey: OLD,
+      instruction: "Daily digest",
+      schedule: { kind: "cron", cron: "0 9 * * *" },
+      timezone: "Europe/Berlin",
+      nextDue: Date.parse("2030-01-01T08:00:00Z"),
+      createdByTask: "task_1",
+    },
     20,
   );
   await bare.close();
@@ -90,11 +99,16 @@ describe("npm run admin", () => {
     expect(plain.stdout).toMatch(/^Session  telegram:-100123:topic:7 \(telegram\)\nOwner    telegram:1001\nStatus   needs approval, last active 2h ago\n/);
     expect(plain.stdout).toMatch(/\n +1 +Switchboard +main +claude-test +2\/25\n +2 +Interview skill +skill +claude-test +2\/25\n/);
     expect(plain.stdout).toContain("  Id      task_old\n");
-    expect(plain.stdout).toMatch(/Pending approvals \(1\)\n {2}ID +AGE +TOOL +AGENT +REQUEST +INPUT\n {2}ap_old +2h +transfer +Interview skill +req_old +\{"amount":900\}\n/);
+    expect(plain.stdout).toMatch(
+      /Pending approvals \(1\)\n {2}ID +AGE +TOOL +AGENT +REQUEST +INPUT\n {2}ap_old +2h +transfer +Interview skill +req_old +\{"amount":900\}\n/,
+    );
     expect(plain.stdout).toContain("Last errors (0)\n  none\n");
     expect(fits(plain.stdout)).toBe(true);
     const detail = JSON.parse(json.stdout) as SessionDetail;
-    expect(detail.frames.map((f) => [f.agent, f.depth])).toEqual([["main", 1], ["skill:interview", 2]]);
+    expect(detail.frames.map((f) => [f.agent, f.depth])).toEqual([
+      ["main", 1],
+      ["skill:interview", 2],
+    ]);
     expect(detail.task).toMatchObject({ id: "task_old", status: "waiting_approval", owner: "telegram:1001" });
     expect(detail.approvals.map((a) => [a.id, a.requestId])).toEqual([["ap_old", "req_old"]]);
     expect(unknown).toEqual({ code: 1, stdout: "", stderr: 'no session "telegram:404" and none whose key starts with it (npm run admin -- sessions lists them)\n' });
@@ -132,7 +146,9 @@ describe("npm run admin", () => {
     ]);
     expect(byDefault.code).toBe(0);
     expect(byDefault.stdout).toMatch(/^Stuck for over 5m:\n\nApprovals waiting \(1\)\nID .*\nap_old +2h +transfer /);
-    expect(byDefault.stdout).toMatch(/Replies not delivered \(1\)\nAGE +FROM +SESSION +REPLY\n2h +Interview skill +telegram:-100123:topic:7 +out_old\n\(keys cut short with …: --json shows them whole\)\n$/);
+    expect(byDefault.stdout).toMatch(
+      /Replies not delivered \(1\)\nAGE +FROM +SESSION +REPLY\n2h +Interview skill +telegram:-100123:topic:7 +out_old\n\(keys cut short with …: --json shows them whole\)\n$/,
+    );
     expect(byDefault.stdout).not.toContain("console:t");
     expect(hour.stdout).toMatch(/^Stuck for over 1h:\n/);
     expect(hour.stdout).toContain("ap_old");
@@ -154,8 +170,16 @@ describe("npm run admin", () => {
     expect(JSON.parse(json.stdout)).toEqual({
       schedules: [
         {
-          id: "sch_digest", ownerId: "telegram:1001", sessionKey: OLD, schedule: "cron 0 9 * * *", timezone: "Europe/Berlin", status: "active",
-          nextRun: "2030-01-01T08:00:00.000Z", lastRun: null, lastResult: null, createdByTask: "task_1",
+          id: "sch_digest",
+          ownerId: "telegram:1001",
+          sessionKey: OLD,
+          schedule: "cron 0 9 * * *",
+          timezone: "Europe/Berlin",
+          status: "active",
+          nextRun: "2030-01-01T08:00:00.000Z",
+          lastRun: null,
+          lastResult: null,
+          createdByTask: "task_1",
         },
       ],
     });

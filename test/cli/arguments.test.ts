@@ -70,7 +70,9 @@ describe("npm run export", () => {
     const ambiguous = await tool("src/cli/export.ts", ["telegram:100"], env);
     expect(ambiguous.code).toBe(1);
     // Most recently active first: the two were made in the same millisecond or one after the other.
-    expect(ambiguous.stderr).toMatch(/"telegram:100" is the start of 2 session keys \((telegram:1001, telegram:1002|telegram:1002, telegram:1001)\); type more of the key\n/);
+    expect(ambiguous.stderr).toMatch(
+      /"telegram:100" is the start of 2 session keys \((telegram:1001, telegram:1002|telegram:1002, telegram:1001)\); type more of the key\n/,
+    );
   });
 
   it("exports a session that exists, named whole or by a unique start of its key", async () => {

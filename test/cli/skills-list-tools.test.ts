@@ -35,7 +35,12 @@ describe("skills -- list and declared tools", () => {
   it("marks each definition all, inherited or lacking, and says why each missing tool is missing", () => {
     const { status, out } = list(FILES, { WORKSPACE: "off" });
     expect(status).toBe(0);
-    const column = Object.fromEntries(out.split("\n").slice(1, 5).map((row) => [row.split(/\s+/)[0], row.split(/\s+/)[5]]));
+    const column = Object.fromEntries(
+      out
+        .split("\n")
+        .slice(1, 5)
+        .map((row) => [row.split(/\s+/)[0], row.split(/\s+/)[5]]),
+    );
     expect(column).toEqual({ pdf: "lacks", plain: "inherited", reader: "all", reviewer: "lacks" });
     expect(out).toContain("tools: skill pdf lacks Bash(python3:*) (WORKSPACE=off: WORKSPACE=on turns it on), WebSearch (WEB_SEARCH=on turns it on)\n");
     expect(out).toContain('tools: agent reviewer lacks mcp__github__create_issue (a tool of MCP server "github", which is not in the MCP configuration)\n');
@@ -52,11 +57,14 @@ describe("the workspace tools' reasons", () => {
   const noSandbox = async () => ({ ok: false as const, ripgrep: null, problem: "bubblewrap (bwrap) is not installed", fix: "install bubblewrap 0.8 or newer" });
 
   it("name the missing sandbox for Bash and ripgrep for Glob and Grep", async () => {
-    expect(await workspaceToolsHere({ WORKSPACE: true }, noSandbox)).toEqual({ offered: ["Read", "Write", "Edit"], off: {
-      Glob: "ripgrep is not installed (apt-get install ripgrep)",
-      Grep: "ripgrep is not installed (apt-get install ripgrep)",
-      Bash: "no sandbox here: bubblewrap (bwrap) is not installed; install bubblewrap 0.8 or newer",
-    } });
+    expect(await workspaceToolsHere({ WORKSPACE: true }, noSandbox)).toEqual({
+      offered: ["Read", "Write", "Edit"],
+      off: {
+        Glob: "ripgrep is not installed (apt-get install ripgrep)",
+        Grep: "ripgrep is not installed (apt-get install ripgrep)",
+        Bash: "no sandbox here: bubblewrap (bwrap) is not installed; install bubblewrap 0.8 or newer",
+      },
+    });
   });
 
   it("offer all six with a sandbox and ripgrep, and do not probe when WORKSPACE=off", async () => {

@@ -33,7 +33,15 @@ async function seed() {
     const owned = sessionKey.startsWith("http:");
     if (!owned) await store.sessions.open(sessionKey, () => `as_${sessionKey}`);
     const id = `req_${++n}`;
-    await store.requests.insert({ id, sessionKey, externalId: `m${n}`, kind: "message", userId, text, ...(owned ? { claimSession: { mainAgentSessionId: `as_${n}` } } : {}) });
+    await store.requests.insert({
+      id,
+      sessionKey,
+      externalId: `m${n}`,
+      kind: "message",
+      userId,
+      text,
+      ...(owned ? { claimSession: { mainAgentSessionId: `as_${n}` } } : {}),
+    });
     await commitStep(store, {
       sessionKey,
       request: { id, status: "done" },
@@ -45,7 +53,12 @@ async function seed() {
   await say("telegram:-500", BOB, "bob in the group");
   await say("slack:T1:D2", BOB, "bob in private");
   await say("http:5f0c2d9e-1111-4222-8333-944445555666", ALICE, "alice over http");
-  await store.memories.save(ALICE, { add: [{ id: "mem_a1", text: "Alice lives in Porto", kind: "identity" }, { id: "mem_a2", text: "Alice plans a trip" }] });
+  await store.memories.save(ALICE, {
+    add: [
+      { id: "mem_a1", text: "Alice lives in Porto", kind: "identity" },
+      { id: "mem_a2", text: "Alice plans a trip" },
+    ],
+  });
   await store.memories.save(BOB, { add: [{ id: "mem_b1", text: "Bob is allergic to peanuts" }] });
   await store.close();
 }
@@ -165,7 +178,16 @@ describe("npm run user -- delete", () => {
 
 describe("usage", () => {
   it("exits 2 with the usage text for an unknown command, a missing user or a stray option", async () => {
-    for (const args of [[], ["frobnicate", ALICE], ["export"], ["delete"], ["export", ALICE, "--yes"], ["delete", ALICE, "--out", "x.json"], ["export", ALICE, "--force"], ["export", ALICE, "extra"]]) {
+    for (const args of [
+      [],
+      ["frobnicate", ALICE],
+      ["export"],
+      ["delete"],
+      ["export", ALICE, "--yes"],
+      ["delete", ALICE, "--out", "x.json"],
+      ["export", ALICE, "--force"],
+      ["export", ALICE, "extra"],
+    ]) {
       const { code, stdout, stderr } = await user(...args);
       expect(code, args.join(" ")).toBe(2);
       expect(stdout).toBe("");

@@ -23,7 +23,17 @@ afterEach(async () => {
 });
 
 function env(extra: Record<string, string> = {}) {
-  return { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake?.url ?? "http://127.0.0.1:9", ANTHROPIC_MAX_RETRIES: "0", DATA_DIR: join(dir, "data"), SKILLS_DIR: join(dir, "skills"), AGENTS_DIR: join(dir, "agents"), LOG_LEVEL: "info", HTTP_PORT: "0", ...extra };
+  return {
+    ANTHROPIC_API_KEY: "k",
+    ANTHROPIC_BASE_URL: fake?.url ?? "http://127.0.0.1:9",
+    ANTHROPIC_MAX_RETRIES: "0",
+    DATA_DIR: join(dir, "data"),
+    SKILLS_DIR: join(dir, "skills"),
+    AGENTS_DIR: join(dir, "agents"),
+    LOG_LEVEL: "info",
+    HTTP_PORT: "0",
+    ...extra,
+  };
 }
 
 describe("startup", () => {

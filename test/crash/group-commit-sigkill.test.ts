@@ -57,9 +57,17 @@ it("a SIGKILL between a group commit of several users' messages and their acknow
 
   await gateway();
   for (const user of USERS) await tg.waitFor("sendMessage", () => tg.sent(user).length >= 1);
-  for (const user of USERS) expect(tg.sent(user).map((m) => m.text), String(user)).toEqual([`answer to hello from ${user}`]);
+  for (const user of USERS)
+    expect(
+      tg.sent(user).map((m) => m.text),
+      String(user),
+    ).toEqual([`answer to hello from ${user}`]);
   const asked = model.accepted().map(lastUserText);
-  for (const user of USERS) expect(asked.filter((t) => t === `hello from ${user}`), String(user)).toHaveLength(1);
+  for (const user of USERS)
+    expect(
+      asked.filter((t) => t === `hello from ${user}`),
+      String(user),
+    ).toHaveLength(1);
   for (const p of procs) if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
   await Promise.all(procs.map((p) => p.exited));
   const db = new Database(join(defs.root, "data", "switchboard.db"), { readonly: true });

@@ -48,7 +48,16 @@ it("an extraction cut off by SIGKILL runs after the restart exactly once", async
   await first.exited;
 
   // The restarted process finds the job it was running and runs it again, with nothing new from the user.
-  fake.script(reply(toolUse("save_memories", { memories: [{ text: "Name is Ana.", kind: "identity" }, { text: "Plans a cycling trip in June.", kind: "project" }] })));
+  fake.script(
+    reply(
+      toolUse("save_memories", {
+        memories: [
+          { text: "Name is Ana.", kind: "identity" },
+          { text: "Plans a cycling trip in June.", kind: "project" },
+        ],
+      }),
+    ),
+  );
   const second = chat();
   second.child.stdin.end();
   expect(await second.exited).toBe(0);

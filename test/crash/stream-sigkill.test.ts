@@ -105,9 +105,15 @@ function replies(sessionKey: string) {
   return withStore(async (store) => {
     const out: Array<{ text: string; kind: string; chunks: number[] }> = [];
     for (const request of await store.requests.ofSession(sessionKey)) {
-      for (const reply of await store.outbox.ofRequest(request.id)) out.push({ text: reply.text, kind: reply.kind, chunks: await store.outbox.deliveredChunks(reply.id) });
+      for (const reply of await store.outbox.ofRequest(request.id))
+        out.push({ text: reply.text, kind: reply.kind, chunks: await store.outbox.deliveredChunks(reply.id) });
     }
-    return { out, unfinished: await store.requests.unfinishedOf(sessionKey), pending: await store.outbox.pending(sessionKey), indicators: await store.indicators.list("telegram") };
+    return {
+      out,
+      unfinished: await store.requests.unfinishedOf(sessionKey),
+      pending: await store.outbox.pending(sessionKey),
+      indicators: await store.indicators.list("telegram"),
+    };
   });
 }
 
@@ -130,11 +136,19 @@ describe("SIGKILL while a reply streams to Telegram", () => {
     tg.userMessage({ chatId: GROUP, chatType: "supergroup", fromId: ALICE, text: `@${tg.botUsername} ${QUESTION}` });
 
     // The preview: a message with the first words, then (3 s later, Telegram's pace for group edits) the rest so far.
-    const sent = await alive(first, tg.waitFor("sendMessage", (p) => Number(p.chat_id) === GROUP), "streaming the preview");
+    const sent = await alive(
+      first,
+      tg.waitFor("sendMessage", (p) => Number(p.chat_id) === GROUP),
+      "streaming the preview",
+    );
     const preview = tg.sent(GROUP)[0]!;
     expect(ANSWER.startsWith(preview.text), preview.text).toBe(true);
     // The message id is remembered before "typing…" is shown again (the adapter's order), so it survives the kill.
-    await alive(first, tg.waitFor("sendChatAction", () => tg.actions(GROUP).some((a) => a.seq > sent.at)), "remembering the preview");
+    await alive(
+      first,
+      tg.waitFor("sendChatAction", () => tg.actions(GROUP).some((a) => a.seq > sent.at)),
+      "remembering the preview",
+    );
     await alive(first, hold.paused, "streaming");
     await alive(first, shows(GROUP, PARTIAL), "showing the partial answer");
     expect(tg.visible(GROUP).filter((m) => m.fromBot)).toEqual([{ message_id: preview.message_id, fromBot: true, text: PARTIAL }]);
@@ -159,7 +173,10 @@ describe("SIGKILL while a reply streams to Telegram", () => {
     expect(tg.sent(GROUP)).toHaveLength(1);
     const timeline = tg.timeline(GROUP);
     expect(timeline.filter((e) => e.kind === "delete")).toEqual([]);
-    expect(timeline.every((e) => "text" in e && ANSWER.startsWith(e.text)), JSON.stringify(timeline)).toBe(true);
+    expect(
+      timeline.every((e) => "text" in e && ANSWER.startsWith(e.text)),
+      JSON.stringify(timeline),
+    ).toBe(true);
 
     // The store agrees: one reply, delivered as chunk 0 = that message; nothing pending, nothing remembered.
     const end = await replies(`telegram:${GROUP}`);
@@ -213,7 +230,11 @@ describe("SIGKILL while a reply streams to Telegram", () => {
 
     await alive(first, hold.paused, "streaming");
     // Drafts go out every 300 ms at most: the newest shows everything written before the hold.
-    await alive(first, tg.waitFor("sendMessageDraft", (p) => p.text === PARTIAL), "showing the partial answer as a draft");
+    await alive(
+      first,
+      tg.waitFor("sendMessageDraft", (p) => p.text === PARTIAL),
+      "showing the partial answer as a draft",
+    );
     expect(tg.visibleDraft(ALICE)?.text).toBe(PARTIAL);
     expect(tg.sent(ALICE)).toEqual([]);
     await sigkill(first);
@@ -236,7 +257,10 @@ describe("SIGKILL while a reply streams to Telegram", () => {
     expect(tg.visibleDraft(ALICE)).toBeNull();
     // Every draft (both processes streamed one) showed a beginning of the answer, and all came before the answer.
     const drafts = tg.drafts(ALICE);
-    expect(drafts.every((d) => ANSWER.startsWith(d.text) && d.seq < tg.sent(ALICE)[0]!.seq), JSON.stringify(drafts.map((d) => d.text))).toBe(true);
+    expect(
+      drafts.every((d) => ANSWER.startsWith(d.text) && d.seq < tg.sent(ALICE)[0]!.seq),
+      JSON.stringify(drafts.map((d) => d.text)),
+    ).toBe(true);
 
     const end = await replies(`telegram:${ALICE}`);
     expect(end.out).toEqual([{ text: ANSWER, kind: "message", chunks: [0] }]);

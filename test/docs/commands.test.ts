@@ -34,7 +34,11 @@ const SYSTEM_VARIABLES = ["PATH", "HOME"];
 describe("the commands", () => {
   it("are read from the tools as they are: admin's five subcommands, the chat's options, user's", () => {
     const byScript = Object.fromEntries(tools.map((t) => [t.script, t]));
-    expect(byScript.admin).toMatchObject({ entry: "src/cli/admin.ts", subcommands: ["sessions", "show", "approvals", "stuck", "schedules"], options: ["after", "json", "limit"] });
+    expect(byScript.admin).toMatchObject({
+      entry: "src/cli/admin.ts",
+      subcommands: ["sessions", "show", "approvals", "stuck", "schedules"],
+      options: ["after", "json", "limit"],
+    });
     expect(byScript.chat).toMatchObject({ entry: "providers/console/cli.ts", subcommands: [], options: ["jsonl", "session", "user"] });
     expect(byScript.user).toMatchObject({ subcommands: ["export", "delete"], options: ["out", "yes"] });
     expect(byScript.skills!.subcommands).toEqual(["list", "validate", "lock"]);
@@ -46,7 +50,10 @@ describe("the commands", () => {
   });
 
   it("are reported when one is missing from the docs", () => {
-    const without = docs.replace(/npm run admin -- stuck/g, "npm run admin -- st").replace(/npm run migrate/g, "npm run mig").replace(/--after/g, "--later");
+    const without = docs
+      .replace(/npm run admin -- stuck/g, "npm run admin -- st")
+      .replace(/npm run migrate/g, "npm run mig")
+      .replace(/--after/g, "--later");
     expect(undocumentedCommands(without, tools)).toEqual([
       "npm run migrate (package.json) is not in the docs",
       "npm run admin -- stuck (src/cli/admin.ts) is not in the docs",
@@ -78,6 +85,14 @@ describe("the environment variables the code reads", () => {
     const variables = new Set([...read_.values()].flat().filter((name) => !SYSTEM_VARIABLES.includes(name)));
     expect(variables).toContain("OTEL_LOG_LEVEL");
     const missing = [...variables].filter((name) => !new RegExp(`(?<![A-Z0-9_])${name}(?![A-Z0-9_])`).test(docs));
-    expect(missing.map((name) => `${name} (read in ${[...read_].filter(([, names]) => names.includes(name)).map(([path]) => path).join(", ")})`)).toEqual([]);
+    expect(
+      missing.map(
+        (name) =>
+          `${name} (read in ${[...read_]
+            .filter(([, names]) => names.includes(name))
+            .map(([path]) => path)
+            .join(", ")})`,
+      ),
+    ).toEqual([]);
   });
 });

@@ -74,7 +74,8 @@ export function undocumentedCommands(docs: string, tools: readonly Tool[]): stri
     }
     for (const option of tool.options) {
       const flag = new RegExp(`(?<![\\w-])--${word(option)}(?![\\w-])`);
-      if (!lines.some((line) => named.test(line) && flag.test(line))) missing.push(`--${option} of ${tool.typed} (${tool.entry}) is on no docs line that names ${tool.typed}`);
+      if (!lines.some((line) => named.test(line) && flag.test(line)))
+        missing.push(`--${option} of ${tool.typed} (${tool.entry}) is on no docs line that names ${tool.typed}`);
     }
   }
   return missing;

@@ -41,16 +41,24 @@ describe("the configuration table", () => {
     const without = edit(page, [/^\| `SESSION_LEASE_MS` \|.*\n/m, ""]);
     expect(tableProblems(without, schema)).toEqual(["SESSION_LEASE_MS is a setting (src/config.ts) but has no row in the table"]);
 
-    const wrong = edit(page, ["| `MAX_ITERATIONS` | `25` |", "| `MAX_ITERATIONS` | `30` |"], ["| `HTTP_STORED_BYTES_PER_USER_MAX` | `200MB` |", "| `HTTP_STORED_BYTES_PER_USER_MAX` | `200MiB` |"]);
+    const wrong = edit(
+      page,
+      ["| `MAX_ITERATIONS` | `25` |", "| `MAX_ITERATIONS` | `30` |"],
+      ["| `HTTP_STORED_BYTES_PER_USER_MAX` | `200MB` |", "| `HTTP_STORED_BYTES_PER_USER_MAX` | `200MiB` |"],
+    );
     expect(tableProblems(wrong, schema)).toEqual([
       "MAX_ITERATIONS: the table's default `30` reads as 30, but the schema's default is 25",
       "HTTP_STORED_BYTES_PER_USER_MAX: the table's default `200MiB` reads as 209715200, but the schema's default is 200000000",
     ]);
 
-    const pair = edit(page, ["| `10` / `20` |", "| `10` / `25` |"], ["| `TELEGRAM_WEBHOOK_URL` | — (long polling) |", "| `TELEGRAM_WEBHOOK_URL` | `https://bot.example/t` |"]);
+    const pair = edit(
+      page,
+      ["| `10` / `20` |", "| `10` / `25` |"],
+      ["| `TELEGRAM_WEBHOOK_URL` | — (long polling) |", "| `TELEGRAM_WEBHOOK_URL` | `https://bot.example/t` |"],
+    );
     expect(tableProblems(pair, schema)).toEqual([
       "AGENT_CALL_QUEUE_MAX: the table's default `25` reads as 25, but the schema's default is 20",
-      'TELEGRAM_WEBHOOK_URL: the table\'s default `https://bot.example/t` reads as "https://bot.example/t", but the schema\'s default is undefined',
+      "TELEGRAM_WEBHOOK_URL: the table's default `https://bot.example/t` reads as \"https://bot.example/t\", but the schema's default is undefined",
     ]);
 
     const extra = edit(page, ["| `DATA_DIR` |", "| `DATA_FOLDER` | `./data` | Nothing reads it. |\n| `DATA_DIR` |"]);
@@ -66,7 +74,11 @@ describe("the configuration table", () => {
 
 describe("the settings", () => {
   it("have their rows in the configuration table only: no other page keeps a copy to drift", () => {
-    const others = new Map(docFiles().filter((path) => path !== PAGE).map((path) => [path, read(path)]));
+    const others = new Map(
+      docFiles()
+        .filter((path) => path !== PAGE)
+        .map((path) => [path, read(path)]),
+    );
     expect(copiedRows(others, SETTINGS)).toEqual([]);
     others.set("docs/admin/example.md", "| variable | default |\n|---|---|\n| `MCP_CONFIG` | `./mcp.json` |\n| `mcp__github__*` | a tool |\n");
     expect(copiedRows(others, SETTINGS)).toEqual(["docs/admin/example.md: `MCP_CONFIG`"]);

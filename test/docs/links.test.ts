@@ -18,7 +18,15 @@ describe("the docs' links", () => {
   });
 
   it("name only docs pages that exist, from the code, the settings example and the scripts", () => {
-    const files = [...filesUnder("src", ".ts"), ...filesUnder("providers", ".ts"), ...filesUnder("bench", ".ts"), ...filesUnder("protocol-model", ""), ...filesUnder("scripts", ""), ".env.example", ".ci/run"];
+    const files = [
+      ...filesUnder("src", ".ts"),
+      ...filesUnder("providers", ".ts"),
+      ...filesUnder("bench", ".ts"),
+      ...filesUnder("protocol-model", ""),
+      ...filesUnder("scripts", ""),
+      ".env.example",
+      ".ci/run",
+    ];
     const named = namedDocPaths(files, read);
     expect(named.length).toBeGreaterThan(0);
     expect(named.filter(({ path }) => !onDisk.exists(path))).toEqual([]);

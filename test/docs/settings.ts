@@ -39,7 +39,9 @@ function defaultProblem(name: string, part: string, schema: Schema, defaults: Re
   const actual = defaults[name];
   if (name in schema.outside) {
     if (actual !== undefined) return `${name}: the schema has a default now (${show(actual)}); drop it from the defaults applied outside the schema`;
-    return stated === schema.outside[name] ? null : `${name}: the table says the default is ${stated === undefined ? `"${part}"` : `\`${stated}\``}, but it is \`${schema.outside[name]}\``;
+    return stated === schema.outside[name]
+      ? null
+      : `${name}: the table says the default is ${stated === undefined ? `"${part}"` : `\`${stated}\``}, but it is \`${schema.outside[name]}\``;
   }
   if (stated === undefined) return isEmpty(actual) ? null : `${name}: the table states no default ("${part}"), but the schema's is ${show(actual)}`;
   let read: unknown;

@@ -50,9 +50,15 @@ describe("the fake Messages API with images and documents", () => {
   it("refuses an image over 5 MB of base64 and one over 8000 px a side", async () => {
     const big = Buffer.alloc(4 * 1024 * 1024);
     (await png()).copy(big);
-    expect(await refused([image(big.toString("base64"))])).toBe(`messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: ${big.toString("base64").length} bytes > 5242880 bytes`);
-    const wide = await sharp({ create: { width: 8001, height: 2, channels: 3, background: "#000" } }).png().toBuffer();
-    expect(await refused([image(wide.toString("base64"))])).toBe("messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels");
+    expect(await refused([image(big.toString("base64"))])).toBe(
+      `messages.0.content.0.image.source.base64: image exceeds 5 MB maximum: ${big.toString("base64").length} bytes > 5242880 bytes`,
+    );
+    const wide = await sharp({ create: { width: 8001, height: 2, channels: 3, background: "#000" } })
+      .png()
+      .toBuffer();
+    expect(await refused([image(wide.toString("base64"))])).toBe(
+      "messages.0.content.0.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
+    );
   });
 
   it("holds images to 2000 px when a request has more than 20, and counts 100 images and documents at most", async () => {
@@ -66,9 +72,15 @@ describe("the fake Messages API with images and documents", () => {
   });
 
   it("refuses more than 100 PDF pages, a password-protected PDF and a 'PDF' that is not one", async () => {
-    expect(await refused([pdfBlock((await pdf(101)).toString("base64"))])).toBe("messages.0.content.0.pdf.source.base64.data: A maximum of 100 PDF pages may be provided.");
-    expect(await refused([pdfBlock((await encryptedPdf()).toString("base64"))])).toBe("messages.0.content.0.pdf.source.base64.data: The PDF specified is password protected.");
-    expect(await refused([pdfBlock(Buffer.from("<html></html>").toString("base64"))])).toBe("messages.0.content.0.pdf.source.base64.data: The PDF specified was not valid.");
+    expect(await refused([pdfBlock((await pdf(101)).toString("base64"))])).toBe(
+      "messages.0.content.0.pdf.source.base64.data: A maximum of 100 PDF pages may be provided.",
+    );
+    expect(await refused([pdfBlock((await encryptedPdf()).toString("base64"))])).toBe(
+      "messages.0.content.0.pdf.source.base64.data: The PDF specified is password protected.",
+    );
+    expect(await refused([pdfBlock(Buffer.from("<html></html>").toString("base64"))])).toBe(
+      "messages.0.content.0.pdf.source.base64.data: The PDF specified was not valid.",
+    );
   });
 
   it("refuses fields the API does not know on an image block", async () => {
@@ -84,13 +96,22 @@ describe("Switchboard's file blocks through the real SDK", () => {
   it("sends a photo, a PDF and a CSV the API accepts", async () => {
     const model = new AnthropicModel({ apiKey: "k", baseURL: fake.url, maxRetries: 0 });
     const blocks = [];
-    for (const [name, bytes] of [["photo.jpg", await jpegWithGps(5000, 3000)], ["contract.pdf", await pdf(3)], ["sales.csv", Buffer.from("a,b\n1,2\n")]] as const) {
+    for (const [name, bytes] of [
+      ["photo.jpg", await jpegWithGps(5000, 3000)],
+      ["contract.pdf", await pdf(3)],
+      ["sales.csv", Buffer.from("a,b\n1,2\n")],
+    ] as const) {
       const file = await acceptFile({ name, bytes }, { maxFileBytes: 20 * 1024 * 1024 });
       if (!file.ok) throw new Error(file.reason);
       blocks.push(...(await modelBlocks(file)));
     }
     fake.script(text("I see a blue photo, a contract and a table."));
-    const response = await model.complete({ model: "claude-test", system: "", messages: [{ role: "user", content: [...blocks, { type: "text", text: "What are these?" }] }], tools: [] });
+    const response = await model.complete({
+      model: "claude-test",
+      system: "",
+      messages: [{ role: "user", content: [...blocks, { type: "text", text: "What are these?" }] }],
+      tools: [],
+    });
     expect(response.content).toEqual([{ type: "text", text: "I see a blue photo, a contract and a table." }]);
     expect(fake.rejected()).toEqual([]);
     const sent = fake.accepted()[0]!.messages[0]!.content as Array<{ type: string }>;

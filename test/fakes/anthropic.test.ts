@@ -222,8 +222,7 @@ describe("validation (one test per rule)", () => {
 
   it("3: messages must be non-empty", () => expect400(send([]), "messages: at least one message is required"));
   it("4: first message must be user", () => expect400(send([assistant("hi")]), 'messages: first message must use the "user" role'));
-  it("5: roles are user or assistant", () =>
-    expect400(send([user("hi"), { role: "system", content: "x" }]), "messages.1.role: Input should be 'user' or 'assistant'"));
+  it("5: roles are user or assistant", () => expect400(send([user("hi"), { role: "system", content: "x" }]), "messages.1.role: Input should be 'user' or 'assistant'"));
 
   const nonEmpty = "all messages must have non-empty content except for the optional final assistant message";
   it("6: empty string content", () => expect400(send([user("")]), `messages.0: ${nonEmpty}`));
@@ -235,9 +234,16 @@ describe("validation (one test per rule)", () => {
   });
 
   it("7: empty text block", () =>
-    expect400(send([user([{ type: "text", text: "ok" }, { type: "text", text: "" }])]), "messages.0.content.1.text: text content blocks must be non-empty"));
-  it("7: whitespace-only text", () =>
-    expect400(send([user([{ type: "text", text: "  \n" }])]), "messages: text content blocks must contain non-whitespace text"));
+    expect400(
+      send([
+        user([
+          { type: "text", text: "ok" },
+          { type: "text", text: "" },
+        ]),
+      ]),
+      "messages.0.content.1.text: text content blocks must be non-empty",
+    ));
+  it("7: whitespace-only text", () => expect400(send([user([{ type: "text", text: "  \n" }])]), "messages: text content blocks must contain non-whitespace text"));
 
   it("8: tool_use only in assistant messages", () =>
     expect400(send([user([use("toolu_a")])]), "messages.0.content.0: tool_use blocks can only be in assistant messages"));
@@ -293,8 +299,7 @@ describe("validation (one test per rule)", () => {
   it("15: input_schema must be an object schema", () =>
     expect400(send([user("hi")], { tools: [{ name: "t", input_schema: { type: "string" } }] }), "tools.0.input_schema.type: Input should be 'object'"));
 
-  it("16: system blocks must be text", () =>
-    expect400(send([user("hi")], { system: [{ type: "image", text: "x" }] }), "system.0.type: Input should be 'text'"));
+  it("16: system blocks must be text", () => expect400(send([user("hi")], { system: [{ type: "image", text: "x" }] }), "system.0.type: Input should be 'text'"));
   it("16: system text must be non-empty", () =>
     expect400(send([user("hi")], { system: [{ type: "text", text: "" }] }), "system.0.text: text content blocks must be non-empty"));
 });
@@ -346,8 +351,16 @@ describe("streaming", () => {
     const scripted = reply({ type: "text", text: "Checking the weather." }, toolUse("get_weather", { city: "Oslo" }, "toolu_1"));
     fake.script(scripted, scripted, { ...text("cached"), usage: { input_tokens: 7, output_tokens: 3, cache_read_input_tokens: 5 } });
     // The fields the API sends; the SDK adds its own (parsed_output) to a streamed final message.
-    const sent = ({ id, type, role, model, content, stop_reason, stop_sequence, usage }: Anthropic.Message) =>
-      ({ id, type, role, model, content, stop_reason, stop_sequence, usage });
+    const sent = ({ id, type, role, model, content, stop_reason, stop_sequence, usage }: Anthropic.Message) => ({
+      id,
+      type,
+      role,
+      model,
+      content,
+      stop_reason,
+      stop_sequence,
+      usage,
+    });
     const { id: plainId, ...plain } = sent(await client.messages.create(params({ tools })));
     const { id: streamedId, ...streamed } = sent(await client.messages.stream(params({ tools })).finalMessage());
     expect(streamedId).toMatch(/^msg_[0-9a-f]+$/);
@@ -485,7 +498,10 @@ describe("streaming", () => {
     });
     expect(res.status).toBe(400);
     expect(res.headers.get("content-type")).toBe("application/json");
-    expect(await res.json()).toMatchObject({ type: "error", error: { type: "invalid_request_error", message: "max_tokens: Input should be greater than or equal to 1" } });
+    expect(await res.json()).toMatchObject({
+      type: "error",
+      error: { type: "invalid_request_error", message: "max_tokens: Input should be greater than or equal to 1" },
+    });
   });
 
   it("sends the documented event order on the wire", async () => {
@@ -500,13 +516,16 @@ describe("streaming", () => {
     expect(res.headers.get("request-id")).toMatch(/^req_/);
     const wire = await res.text();
     expect(wire.endsWith("\n\n")).toBe(true);
-    const frames = wire.slice(0, -2).split("\n\n").map((f) => {
-      const match = /^event: (\w+)\ndata: (.+)$/.exec(f);
-      expect(match, `frame ${JSON.stringify(f)}`).not.toBeNull();
-      const data = JSON.parse(match![2]!) as { type: string; [k: string]: unknown };
-      expect(data.type).toBe(match![1]);
-      return data;
-    });
+    const frames = wire
+      .slice(0, -2)
+      .split("\n\n")
+      .map((f) => {
+        const match = /^event: (\w+)\ndata: (.+)$/.exec(f);
+        expect(match, `frame ${JSON.stringify(f)}`).not.toBeNull();
+        const data = JSON.parse(match![2]!) as { type: string; [k: string]: unknown };
+        expect(data.type).toBe(match![1]);
+        return data;
+      });
     const names = frames.map((f) => ("index" in f ? `${f.type}:${f.index as number}` : f.type));
     expect(names).toEqual([
       "message_start",
@@ -547,7 +566,11 @@ describe("streaming", () => {
 describe("web search blocks", () => {
   const search = { type: "web_search_20250305", name: "web_search", max_uses: 2 };
   const call = { type: "server_tool_use", id: "srvtoolu_01", name: "web_search", input: { query: "q" } };
-  const found = { type: "web_search_tool_result", tool_use_id: "srvtoolu_01", content: [{ type: "web_search_result", url: "https://a.example/", title: "A", encrypted_content: "enc", page_age: null }] };
+  const found = {
+    type: "web_search_tool_result",
+    tool_use_id: "srvtoolu_01",
+    content: [{ type: "web_search_result", url: "https://a.example/", title: "A", encrypted_content: "enc", page_age: null }],
+  };
 
   it("accepts a search and its result sent back in an assistant message", async () => {
     fake.script(text("ok"));
@@ -556,16 +579,30 @@ describe("web search blocks", () => {
   });
 
   it("refuses a result without its call", () =>
-    expect400(send([user("q"), assistant([found]), user("more")]), "messages.1.content.0: web_search_tool_result block(s) provided without a matching server_tool_use block before it: srvtoolu_01"));
+    expect400(
+      send([user("q"), assistant([found]), user("more")]),
+      "messages.1.content.0: web_search_tool_result block(s) provided without a matching server_tool_use block before it: srvtoolu_01",
+    ));
   it("refuses a search call in a user message", () => expect400(send([user([call])]), "messages.0.content.0: server_tool_use blocks can only be in assistant messages"));
   it("refuses a search call whose id is not a server tool's", () =>
-    expect400(send([user("q"), assistant([{ ...call, id: "toolu_01" }, found]), user("more")]), "messages.1.content.0.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'"));
+    expect400(
+      send([user("q"), assistant([{ ...call, id: "toolu_01" }, found]), user("more")]),
+      "messages.1.content.0.id: String should match pattern '^srvtoolu_[a-zA-Z0-9_]+$'",
+    ));
   it("refuses both allowed_domains and blocked_domains", () =>
-    expect400(send([user("q")], { tools: [{ ...search, allowed_domains: ["a.example"], blocked_domains: ["b.example"] }] }), "tools.0: Cannot specify both allowed_domains and blocked_domains"));
+    expect400(
+      send([user("q")], { tools: [{ ...search, allowed_domains: ["a.example"], blocked_domains: ["b.example"] }] }),
+      "tools.0: Cannot specify both allowed_domains and blocked_domains",
+    ));
 
   it("streams a search: the call's input as JSON deltas, the result whole, the citation before the cited text", async () => {
     fake.script(reply(...webSearch("q", [["A", "https://a.example/"]], "srvtoolu_02"), citedText("A says so.", "https://a.example/", "A")));
-    const stream = client.messages.stream({ model: MODEL, max_tokens: 100, messages: [{ role: "user", content: "q" }], tools: [search as Anthropic.WebSearchTool20250305] });
+    const stream = client.messages.stream({
+      model: MODEL,
+      max_tokens: 100,
+      messages: [{ role: "user", content: "q" }],
+      tools: [search as Anthropic.WebSearchTool20250305],
+    });
     const msg = await stream.finalMessage();
     expect(msg.content.map((b) => b.type)).toEqual(["server_tool_use", "web_search_tool_result", "text"]);
     expect(msg.content[0]).toMatchObject({ id: "srvtoolu_02", input: { query: "q" } });

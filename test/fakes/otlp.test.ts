@@ -140,9 +140,7 @@ describe("OtlpReceiver with the official exporters", () => {
   });
 });
 
-const STATUS = protobuf
-  .loadSync(fileURLToPath(new URL("./otlp/trace.proto", import.meta.url)))
-  .lookupType("opentelemetry.proto.subset.RpcStatus");
+const STATUS = protobuf.loadSync(fileURLToPath(new URL("./otlp/trace.proto", import.meta.url))).lookupType("opentelemetry.proto.subset.RpcStatus");
 
 async function post(body: string | Uint8Array, contentType: string, path = "/v1/traces") {
   return fetch(receiver.url + path, { method: "POST", headers: { "content-type": contentType }, body });

@@ -156,7 +156,11 @@ describe("Web API", () => {
 
     expect(fake.reactions(DM, ts)).toEqual(["white_check_mark"]);
     const log = fake.reactionLog();
-    expect(log.map((r) => [r.op, r.name])).toEqual([["add", "eyes"], ["add", "white_check_mark"], ["remove", "eyes"]]);
+    expect(log.map((r) => [r.op, r.name])).toEqual([
+      ["add", "eyes"],
+      ["add", "white_check_mark"],
+      ["remove", "eyes"],
+    ]);
     expect(log.every((r, i) => i === 0 || r.seq > log[i - 1]!.seq)).toBe(true);
   });
 
@@ -186,7 +190,9 @@ describe("Web API", () => {
     expect(fake.suggestedPrompts()).toMatchObject([{ channel_id: DM, thread_ts: ts, title: "Try:", prompts }]);
     const five = Array.from({ length: 5 }, () => prompts[0]!);
     expect(await slackError(client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, prompts: five }))).toBe("invalid_arguments");
-    expect(await slackError(client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, prompts: [{ title: "x", message: "" }] }))).toBe("invalid_arguments");
+    expect(await slackError(client.assistant.threads.setSuggestedPrompts({ channel_id: DM, thread_ts: ts, prompts: [{ title: "x", message: "" }] }))).toBe(
+      "invalid_arguments",
+    );
   });
 
   it("refuses posts where Slack would: not_in_channel for a channel the bot left, is_archived for an archived one", async () => {
@@ -224,7 +230,10 @@ describe("Web API", () => {
     expect((await retrying.chat.postMessage({ channel: CHANNEL, text: "eventually" })).ok).toBe(true);
     expect(rateLimited).toEqual([0]);
     const attempts = fake.calls.filter((c) => c.params.text === "eventually");
-    expect(attempts.map((c) => [c.status, c.response.error])).toEqual([[429, "ratelimited"], [200, undefined]]);
+    expect(attempts.map((c) => [c.status, c.response.error])).toEqual([
+      [429, "ratelimited"],
+      [200, undefined],
+    ]);
     expect(fake.posted().map((p) => p.text)).toEqual(["b", "boom", "eventually"]);
 
     // Without retries the client surfaces the rate limit.
@@ -299,14 +308,20 @@ describe("streaming (chat.startStream, chat.appendStream, chat.stopStream)", () 
     const asked = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "<@U0BOT> summarize" });
     const recipient = { recipient_team_id: fake.teamId, recipient_user_id: ALICE };
     expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, markdown_text: "x" }))).toBe("missing_recipient_team_id");
-    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, recipient_team_id: fake.teamId, markdown_text: "x" }))).toBe("missing_recipient_user_id");
+    expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, recipient_team_id: fake.teamId, markdown_text: "x" }))).toBe(
+      "missing_recipient_user_id",
+    );
     // thread_ts is required (method page's JSON copies; @slack/web-api's types); its absence answers invalid_arguments (assumed).
     expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, ...recipient, markdown_text: "x" }))).toBe("invalid_arguments");
     expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: "1111111111.000001", ...recipient }))).toBe("thread_not_found");
-    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, markdown_text: "a", chunks: [{ type: "markdown_text", text: "b" }] }))).toBe(
-      "cannot_provide_both_markdown_text_and_chunks",
+    expect(
+      await slackError(
+        client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, markdown_text: "a", chunks: [{ type: "markdown_text", text: "b" }] }),
+      ),
+    ).toBe("cannot_provide_both_markdown_text_and_chunks");
+    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, chunks: [{ type: "sparkles" }] }))).toBe(
+      "invalid_chunks",
     );
-    expect(await slackError(client.apiCall("chat.startStream", { channel: CHANNEL, thread_ts: asked, ...recipient, chunks: [{ type: "sparkles" }] }))).toBe("invalid_chunks");
     expect(await slackError(client.chat.startStream({ channel: CHANNEL, thread_ts: asked, ...recipient, markdown_text: "m".repeat(12_001) }))).toBe("msg_too_long");
     expect(fake.streams()).toEqual([]);
 
@@ -355,7 +370,10 @@ describe("streaming (chat.startStream, chat.appendStream, chat.stopStream)", () 
     const second = await client.chat.startStream({ channel: DM, thread_ts: asked, markdown_text: "Again" });
     fake.endStream(DM, second.ts!, "expired");
     expect(await slackError(client.chat.appendStream({ channel: DM, ts: second.ts!, markdown_text: "…" }))).toBe("message_not_in_streaming_state");
-    expect(fake.streams(DM).map((s) => [s.text, s.status])).toEqual([["Working", "stopped_by_user"], ["Again", "expired"]]);
+    expect(fake.streams(DM).map((s) => [s.text, s.status])).toEqual([
+      ["Working", "stopped_by_user"],
+      ["Again", "expired"],
+    ]);
     expect(() => fake.endStream(DM, second.ts!, "expired")).toThrow(/not a message that is streaming/);
   });
 
@@ -406,7 +424,13 @@ describe("streaming (chat.startStream, chat.appendStream, chat.stopStream)", () 
     const root = fake.userMessage({ channel: CHANNEL, user: ALICE, text: "root" });
     for (const text of ["a", "b"]) await client.chat.postMessage({ channel: CHANNEL, text, thread_ts: root });
     const first = await client.conversations.replies({ channel: CHANNEL, ts: root, limit: 2 });
-    expect(first).toMatchObject({ has_more: true, messages: [{ text: "root", reply_count: 2 }, { text: "a", parent_user_id: ALICE }] });
+    expect(first).toMatchObject({
+      has_more: true,
+      messages: [
+        { text: "root", reply_count: 2 },
+        { text: "a", parent_user_id: ALICE },
+      ],
+    });
     const rest = await client.conversations.replies({ channel: CHANNEL, ts: root, limit: 2, cursor: first.response_metadata!.next_cursor! });
     expect([textOf(rest.messages), rest.has_more]).toEqual([["b"], false]);
     await client.chat.postMessage({ channel: CHANNEL, text: "later" });
@@ -525,7 +549,13 @@ describe("signed requests", () => {
       expect((await sendSigned(url, interactivity({ type: "block_actions", actions: [] }), "application/x-www-form-urlencoded", { secret: SECRET })).status).toBe(200);
       expect((await sendSigned(url, body, "application/json", { secret: SECRET, badSignature: true })).status).toBe(401);
       expect((await sendSigned(url, body, "application/json", { secret: SECRET, timestamp: Math.floor(Date.now() / 1000) - 301 })).status).toBe(401);
-      expect(seen).toMatchObject([{ ok: true, retryNum: "1" }, { ok: true }, { ok: true }, { ok: false, error: expect.stringContaining("signature mismatch") }, { ok: false, error: expect.stringContaining("stale") }]);
+      expect(seen).toMatchObject([
+        { ok: true, retryNum: "1" },
+        { ok: true },
+        { ok: true },
+        { ok: false, error: expect.stringContaining("signature mismatch") },
+        { ok: false, error: expect.stringContaining("stale") },
+      ]);
     } finally {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -540,7 +570,14 @@ describe("signed requests", () => {
 
   it("builds slash commands and messages the way Slack sends them", () => {
     const form = new URLSearchParams(slashCommand({ command: "/ask", text: "a b", user_id: ALICE, channel_id: CHANNEL, response_url: "http://x/response/1" }));
-    expect(Object.fromEntries(form)).toMatchObject({ command: "/ask", text: "a b", user_id: ALICE, channel_id: CHANNEL, team_id: "T0TEST", response_url: "http://x/response/1" });
+    expect(Object.fromEntries(form)).toMatchObject({
+      command: "/ask",
+      text: "a b",
+      user_id: ALICE,
+      channel_id: CHANNEL,
+      team_id: "T0TEST",
+      response_url: "http://x/response/1",
+    });
     expect(messageEvent({ channel: DM, user: ALICE, text: "hi", ts: "1700000000.000100", channel_type: "im" })).toMatchObject({
       type: "message",
       channel_type: "im",

@@ -43,8 +43,7 @@ async function expect400(p: Promise<unknown>, description: string) {
 }
 
 /** Calls a method grammy has no typed wrapper for (or with deliberately wrong parameters). */
-const raw = (method: string, params: object = {}) =>
-  (bot.api.raw as unknown as Record<string, (p: object) => Promise<unknown>>)[method]!(params);
+const raw = (method: string, params: object = {}) => (bot.api.raw as unknown as Record<string, (p: object) => Promise<unknown>>)[method]!(params);
 
 describe("protocol", () => {
   it("answers getMe through bot.init()", async () => {
@@ -125,7 +124,9 @@ describe("getUpdates", () => {
   });
 
   it("only delivers opt-in update types when allowed_updates asks for them", async () => {
-    const reaction = fake.pushUpdate({ message_reaction: { chat: { id: GROUP, type: "group", title: "g" }, message_id: 1, date: 0, old_reaction: [], new_reaction: [] } });
+    const reaction = fake.pushUpdate({
+      message_reaction: { chat: { id: GROUP, type: "group", title: "g" }, message_id: 1, date: 0, old_reaction: [], new_reaction: [] },
+    });
     expect(await bot.api.getUpdates({ timeout: 0 })).toEqual([]);
     expect(await bot.api.getUpdates({ timeout: 0, allowed_updates: ["message_reaction"] })).toEqual([reaction]);
   });
@@ -246,14 +247,20 @@ describe("sendMessage", () => {
     });
 
     it("rejects unclosed and mismatched tags", async () => {
-      await expect400(bot.api.sendMessage(CHAT, "<b>bold", { parse_mode: "HTML" }), 'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"');
+      await expect400(
+        bot.api.sendMessage(CHAT, "<b>bold", { parse_mode: "HTML" }),
+        "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\"",
+      );
       await expect400(
         bot.api.sendMessage(CHAT, "<b><i>x</b></i>", { parse_mode: "HTML" }),
         'Bad Request: can\'t parse entities: Unmatched end tag at byte offset 7, expected "</i>", found "</b>"',
       );
       await expect400(bot.api.sendMessage(CHAT, "x</b>", { parse_mode: "HTML" }), "Bad Request: can't parse entities: Unexpected end tag at byte offset 1");
       await expect400(bot.api.sendMessage(CHAT, "a <b", { parse_mode: "HTML" }), "Bad Request: can't parse entities: Unclosed start tag at byte offset 2");
-      await expect400(bot.api.sendMessage(CHAT, "<span>x</span>", { parse_mode: "HTML" }), 'Bad Request: can\'t parse entities: Tag "span" must have class "tg-spoiler" at byte offset 0');
+      await expect400(
+        bot.api.sendMessage(CHAT, "<span>x</span>", { parse_mode: "HTML" }),
+        'Bad Request: can\'t parse entities: Tag "span" must have class "tg-spoiler" at byte offset 0',
+      );
     });
 
     it("does not support MarkdownV2", async () => {
@@ -275,11 +282,23 @@ describe("sendMessage", () => {
 
     it("rejects entities outside the text or splitting a surrogate pair", async () => {
       const send = (text: string, entities: unknown[]) => bot.api.sendMessage(CHAT, text, { entities: entities as GrammyEntity[] });
-      await expect400(send("hello", [{ type: "bold", offset: 3, length: 3 }]), "Bad Request: can't parse entities: Entity beginning at UTF-16 offset 3 ends after the end of the text at UTF-16 offset 6");
-      await expect400(send("hello", [{ type: "bold", offset: 6, length: 1 }]), "Bad Request: can't parse entities: Entity begins after the end of the text at UTF-16 offset 6");
+      await expect400(
+        send("hello", [{ type: "bold", offset: 3, length: 3 }]),
+        "Bad Request: can't parse entities: Entity beginning at UTF-16 offset 3 ends after the end of the text at UTF-16 offset 6",
+      );
+      await expect400(
+        send("hello", [{ type: "bold", offset: 6, length: 1 }]),
+        "Bad Request: can't parse entities: Entity begins after the end of the text at UTF-16 offset 6",
+      );
       await expect400(send("hello", [{ type: "bold", offset: -1, length: 1 }]), "Bad Request: can't parse entities: Receive an entity with incorrect offset -1");
-      await expect400(send("😀x", [{ type: "bold", offset: 1, length: 2 }]), "Bad Request: can't parse entities: Entity begins in a middle of a UTF-16 symbol at byte offset 4");
-      await expect400(send("x😀", [{ type: "bold", offset: 0, length: 2 }]), "Bad Request: can't parse entities: Entity beginning at UTF-16 offset 0 ends in a middle of a UTF-16 symbol at byte offset 5");
+      await expect400(
+        send("😀x", [{ type: "bold", offset: 1, length: 2 }]),
+        "Bad Request: can't parse entities: Entity begins in a middle of a UTF-16 symbol at byte offset 4",
+      );
+      await expect400(
+        send("x😀", [{ type: "bold", offset: 0, length: 2 }]),
+        "Bad Request: can't parse entities: Entity beginning at UTF-16 offset 0 ends in a middle of a UTF-16 symbol at byte offset 5",
+      );
       await expect400(send("hello", [{ type: "shiny", offset: 0, length: 1 }]), 'Bad Request: can\'t parse entities: unsupported entity type "shiny" (entity #0)');
       const noUrl = await tgError(send("hello", [{ type: "text_link", offset: 0, length: 5 }]));
       expect(noUrl.description).toMatch(/^Bad Request: can't parse entities: text_link entity beginning at UTF-16 offset 0 needs a valid "url"/);
@@ -470,7 +489,10 @@ describe("sendMessageDraft", () => {
   it("parses the text before it looks at the chat, and checks draft_id and length like Telegram", async () => {
     fake.addChat({ id: GROUP, type: "group", title: "g" });
     // Client::process_send_message_draft_query: get_formatted_text runs before check_chat.
-    await expect400(bot.api.sendMessageDraft(GROUP, 7, "<b>x", { parse_mode: "HTML" }), 'Bad Request: can\'t parse entities: Can\'t find end tag corresponding to start tag "b"');
+    await expect400(
+      bot.api.sendMessageDraft(GROUP, 7, "<b>x", { parse_mode: "HTML" }),
+      "Bad Request: can't parse entities: Can't find end tag corresponding to start tag \"b\"",
+    );
     await expect400(bot.api.sendMessageDraft(CHAT, 0, "hi"), DRAFT_ERRORS.draftIdZero);
     await expect400(raw("sendMessageDraft", { chat_id: CHAT, text: "hi" }), DRAFT_ERRORS.draftIdZero);
     await bot.api.sendMessageDraft(CHAT, 7, "a".repeat(4096));
@@ -549,7 +571,10 @@ describe("flood control", () => {
     for (let i = 0; i < 3; i++) await bot.api.sendMessageDraft(CHAT, 7, `Hello ${i}`);
     expect((await tgError(bot.api.editMessageText(CHAT, m.message_id, "Hello"))).error_code).toBe(429);
     now += 1000;
-    await expect400(bot.api.editMessageText(CHAT, m.message_id, "Hel"), "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message");
+    await expect400(
+      bot.api.editMessageText(CHAT, m.message_id, "Hel"),
+      "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
+    );
     await bot.api.editMessageText(CHAT, m.message_id, "Hello"); // the refused edit and the 400 did not use the budget
 
     fake.floodControl({ methods: ["sendMessage", "editMessageText", "sendMessageDraft"] });

@@ -28,7 +28,8 @@ export async function startFakeTranscription(options: { apiKey?: string } = {}):
     res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify({ error: { message, type: "invalid_request_error", param: null, code } }));
 
   async function handle(req: IncomingMessage, res: ServerResponse, body: Buffer) {
-    if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== "/v1/audio/transcriptions") return error(res, 404, "Invalid URL (POST /v1/audio/transcriptions)");
+    if (req.method !== "POST" || new URL(req.url ?? "/", "http://x").pathname !== "/v1/audio/transcriptions")
+      return error(res, 404, "Invalid URL (POST /v1/audio/transcriptions)");
     if (options.apiKey && req.headers.authorization !== `Bearer ${options.apiKey}`) return error(res, 401, "Incorrect API key provided.", "invalid_api_key");
     let form: FormData;
     try {
@@ -63,9 +64,10 @@ export async function startFakeTranscription(options: { apiKey?: string } = {}):
     url: `http://127.0.0.1:${port}/v1/audio/transcriptions`,
     calls,
     script: (...texts) => void queue.push(...texts),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections();
-      server.close(() => resolve());
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -87,9 +87,7 @@ describe("approvals", () => {
     h = await startHarness({ tools: t.list });
     const { id } = await askForTransfer(h);
     expect(await h.gateway.decide(id, "mallory", "approve")).toEqual({ status: "not_owner" });
-    expect(await h.say(`/approve ${id}`, { user: "mallory" })).toEqual([
-      "switchboard: Only the person who started this task can approve or deny its tool calls.",
-    ]);
+    expect(await h.say(`/approve ${id}`, { user: "mallory" })).toEqual(["switchboard: Only the person who started this task can approve or deny its tool calls."]);
     expect(t.runs).toEqual(["balance"]);
     expect((await h.store.approvals.get(id))?.status).toBe("pending");
   });
@@ -158,14 +156,10 @@ describe("approvals", () => {
   it("a batch run cannot wait for approval: the call is closed and the caller gets an error", async () => {
     const t = bankTools();
     h = await startHarness({ tools: t.list, files: agentFile("banker", "Bank.", "mode: batch\n") });
-    h.fake.script(
-      reply(toolUse("call_agent", { agent: "banker", message: "pay" }, "toolu_call")),
-      reply(toolUse("transfer", { amount: 5 }, "toolu_pay")),
-      (req) => {
-        expect(JSON.stringify(req.messages.at(-1))).toContain("needs approval of transfer, which a batch run cannot wait for");
-        return text("I could not pay without you.");
-      },
-    );
+    h.fake.script(reply(toolUse("call_agent", { agent: "banker", message: "pay" }, "toolu_call")), reply(toolUse("transfer", { amount: 5 }, "toolu_pay")), (req) => {
+      expect(JSON.stringify(req.messages.at(-1))).toContain("needs approval of transfer, which a batch run cannot wait for");
+      return text("I could not pay without you.");
+    });
     await h.send("go");
     const answered = (await h.store.steps.log("console:t")).filter((e) => e.type === "tool_result").map((e) => (e.payload as { tool_use_id: string }).tool_use_id);
     expect(answered).toContain("toolu_pay");
@@ -211,7 +205,7 @@ describe("approvals", () => {
     h.fake.script(text("Paid 20."));
     await h.gateway.decide(first!.approvalId!, "alice", "approve");
     await h.gateway.idle();
-    expect((await h.store.tasks.active("console:group"))).toBeNull();
+    expect(await h.store.tasks.active("console:group")).toBeNull();
 
     h.fake.script(call());
     const [second] = (await h.send("pay 20 for me too", { session: "group", user: "bob" })).filter((m) => m.approvalId);

@@ -34,9 +34,7 @@ describe("/cancel", () => {
     const taskId = (await h.store.tasks.active("console:t"))!.id;
 
     const shown = await h.send("/cancel");
-    expect(shown.map((m) => [m.agent, m.text])).toEqual([
-      ["switchboard", "Cancelled. Stopped: skill:interview, agent:researcher, agent:checker."],
-    ]);
+    expect(shown.map((m) => [m.agent, m.text])).toEqual([["switchboard", "Cancelled. Stopped: skill:interview, agent:researcher, agent:checker."]]);
     expect((await h.store.tasks.get(taskId))?.status).toBe("cancelled");
     expect(await h.store.tasks.active("console:t")).toBeNull();
     expect(await h.store.steps.frames("console:t")).toEqual([]);
@@ -90,9 +88,7 @@ describe("/reset", () => {
     await h.send("my name is Ana");
     h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "i" })), text("Q?"));
     await h.send("interview me");
-    expect(await h.say("/reset")).toEqual([
-      "switchboard: Stopped: skill:interview. Started a fresh conversation: earlier messages are forgotten.",
-    ]);
+    expect(await h.say("/reset")).toEqual(["switchboard: Stopped: skill:interview. Started a fresh conversation: earlier messages are forgotten."]);
     h.fake.script(text("I don't know your name."));
     await h.send("what is my name?");
     expect(h.fake.accepted().at(-1)!.messages).toEqual([{ role: "user", content: [{ type: "text", text: "what is my name?" }] }]);

@@ -68,9 +68,7 @@ describe("owner rules", () => {
     expect(await h.gateway.submit({ sessionKey: "console:t", messageId: "b3", userId: "bob", text: "/cancel" })).toMatchObject({
       status: "refused",
     });
-    expect(await h.say("/status", { user: "bob" })).toEqual([
-      expect.stringMatching(/^switchboard: main → skill:interview/),
-    ]);
+    expect(await h.say("/status", { user: "bob" })).toEqual([expect.stringMatching(/^switchboard: main → skill:interview/)]);
 
     // The owner's unaddressed message still reaches the agent.
     await h.gateway.submit({ sessionKey: "console:t", messageId: "a2", userId: "alice", text: "answer", addressed: false });

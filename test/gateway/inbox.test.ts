@@ -11,7 +11,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-
 describe("inbox", () => {
   it("processes a message id seen twice only once", async () => {
     h = await startHarness();
@@ -51,11 +50,7 @@ describe("inbox", () => {
 
     releaseA.resolve(text("reply to A1"));
     await h.gateway.idle();
-    expect(replies()).toEqual([
-      "console:b reply to B1",
-      "console:a reply to A1",
-      "console:a reply to A2",
-    ]);
+    expect(replies()).toEqual(["console:b reply to B1", "console:a reply to A1", "console:a reply to A2"]);
     // A2 went to the model with A1's exchange in its history.
     const a2 = h.fake.accepted().at(-1)!;
     expect(a2.messages.map((m) => m.role)).toEqual(["user", "assistant", "user"]);

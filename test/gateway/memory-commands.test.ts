@@ -127,7 +127,6 @@ describe("/forget", () => {
   });
 });
 
-
 describe("while a turn is running", () => {
   it("/memory and /forget are answered at once, for the task's owner and for anyone else in the chat", async () => {
     const search = heldTool();

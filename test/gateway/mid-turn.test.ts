@@ -14,7 +14,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-
 function lastUserContent(req: MessagesRequest): Array<{ type: string; text?: string; tool_use_id?: string }> {
   const last = req.messages[req.messages.length - 1]!;
   return typeof last.content === "string" ? [{ type: "text", text: last.content }] : (last.content as Array<{ type: string }>);
@@ -44,9 +43,7 @@ describe("MID_TURN=steer", () => {
     const steered = await h.store.requests.get(second.status === "accepted" ? second.requestId : "");
     const task = (await h.store.tasks.ofSession("console:t"))[0]!;
     expect(steered).toMatchObject({ status: "done", taskId: task.id });
-    const told = (await h.store.steps.log("console:t")).filter(
-      (e) => e.type === "message" && JSON.stringify(e.payload).includes("actually, make it Porto"),
-    );
+    const told = (await h.store.steps.log("console:t")).filter((e) => e.type === "message" && JSON.stringify(e.payload).includes("actually, make it Porto"));
     expect(told).toHaveLength(1);
   });
 

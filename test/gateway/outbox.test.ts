@@ -51,7 +51,11 @@ describe("a delivery the platform refuses for good", () => {
     const options = await persistent();
     h = await startHarness(options);
     let blocked = true;
-    const tg = platform((m) => (blocked && m.text === "first answer" ? new DeliveryError("403: Forbidden: bot was blocked by the user", { kind: "permanent", reason: "bot was blocked by the user" }) : null));
+    const tg = platform((m) =>
+      blocked && m.text === "first answer"
+        ? new DeliveryError("403: Forbidden: bot was blocked by the user", { kind: "permanent", reason: "bot was blocked by the user" })
+        : null,
+    );
     h.gateway.register(tg.sink);
     fake!.script(text("first answer"));
     await send(h, "tg:1", "1", "hello");
@@ -76,7 +80,9 @@ describe("a delivery the platform refuses for good", () => {
 
   it("does not hold back the replies after it", async () => {
     h = await startHarness();
-    const tg = platform((m) => (m.sessionKey === "tg:1:topic:9" ? new DeliveryError("400: message thread not found", { kind: "permanent", reason: "message thread not found" }) : null));
+    const tg = platform((m) =>
+      m.sessionKey === "tg:1:topic:9" ? new DeliveryError("400: message thread not found", { kind: "permanent", reason: "message thread not found" }) : null,
+    );
     h.gateway.register(tg.sink);
     h.fake.script(text("into the closed topic"), text("in the main chat"));
     await send(h, "tg:1:topic:9", "1", "hi");
@@ -107,7 +113,9 @@ describe("a platform that asks to wait", () => {
 describe("a chat that moved", () => {
   it("moves the conversation with its history and delivers the pending reply to the new chat", async () => {
     h = await startHarness();
-    const tg = platform((m) => (m.sessionKey === "tg:100" ? new DeliveryError("400: group chat was upgraded to a supergroup chat", { kind: "moved", to: "tg:-100200" }) : null));
+    const tg = platform((m) =>
+      m.sessionKey === "tg:100" ? new DeliveryError("400: group chat was upgraded to a supergroup chat", { kind: "moved", to: "tg:-100200" }) : null,
+    );
     h.gateway.register(tg.sink);
     h.fake.script(text("hello group"));
     await send(h, "tg:100", "1", "remember the word swordfish");

@@ -19,7 +19,10 @@ describe("parseScheduleCommand", () => {
   });
 
   it("answers a wrong argument with how to write it", () => {
-    expect(parseScheduleCommand("/unschedule")).toEqual({ command: "unschedule", error: "Write /unschedule and one job id, e.g. /unschedule sch_1a2b3c4d5e (/schedules lists yours)." });
+    expect(parseScheduleCommand("/unschedule")).toEqual({
+      command: "unschedule",
+      error: "Write /unschedule and one job id, e.g. /unschedule sch_1a2b3c4d5e (/schedules lists yours).",
+    });
     expect(parseScheduleCommand("/unschedule a b")).toMatchObject({ command: "unschedule", error: expect.stringMatching(/^Write \/unschedule and one job id/) });
     expect(parseScheduleCommand("/unschedule ../../x")).toEqual({ command: "unschedule", error: '"../../x" is not a job id; /schedules lists yours.' });
     expect(parseScheduleCommand("/timezone Mars/Olympus")).toEqual({
@@ -27,7 +30,10 @@ describe("parseScheduleCommand", () => {
       error: 'Time zone "Mars/Olympus" is not a time zone this server knows; use an IANA name such as Europe/Berlin or Asia/Tokyo.',
     });
     expect(parseScheduleCommand("/timezone +01:00")).toMatchObject({ command: "timezone", error: expect.stringContaining("offsets like +01:00 are not accepted") });
-    expect(parseScheduleCommand("/timezone Europe/Berlin now")).toMatchObject({ command: "timezone", error: expect.stringMatching(/^Write \/timezone and one IANA time zone name/) });
+    expect(parseScheduleCommand("/timezone Europe/Berlin now")).toMatchObject({
+      command: "timezone",
+      error: expect.stringMatching(/^Write \/timezone and one IANA time zone name/),
+    });
   });
 
   it("keeps its answer short for a huge argument", () => {

@@ -65,14 +65,31 @@ describe("a one-shot job", () => {
   it("a second scheduler on the same store (another replica) racing for the same due time makes one run", async () => {
     const { clock, timeouts } = await harness();
     await h.store.schedules.create(
-      { id: "sch_race", ownerId: "alice", sessionKey: "console:race", instruction: "Say hi", schedule: { kind: "once", at: START + 1000 }, timezone: "UTC", nextDue: START + 1000, createdByTask: null },
+      {
+        id: "sch_race",
+        ownerId: "alice",
+        sessionKey: "console:race",
+        instruction: "Say hi",
+        schedule: { kind: "once", at: START + 1000 },
+        timezone: "UTC",
+        nextDue: START + 1000,
+        createdByTask: null,
+      },
       20,
     );
     clock.t = START + 1000;
     h.fake.script(text("Hi!"));
     // Both look at the same moment: both submit the run's request, the inbox keeps one.
     const { Scheduler } = await import("../../src/gateway/scheduler.js");
-    const other = new Scheduler({ store: h.store, submit: (m) => h.gateway.submit(m), notify: (k, t) => h.gateway.notify(k, t), now: () => clock.t, timers: timeouts.timers, log: h.runtime.log, graceMs: 3_600_000 });
+    const other = new Scheduler({
+      store: h.store,
+      submit: (m) => h.gateway.submit(m),
+      notify: (k, t) => h.gateway.notify(k, t),
+      now: () => clock.t,
+      timers: timeouts.timers,
+      log: h.runtime.log,
+      graceMs: 3_600_000,
+    });
     await Promise.all([h.scheduler!.look(), other.look()]);
     await h.gateway.idle();
     expect(h.seen.filter((m) => m.sessionKey === "console:race").map((m) => m.text)).toEqual(["Hi!"]);
@@ -84,8 +101,14 @@ describe("runs missed while the gateway was down", () => {
   it("a run less than SCHEDULE_GRACE late runs once at start; one later than that is skipped and the owner told", async () => {
     const { clock, timeouts } = await harness();
     const base = { ownerId: "alice", instruction: "Water the plants", timezone: "Europe/Berlin", createdByTask: null };
-    await h.store.schedules.create({ ...base, id: "sch_soon", sessionKey: "console:a", schedule: { kind: "once", at: START - 1_800_000 }, nextDue: START - 1_800_000 }, 20);
-    await h.store.schedules.create({ ...base, id: "sch_old", sessionKey: "console:b", schedule: { kind: "once", at: START - 7_200_000 }, nextDue: START - 7_200_000 }, 20);
+    await h.store.schedules.create(
+      { ...base, id: "sch_soon", sessionKey: "console:a", schedule: { kind: "once", at: START - 1_800_000 }, nextDue: START - 1_800_000 },
+      20,
+    );
+    await h.store.schedules.create(
+      { ...base, id: "sch_old", sessionKey: "console:b", schedule: { kind: "once", at: START - 7_200_000 }, nextDue: START - 7_200_000 },
+      20,
+    );
     clock.t = START;
     h.fake.script(text("Time to water the plants."));
     h.scheduler!.start();
@@ -105,7 +128,14 @@ describe("the chat commands", () => {
   it("/schedules lists the sender's jobs in this chat only; another member can neither see nor cancel them", async () => {
     const { clock } = await harness();
     const job = (id: string, sessionKey: string, ownerId = "alice") => ({
-      id, ownerId, sessionKey, instruction: `Digest ${id}`, schedule: { kind: "cron" as const, cron: "0 9 * * *" }, timezone: "Europe/Berlin", nextDue: Date.parse("2026-11-28T08:00:00Z"), createdByTask: null,
+      id,
+      ownerId,
+      sessionKey,
+      instruction: `Digest ${id}`,
+      schedule: { kind: "cron" as const, cron: "0 9 * * *" },
+      timezone: "Europe/Berlin",
+      nextDue: Date.parse("2026-11-28T08:00:00Z"),
+      createdByTask: null,
     });
     await h.store.schedules.create(job("sch_a", "console:group"), 20);
     await h.store.schedules.create(job("sch_b", "console:dm"), 20);
@@ -122,7 +152,9 @@ describe("the chat commands", () => {
 
   it("/timezone sets the sender's zone, which the listing then uses; a bad name says what to send", async () => {
     await harness();
-    expect(await h.say("/timezone")).toEqual(["switchboard: Your time zone is Europe/Berlin (the server's default). Set yours with /timezone <IANA name>, e.g. /timezone Europe/Berlin."]);
+    expect(await h.say("/timezone")).toEqual([
+      "switchboard: Your time zone is Europe/Berlin (the server's default). Set yours with /timezone <IANA name>, e.g. /timezone Europe/Berlin.",
+    ]);
     expect(await h.say("/timezone Mars/Olympus")).toEqual([expect.stringMatching(/^switchboard: Time zone "Mars\/Olympus" is not a time zone this server knows/)]);
     expect(await h.say("/timezone Asia/Tokyo")).toEqual([expect.stringMatching(/^switchboard: Your time zone is now Asia\/Tokyo\./)]);
     expect(await h.store.schedules.timezone("alice")).toBe("Asia/Tokyo");
@@ -134,7 +166,16 @@ describe("/cancel during a scheduled run", () => {
   it("stops the running task, not the schedule: the next due time runs", async () => {
     const { clock, timeouts } = await harness();
     await h.store.schedules.create(
-      { id: "sch_daily", ownerId: "alice", sessionKey: "console:t", instruction: "Digest", schedule: { kind: "cron", cron: "0 * * * *" }, timezone: "UTC", nextDue: START, createdByTask: null },
+      {
+        id: "sch_daily",
+        ownerId: "alice",
+        sessionKey: "console:t",
+        instruction: "Digest",
+        schedule: { kind: "cron", cron: "0 * * * *" },
+        timezone: "UTC",
+        nextDue: START,
+        createdByTask: null,
+      },
       20,
     );
     const called = deferred<void>();

@@ -16,7 +16,9 @@ export async function jpegWithGps(width = 2400, height = 1600): Promise<Buffer> 
 }
 
 export async function png(width = 64, height = 48, alpha = false): Promise<Buffer> {
-  return sharp({ create: { width, height, channels: alpha ? 4 : 3, background: { r: 200, g: 40, b: 40, alpha: alpha ? 0.5 : 1 } } }).png().toBuffer();
+  return sharp({ create: { width, height, channels: alpha ? 4 : 3, background: { r: 200, g: 40, b: 40, alpha: alpha ? 0.5 : 1 } } })
+    .png()
+    .toBuffer();
 }
 
 /**

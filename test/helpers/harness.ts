@@ -161,7 +161,16 @@ export async function startHarness(options: HarnessOptions = {}) {
     [
       ...(options.tools ?? []),
       ...(options.memory ? memoryTools(() => store, ids) : []),
-      ...(sched ? scheduleTools({ store: () => store, ids, now: sched.now, maxPerUser: sched.maxPerUser ?? 20, defaultZone: sched.defaultZone, onScheduled: () => scheduler?.wake() }) : []),
+      ...(sched
+        ? scheduleTools({
+            store: () => store,
+            ids,
+            now: sched.now,
+            maxPerUser: sched.maxPerUser ?? 20,
+            defaultZone: sched.defaultZone,
+            onScheduled: () => scheduler?.wake(),
+          })
+        : []),
     ],
     options.mcp ?? null,
   );
@@ -178,7 +187,13 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new UnconfiguredModel()
     : options.model
       ? options.model(fake.url)
-      : new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: options.maxRetries ?? 0, defaultModel: "claude-test", ...(options.prices ? { prices: options.prices } : {}) });
+      : new AnthropicModel({
+          apiKey: "test-key",
+          baseURL: fake.url,
+          maxRetries: options.maxRetries ?? 0,
+          defaultModel: "claude-test",
+          ...(options.prices ? { prices: options.prices } : {}),
+        });
   const model = api;
   const extractionModel = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
@@ -215,7 +230,14 @@ export async function startHarness(options: HarnessOptions = {}) {
     ...(options.telemetry ? { observer: options.telemetry } : {}),
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.quotas
-      ? { quotas: new Quotas({ ...options.quotas, store, log, settings: { userDailyMessages: 0, userDailyUsd: 0, chatDailyUsd: 0, exemptUsers: [], ...options.quotas.settings } }) }
+      ? {
+          quotas: new Quotas({
+            ...options.quotas,
+            store,
+            log,
+            settings: { userDailyMessages: 0, userDailyUsd: 0, chatDailyUsd: 0, exemptUsers: [], ...options.quotas.settings },
+          }),
+        }
       : {}),
   };
   const orchestrator = new Orchestrator(runtime);
@@ -224,7 +246,19 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new MemoryWorker({
         store,
         holder: `test-${idPrefix}`,
-        extract: (job) => extractMemories({ store, model: extractionModel, modelName: "claude-memory-test", ids, log, budget: budgetOf(runtime.settings), ...(runtime.quotas ? { quotas: runtime.quotas } : {}) }, job),
+        extract: (job) =>
+          extractMemories(
+            {
+              store,
+              model: extractionModel,
+              modelName: "claude-memory-test",
+              ids,
+              log,
+              budget: budgetOf(runtime.settings),
+              ...(runtime.quotas ? { quotas: runtime.quotas } : {}),
+            },
+            job,
+          ),
         retryable,
         log,
         timers: options.timers ?? systemTimers,
@@ -233,9 +267,34 @@ export async function startHarness(options: HarnessOptions = {}) {
         pollMs: 3_600_000,
       })
     : undefined;
-  const gateway = new Gateway({ memory, store, leases, model, orchestrator, runtime, ids, log, retryBaseMs: 1, ...(options.telemetry ? { observer: options.telemetry } : {}), midTurn: options.midTurn ?? "queue", ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}), ...(options.transcriber ? { transcriber: options.transcriber } : {}), ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}), ...(sched ? { schedules: { defaultZone: sched.defaultZone } } : {}) });
+  const gateway = new Gateway({
+    memory,
+    store,
+    leases,
+    model,
+    orchestrator,
+    runtime,
+    ids,
+    log,
+    retryBaseMs: 1,
+    ...(options.telemetry ? { observer: options.telemetry } : {}),
+    midTurn: options.midTurn ?? "queue",
+    ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}),
+    ...(options.transcriber ? { transcriber: options.transcriber } : {}),
+    ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}),
+    ...(sched ? { schedules: { defaultZone: sched.defaultZone } } : {}),
+  });
   scheduler = sched
-    ? new Scheduler({ store, submit: (m) => gateway.submit(m), notify: (k, t) => gateway.notify(k, t), now: sched.now, timers: sched.timers, log, graceMs: sched.graceMs ?? 3_600_000, defaultZone: sched.defaultZone })
+    ? new Scheduler({
+        store,
+        submit: (m) => gateway.submit(m),
+        notify: (k, t) => gateway.notify(k, t),
+        now: sched.now,
+        timers: sched.timers,
+        log,
+        graceMs: sched.graceMs ?? 3_600_000,
+        defaultZone: sched.defaultZone,
+      })
     : null;
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);
   const seen: OutboundMessage[] = [];

@@ -32,7 +32,10 @@ export async function startApi(options: HarnessOptions = {}, extra: ApiExtra = {
     auth: {
       tokens: extra.tokens ?? TOKENS,
       ...(extra.keySet
-        ? { jwt: { jwksUrl: "http://unused.invalid/jwks", audience: "switchboard", issuer: "https://idp.test", userClaims: ["oid", "sub"] }, keySet: createLocalJWKSet(extra.keySet) }
+        ? {
+            jwt: { jwksUrl: "http://unused.invalid/jwks", audience: "switchboard", issuer: "https://idp.test", userClaims: ["oid", "sub"] },
+            keySet: createLocalJWKSet(extra.keySet),
+          }
         : {}),
     },
     log: silentLogger(),

@@ -104,15 +104,22 @@ export function recordingObserver() {
 export const TEST_SETTINGS: McpSettings = { connectTimeoutMs: 20_000, toolTimeoutMs: 20_000, maxResultBytes: 100 * 1024 };
 
 /** The manager on `config`, started (every server connected or failed). */
-export async function startMcp(config: McpConfig, options: { settings?: Partial<McpSettings>; timers?: Timers; env?: Record<string, string | undefined>; observer?: McpObserver } = {}) {
+export async function startMcp(
+  config: McpConfig,
+  options: { settings?: Partial<McpSettings>; timers?: Timers; env?: Record<string, string | undefined>; observer?: McpObserver } = {},
+) {
   const captured = capturedLog(config.secrets);
-  const manager = new McpManager(config, { ...TEST_SETTINGS, ...options.settings }, {
-    log: captured.log,
-    timers: options.timers ?? systemTimers,
-    now: Date.now,
-    env: options.env ?? process.env,
-    ...(options.observer ? { observer: options.observer } : {}),
-  });
+  const manager = new McpManager(
+    config,
+    { ...TEST_SETTINGS, ...options.settings },
+    {
+      log: captured.log,
+      timers: options.timers ?? systemTimers,
+      now: Date.now,
+      env: options.env ?? process.env,
+      ...(options.observer ? { observer: options.observer } : {}),
+    },
+  );
   await manager.start();
   return { manager, ...captured };
 }

@@ -24,7 +24,18 @@ export const BOT = "U0BOT";
  */
 /** Replies come whole unless a test is about streaming (`{ streaming: true }`: test/providers/slack/streaming.test.ts). */
 export function providerOptions(slack: FakeSlack, mode: { signingSecret: string } | { appToken: string }, options: Partial<SlackOptions> = {}): SlackOptions {
-  return { botToken: slack.botToken, ...mode, port: 0, apiUrl: slack.apiUrl, maxRetries: 0, allowedUsers: [], allowedChannels: [], streaming: false, log: silentLogger(), ...options };
+  return {
+    botToken: slack.botToken,
+    ...mode,
+    port: 0,
+    apiUrl: slack.apiUrl,
+    maxRetries: 0,
+    allowedUsers: [],
+    allowedChannels: [],
+    streaming: false,
+    log: silentLogger(),
+    ...options,
+  };
 }
 
 /** A user message Slack knows about, as the event Slack would send for it. */

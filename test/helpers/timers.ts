@@ -43,7 +43,8 @@ export function heldTimeouts(ms: number) {
   let next = 0;
   const timers: Timers = {
     setTimeout: (fn, delay) => (delay === ms ? (held.set(++next, fn), { held: next }) : systemTimers.setTimeout(fn, delay)),
-    clearTimeout: (handle) => (typeof handle === "object" && handle !== null && "held" in handle ? void held.delete((handle as { held: number }).held) : systemTimers.clearTimeout(handle)),
+    clearTimeout: (handle) =>
+      typeof handle === "object" && handle !== null && "held" in handle ? void held.delete((handle as { held: number }).held) : systemTimers.clearTimeout(handle),
   };
   return {
     timers,

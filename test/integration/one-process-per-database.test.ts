@@ -15,7 +15,13 @@ afterAll(async () => {
 });
 
 async function start(): Promise<Proc> {
-  const proc = run("src/main.ts", [], { DATA_DIR: join(root, "data"), HTTP_PORT: String(await freePort()), LOG_LEVEL: "info", SKILLS_DIR: join(root, "skills"), AGENTS_DIR: join(root, "agents") });
+  const proc = run("src/main.ts", [], {
+    DATA_DIR: join(root, "data"),
+    HTTP_PORT: String(await freePort()),
+    LOG_LEVEL: "info",
+    SKILLS_DIR: join(root, "skills"),
+    AGENTS_DIR: join(root, "agents"),
+  });
   proc.child.stdout.on("data", () => {});
   procs.push(proc);
   return proc;

@@ -20,7 +20,11 @@ function start(plant: "app" | "timer"): Proc {
   return proc;
 }
 
-const messages = (p: Proc) => p.stderr.trim().split("\n").map((l) => (JSON.parse(l) as { msg: string }).msg);
+const messages = (p: Proc) =>
+  p.stderr
+    .trim()
+    .split("\n")
+    .map((l) => (JSON.parse(l) as { msg: string }).msg);
 
 it.each([
   ["an unexpected error while the app is built", "app" as const, "planted: the store's change feed could not be watched"],

@@ -43,9 +43,7 @@ async function slowSlackClient(port: number): Promise<Socket> {
   const socket = connect(port, "127.0.0.1");
   cleanups.push(() => socket.destroy());
   await once(socket, "connect");
-  socket.write(
-    "POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n",
-  );
+  socket.write("POST /slack/events HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\nExpect: 100-continue\r\n\r\n");
   const [answer] = (await once(socket, "data")) as [Buffer];
   expect(answer.toString()).toContain("100 Continue");
   socket.write('{"type":');

@@ -27,7 +27,14 @@ afterEach(async () => {
  * its first column) is what stays; other escape sequences are dropped.
  */
 const screen = (text: string) =>
-  text.split("\n").map((line) => (line.split(/\r|\x1b\[1G/).filter((part) => part !== "").at(-1) ?? "").replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""));
+  text.split("\n").map((line) =>
+    (
+      line
+        .split(/\r|\x1b\[1G/)
+        .filter((part) => part !== "")
+        .at(-1) ?? ""
+    ).replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ""),
+  );
 
 describe.skipIf(!HAS_SCRIPT)("npm start at a terminal", () => {
   it("lists every surface with its address, says in one line that Telegram refused the token, and shows a failed turn as one line", async () => {

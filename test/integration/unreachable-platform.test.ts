@@ -39,12 +39,19 @@ const get = async (path: string) => {
   const r = await fetch(`http://127.0.0.1:${env.HTTP_PORT}${path}`);
   return { status: r.status, body: (await r.json()) as unknown };
 };
-const logged = (p: Proc) => p.stderr.trim().split("\n").map((l) => JSON.parse(l) as { level: number; msg: string });
+const logged = (p: Proc) =>
+  p.stderr
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { level: number; msg: string });
 
 it("a black-holed Telegram holds up nothing: the API answers at once, /readyz says Telegram is connecting", async () => {
   const tg = await startFakeTelegram();
   const door = await openDoor(tg.url, "blackhole");
-  cleanups.push(() => tg.close(), () => door.close());
+  cleanups.push(
+    () => tg.close(),
+    () => door.close(),
+  );
   const p = start({ TELEGRAM_BOT_TOKEN: tg.token, TELEGRAM_API_ROOT: door.url() });
   await p.logged('"msg":"switchboard started"');
   await door.accepted(1);
@@ -60,10 +67,11 @@ it("a refused Telegram token is said in one line and on /readyz, while the rest 
   const p = start({ TELEGRAM_BOT_TOKEN: "123456:REVOKED-TOKEN", TELEGRAM_API_ROOT: tg.url });
   await p.logged("Telegram refused the bot token");
   const refused = "Telegram refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN";
-  expect(logged(p).filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
-    "TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)",
-    `${refused}; trying again in 1 s, then less and less often`,
-  ]);
+  expect(
+    logged(p)
+      .filter((l) => l.level >= 40)
+      .map((l) => l.msg),
+  ).toEqual(["TELEGRAM_ALLOWED_USERS is empty: anyone who finds the bot can use it (and your API credits)", `${refused}; trying again in 1 s, then less and less often`]);
   await p.logged('"msg":"switchboard started"');
   const ready = await get("/readyz");
   expect(ready.status).toBe(503);
@@ -76,7 +84,10 @@ it("a refused Telegram token is said in one line and on /readyz, while the rest 
 it("Slack unreachable (nothing listens) is said in one line, Slack refusing the token (invalid_auth) in another", async () => {
   const slack = await startFakeSlack();
   const door = await openDoor(slack.apiUrl, "closed");
-  cleanups.push(() => slack.close(), () => door.close());
+  cleanups.push(
+    () => slack.close(),
+    () => door.close(),
+  );
   const slackEnv = { SLACK_SIGNING_SECRET: "secret", SLACK_PORT: String(await freePort()) };
   const closed = start({ ...slackEnv, SLACK_BOT_TOKEN: slack.botToken, SLACK_API_URL: door.url("/api/") });
   await closed.logged("Slack is unreachable");
@@ -88,7 +99,9 @@ it("Slack unreachable (nothing listens) is said in one line, Slack refusing the 
 
   const refused = start({ ...slackEnv, SLACK_BOT_TOKEN: "xoxb-revoked", SLACK_API_URL: slack.apiUrl });
   await refused.logged("Slack refused the bot token");
-  expect(logged(refused).filter((l) => l.level >= 40).map((l) => l.msg)).toEqual([
-    "Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN; trying again in 1 s, then less and less often",
-  ]);
+  expect(
+    logged(refused)
+      .filter((l) => l.level >= 40)
+      .map((l) => l.msg),
+  ).toEqual(["Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN; trying again in 1 s, then less and less often"]);
 });

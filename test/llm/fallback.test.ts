@@ -56,9 +56,19 @@ function model(options: { fallbacks?: string[]; retries?: number; failures?: num
   return { api, time, seen };
 }
 
-const ask = (extra: Partial<ModelRequest> = {}): ModelRequest => ({ model: SONNET, system: "", messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }], tools: [], ...extra });
+const ask = (extra: Partial<ModelRequest> = {}): ModelRequest => ({
+  model: SONNET,
+  system: "",
+  messages: [{ role: "user", content: [{ type: "text", text: "hi" }] }],
+  tools: [],
+  ...extra,
+});
 const models = () => fake.accepted().map((b) => b.model);
-const failure = (promise: Promise<unknown>) => promise.then(() => expect.fail("expected the call to fail"), (error: unknown) => error as ModelError);
+const failure = (promise: Promise<unknown>) =>
+  promise.then(
+    () => expect.fail("expected the call to fail"),
+    (error: unknown) => error as ModelError,
+  );
 
 describe("fallback models", () => {
   it("a 529 goes on at once to the next model, whose answer comes back named and priced as that model's", async () => {

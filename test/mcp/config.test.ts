@@ -32,8 +32,25 @@ describe("mcp.json", () => {
       { GITHUB_TOKEN: "ghp_secret_value_123", LINEAR_KEY: "lin_api_abcdefgh" },
     );
     expect(config.servers).toEqual([
-      { name: "github", transport: "stdio", command: "npx", args: ["-y", "@modelcontextprotocol/server-github"], env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_secret_value_123" }, cwd: null, sandbox: false, approval: "writes", disabled: false },
-      { name: "linear", transport: "http", url: "https://mcp.linear.app/mcp", headers: { Authorization: "Bearer lin_api_abcdefgh" }, approval: "always", disabled: false },
+      {
+        name: "github",
+        transport: "stdio",
+        command: "npx",
+        args: ["-y", "@modelcontextprotocol/server-github"],
+        env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_secret_value_123" },
+        cwd: null,
+        sandbox: false,
+        approval: "writes",
+        disabled: false,
+      },
+      {
+        name: "linear",
+        transport: "http",
+        url: "https://mcp.linear.app/mcp",
+        headers: { Authorization: "Bearer lin_api_abcdefgh" },
+        approval: "always",
+        disabled: false,
+      },
       { name: "legacy", transport: "sse", url: "https://legacy.example.com/sse", headers: {}, approval: "writes", disabled: false },
     ]);
     expect(config.secrets).toEqual(expect.arrayContaining(["ghp_secret_value_123", "Bearer lin_api_abcdefgh", "lin_api_abcdefgh"]));
@@ -51,7 +68,7 @@ describe("mcp.json", () => {
       },
     });
     expect(message).toContain("mcp.json: mcpServers.github.env.TOKEN: ${MISSING_TOKEN} is not set in the environment and has no default");
-    expect(message).toContain('mcp.json: mcpServers.remote.url: must be an http:// or https:// URL');
+    expect(message).toContain("mcp.json: mcpServers.remote.url: must be an http:// or https:// URL");
     expect(message).toContain('mcp.json: mcpServers.odd.type: must be "stdio" (a program), "http" (Streamable HTTP) or "sse" (older HTTP servers), got "websocket"');
     expect(message).toContain('mcp.json: mcpServers.vague.type: an entry with a url needs "type": "http"');
     expect(message).toContain('mcp.json: mcpServers.picky.approval: must be "always", "writes" or "never"');
@@ -66,7 +83,9 @@ describe("mcp.json", () => {
   });
 
   it('"sandbox": true is refused until the sandbox can run stdio servers', () => {
-    expect(problem({ mcpServers: { fs: { command: "npx", sandbox: true } } })).toContain("mcpServers.fs.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet");
+    expect(problem({ mcpServers: { fs: { command: "npx", sandbox: true } } })).toContain(
+      "mcpServers.fs.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet",
+    );
   });
 
   it("not JSON, or without mcpServers, says what the file must look like", () => {

@@ -28,7 +28,8 @@ describe("a misbehaving MCP server", () => {
     await started.waitFor("hang: waiting to be cancelled");
     deadline.fire();
     expect(await result).toEqual({
-      content: "mcp__fault__hang timed out: the MCP server fault sent no answer and no progress for 7.777 s (MCP_TOOL_TIMEOUT_MS), so the call was cancelled. It may or may not have had its effect.",
+      content:
+        "mcp__fault__hang timed out: the MCP server fault sent no answer and no progress for 7.777 s (MCP_TOOL_TIMEOUT_MS), so the call was cancelled. It may or may not have had its effect.",
       isError: true,
     });
     await started.waitFor("(stderr): cancelled: no answer within 7777 ms");
@@ -62,7 +63,10 @@ describe("a misbehaving MCP server", () => {
     expect(crashed.content).toMatch(/^mcp__fault__crash failed: the MCP server fault could not be reached: .*Connection closed/);
     // Meanwhile its tools answer that it is down, rather than not at all.
     const down = await run("mcp__fault__echo", { text: "hello?" });
-    expect(down).toMatchObject({ isError: true, content: expect.stringMatching(/^mcp__fault__echo cannot be called now: the MCP server fault is (not connected|still connecting)/) });
+    expect(down).toMatchObject({
+      isError: true,
+      content: expect.stringMatching(/^mcp__fault__echo cannot be called now: the MCP server fault is (not connected|still connecting)/),
+    });
     await back;
     expect(await run("mcp__fault__echo", { text: "back" })).toEqual({ content: "back" });
     expect(started.lines.some((l) => l.level === 50 && l.msg.includes("MCP server fault disconnected"))).toBe(true);
@@ -75,7 +79,11 @@ describe("a misbehaving MCP server", () => {
     const result = await run("mcp__fault__huge", { bytes: 5 * 1024 * 1024 });
     expect(result.content.length).toBeLessThan(65 * 1024);
     expect(result.content.startsWith("x".repeat(64 * 1024))).toBe(true);
-    expect(result.content.endsWith("[the result was cut: it was 5.0 MB, more than the 64.0 KB a tool result may have here (MCP_MAX_RESULT_BYTES). Ask the tool for less, e.g. a smaller range or page.]")).toBe(true);
+    expect(
+      result.content.endsWith(
+        "[the result was cut: it was 5.0 MB, more than the 64.0 KB a tool result may have here (MCP_MAX_RESULT_BYTES). Ask the tool for less, e.g. a smaller range or page.]",
+      ),
+    ).toBe(true);
   });
 
   it("a changed tool list is listed again: the new tool is offered and works", async () => {
@@ -129,11 +137,16 @@ describe("a misbehaving MCP server", () => {
   it("a server slower than MCP_CONNECT_TIMEOUT_MS does not hold up the start: it joins when it is up, and says so", async () => {
     const watch = recordingObserver();
     const up = watch.connected("slow");
-    const started = await startMcp(mcpConfig({ slow: faultServer({ env: { FAULT_DELAY_MS: "500" } }) }), { settings: { connectTimeoutMs: 100 }, observer: watch.observer });
+    const started = await startMcp(mcpConfig({ slow: faultServer({ env: { FAULT_DELAY_MS: "500" } }) }), {
+      settings: { connectTimeoutMs: 100 },
+      observer: watch.observer,
+    });
     manager = started.manager;
     expect(manager.views()[0]!.status).toBe("connecting");
     expect(manager.list()).toEqual([]);
-    expect(started.lines.find((l) => l.level === 40)?.msg).toBe("MCP servers still connecting after 100 ms (MCP_CONNECT_TIMEOUT_MS): slow; their tools join when they are up");
+    expect(started.lines.find((l) => l.level === 40)?.msg).toBe(
+      "MCP servers still connecting after 100 ms (MCP_CONNECT_TIMEOUT_MS): slow; their tools join when they are up",
+    );
     await up;
     await started.waitFor("MCP server slow connected with 11 tools");
     expect(await run("mcp__slow__echo", { text: "late but here" })).toEqual({ content: "late but here" });
@@ -144,8 +157,13 @@ describe("a misbehaving MCP server", () => {
     manager = started.manager;
     const [view] = manager.views();
     expect(view).toMatchObject({ name: "gone", status: "retrying", tools: [], lastError: expect.stringContaining("ENOENT") });
-    expect(started.lines.find((l) => l.level === 50)?.msg).toMatch(/^MCP server gone could not connect: spawn \/nonexistent\/mcp-server ENOENT.*Its tools are unavailable; trying again in 1 s$/);
-    expect(await run("mcp__gone__anything")).toEqual({ content: expect.stringMatching(/^mcp__gone__anything cannot be called now: the MCP server gone is not connected \(spawn .* ENOENT\)/), isError: true });
+    expect(started.lines.find((l) => l.level === 50)?.msg).toMatch(
+      /^MCP server gone could not connect: spawn \/nonexistent\/mcp-server ENOENT.*Its tools are unavailable; trying again in 1 s$/,
+    );
+    expect(await run("mcp__gone__anything")).toEqual({
+      content: expect.stringMatching(/^mcp__gone__anything cannot be called now: the MCP server gone is not connected \(spawn .* ENOENT\)/),
+      isError: true,
+    });
   });
 
   it("stderr is logged line by line, with mcp.json's secrets redacted; the server sees only its own environment", async () => {
@@ -154,6 +172,8 @@ describe("a misbehaving MCP server", () => {
     manager = started.manager;
     await started.waitFor("fault server ready");
     expect(started.text()).not.toContain(secret);
-    expect(started.lines.find((l) => l.msg.includes("fault server ready"))?.msg).toMatch(/^MCP server fault \(stderr\): fault server ready \(pid \d+, secret check: \[redacted\]\)$/);
+    expect(started.lines.find((l) => l.msg.includes("fault server ready"))?.msg).toMatch(
+      /^MCP server fault \(stderr\): fault server ready \(pid \d+, secret check: \[redacted\]\)$/,
+    );
   });
 });

@@ -39,12 +39,16 @@ describe("MCP over HTTP", () => {
   it("Streamable HTTP: tools, structured content and resource links, with mcp.json's headers", async () => {
     const port = await freePort();
     await startEverything("streamableHttp", port);
-    const started = await startMcp(mcpConfig({ web: { type: "http", url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: "Bearer ${WEB_TOKEN}" } } }, { WEB_TOKEN: "web-token-0123456789" }));
+    const started = await startMcp(
+      mcpConfig({ web: { type: "http", url: `http://127.0.0.1:${port}/mcp`, headers: { Authorization: "Bearer ${WEB_TOKEN}" } } }, { WEB_TOKEN: "web-token-0123456789" }),
+    );
     manager = started.manager;
     expect(manager.views()[0]).toMatchObject({ name: "web", transport: "http", status: "connected" });
     expect(await manager.get("mcp__web__echo")!.run({ message: "over http" }, ctx)).toEqual({ content: "Echo: over http" });
     expect(await manager.get("mcp__web__get-sum")!.run({ a: 20, b: 22 }, ctx)).toEqual({ content: "The sum of 20 and 22 is 42." });
-    expect(await manager.get("mcp__web__get-structured-content")!.run({ location: "Chicago" }, ctx)).toEqual({ content: '{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}' });
+    expect(await manager.get("mcp__web__get-structured-content")!.run({ location: "Chicago" }, ctx)).toEqual({
+      content: '{"temperature":36,"conditions":"Light rain / drizzle","humidity":82}',
+    });
     const links = await manager.get("mcp__web__get-resource-links")!.run({ count: 2 }, ctx);
     expect(links.content.split("\n")).toEqual([
       "Here are 2 resource links to resources available in this server:",

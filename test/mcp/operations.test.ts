@@ -36,19 +36,30 @@ const counts = async () => ({ activeStacks: 0, queuedMessages: 0, pendingApprova
 describe("operating MCP", () => {
   it("a call is an execute_tool span with the MCP tool's name, and counted per server and per tool", async () => {
     receiver = await OtlpReceiver.start();
-    provider = new BasicTracerProvider({ resource: resourceFromAttributes({ "service.name": "switchboard" }), spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: receiver.tracesUrl }))] });
+    provider = new BasicTracerProvider({
+      resource: resourceFromAttributes({ "service.name": "switchboard" }),
+      spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: receiver.tracesUrl }))],
+    });
     const metrics = new Metrics(counts);
     manager = (await startMcp(mcpConfig({ fault: faultServer() }), { observer: mcpMetrics(metrics) })).manager;
     const telemetry = new Telemetry({ metrics, tracer: provider.getTracer("switchboard"), captureContent: false, knownTool: (name) => manager!.offers(name) });
     h = await startHarness({ mcp: manager, telemetry });
     h.fake.script(
-      { ...reply(toolUse("mcp__fault__echo", { text: "traced" }, "toolu_a"), toolUse("mcp__fault__fail", {}, "toolu_b"), toolUse("mcp__fault__made_up", {}, "toolu_c")), allowUnoffered: true },
+      {
+        ...reply(toolUse("mcp__fault__echo", { text: "traced" }, "toolu_a"), toolUse("mcp__fault__fail", {}, "toolu_b"), toolUse("mcp__fault__made_up", {}, "toolu_c")),
+        allowUnoffered: true,
+      },
       text("done"),
     );
     await h.say("trace it");
     const spans = await receiver.waitFor((all) => all.filter((s) => s.name.startsWith("execute_tool")).length >= 3);
     const echo = spans.find((s) => s.name === "execute_tool mcp__fault__echo")!;
-    expect(echo.attributes).toMatchObject({ "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "mcp__fault__echo", "gen_ai.tool.call.id": "toolu_a", "switchboard.tool.outcome": "ok" });
+    expect(echo.attributes).toMatchObject({
+      "gen_ai.operation.name": "execute_tool",
+      "gen_ai.tool.name": "mcp__fault__echo",
+      "gen_ai.tool.call.id": "toolu_a",
+      "switchboard.tool.outcome": "ok",
+    });
     expect(spans.find((s) => s.name === "execute_tool mcp__fault__fail")!.attributes["switchboard.tool.outcome"]).toBe("error");
     // A name the model made up under the server's prefix is not a metric label.
     expect(spans.find((s) => s.attributes["gen_ai.tool.name"] === "mcp__fault__made_up")!.name).toBe("execute_tool unknown");

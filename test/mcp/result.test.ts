@@ -67,10 +67,20 @@ describe("tool results", () => {
   });
 
   it("a result over the limit is cut, at a character boundary, with a note saying how big it was", () => {
-    const output = show({ content: [{ type: "text", text: "é".repeat(1000) }, { type: "image", data: PNG, mimeType: "image/png" }] }, 1001);
+    const output = show(
+      {
+        content: [
+          { type: "text", text: "é".repeat(1000) },
+          { type: "image", data: PNG, mimeType: "image/png" },
+        ],
+      },
+      1001,
+    );
     const [text, note] = output.content.split("\n");
     expect(text).toBe("é".repeat(500));
-    expect(note).toBe("[the result was cut: it was 3.5 KB, more than the 1001 B a tool result may have here (MCP_MAX_RESULT_BYTES); 1 of its 2 blocks are not shown. Ask the tool for less, e.g. a smaller range or page.]");
+    expect(note).toBe(
+      "[the result was cut: it was 3.5 KB, more than the 1001 B a tool result may have here (MCP_MAX_RESULT_BYTES); 1 of its 2 blocks are not shown. Ask the tool for less, e.g. a smaller range or page.]",
+    );
   });
 });
 
@@ -113,7 +123,15 @@ describe("tool names", () => {
 });
 
 describe("who approves an MCP tool", () => {
-  const listed = (readOnly: boolean, destructive: boolean) => ({ name: "mcp__s__t", original: "t.x", description: "t", inputSchema: { type: "object" as const }, readOnly, destructive, idempotent: false });
+  const listed = (readOnly: boolean, destructive: boolean) => ({
+    name: "mcp__s__t",
+    original: "t.x",
+    description: "t",
+    inputSchema: { type: "object" as const },
+    readOnly,
+    destructive,
+    idempotent: false,
+  });
   const call = async () => ({ content: "ran" });
 
   it("by default its annotations decide: read-only runs, anything else (or destructive) asks; the server's approval overrides", () => {

@@ -31,7 +31,9 @@ describe("MCP tools through the whole path", () => {
     h = await startHarness({ mcp: manager });
     h.fake.script(
       (req) => {
-        expect(offered(req)).toEqual(expect.arrayContaining(["mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-tiny-image", "mcp__everything__get-env"]));
+        expect(offered(req)).toEqual(
+          expect.arrayContaining(["mcp__everything__echo", "mcp__everything__get-sum", "mcp__everything__get-tiny-image", "mcp__everything__get-env"]),
+        );
         const echo = req.tools!.find((t) => t.name === "mcp__everything__echo")!;
         expect(echo).toMatchObject({ description: "Echoes back the input string", input_schema: { type: "object", properties: { message: { type: "string" } } } });
         return reply(
@@ -54,7 +56,11 @@ describe("MCP tools through the whole path", () => {
   });
 
   it("get-env shows the server's own environment and none of the gateway's secrets", async () => {
-    const secrets = { ANTHROPIC_API_KEY: "sk-ant-api03-gateway-secret", TELEGRAM_BOT_TOKEN: "123456789:AAgatewaysecretgatewaysecretgatewaysec", DATABASE_URL: "postgres://sb:db-password@db/sb" };
+    const secrets = {
+      ANTHROPIC_API_KEY: "sk-ant-api03-gateway-secret",
+      TELEGRAM_BOT_TOKEN: "123456789:AAgatewaysecretgatewaysecretgatewaysec",
+      DATABASE_URL: "postgres://sb:db-password@db/sb",
+    };
     const gateway = { ...process.env, ...secrets };
     manager = (await startMcp(mcpConfig({ everything: everythingStdio({ env: { SERVER_SETTING: "given-by-mcp-json" } }) }), { env: gateway })).manager;
     h = await startHarness({ mcp: manager });
@@ -79,7 +85,10 @@ describe("MCP tools through the whole path", () => {
       (req) => {
         expect(offered(req)).toEqual(["complete", "mcp__everything__get-sum"]);
         // The model naming a tool it was not offered (models do): scripted on purpose.
-        return { ...reply(toolUse("mcp__everything__echo", { message: "not mine" }, "toolu_x"), toolUse("mcp__everything__get-sum", { a: 1, b: 2 }, "toolu_y")), allowUnoffered: true };
+        return {
+          ...reply(toolUse("mcp__everything__echo", { message: "not mine" }, "toolu_x"), toolUse("mcp__everything__get-sum", { a: 1, b: 2 }, "toolu_y")),
+          allowUnoffered: true,
+        };
       },
       (req) => {
         expect(toolResults(req)).toEqual([
@@ -100,7 +109,10 @@ describe("MCP tools through the whole path", () => {
     h = await startHarness({ mcp: manager });
     const target = join(dir, "todo.txt");
     h.fake.script(
-      reply(toolUse("mcp__files__read_text_file", { path: join(dir, "notes.txt") }, "toolu_read"), toolUse("mcp__files__write_file", { path: target, content: "buy milk\ncall Bob" }, "toolu_write")),
+      reply(
+        toolUse("mcp__files__read_text_file", { path: join(dir, "notes.txt") }, "toolu_read"),
+        toolUse("mcp__files__write_file", { path: target, content: "buy milk\ncall Bob" }, "toolu_write"),
+      ),
     );
     const shown = await h.send("copy my notes into a todo list");
     const prompt = shown.find((m) => m.approvalId);
@@ -128,7 +140,10 @@ describe("MCP tools through the whole path", () => {
     h.fake.script(text("ok"));
     await h.gateway.decide(asked!.approvalId!, "alice", "deny");
     await h.gateway.idle();
-    h.fake.script(reply(toolUse("use_agent", { name: "guarded", message: "echo hi" })), reply(toolUse("mcp__everything__get-sum", { a: 1, b: 1 }, "toolu_s"), toolUse("mcp__everything__echo", { message: "hi" }, "toolu_e")));
+    h.fake.script(
+      reply(toolUse("use_agent", { name: "guarded", message: "echo hi" })),
+      reply(toolUse("mcp__everything__get-sum", { a: 1, b: 1 }, "toolu_s"), toolUse("mcp__everything__echo", { message: "hi" }, "toolu_e")),
+    );
     const second = (await h.send("delegate")).find((m) => m.approvalId);
     expect(second?.text).toMatch(/^🔐 agent:guarded wants to run mcp__everything__echo: MCP server everything, tool echo\n/);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([]);
@@ -147,7 +162,10 @@ describe("MCP tools through the whole path", () => {
     await down;
     // The model calls it from memory: a server that is down offers no tools.
     h.fake.script({ ...reply(toolUse("mcp__fault__echo", { text: "anyone?" }, "toolu_down")), allowUnoffered: true }, (req) => {
-      expect(toolResults(req)[0]).toMatchObject({ error: true, content: expect.stringMatching(/^mcp__fault__echo cannot be called now: the MCP server fault is not connected \(the server process exited \(signal SIGKILL\)/) });
+      expect(toolResults(req)[0]).toMatchObject({
+        error: true,
+        content: expect.stringMatching(/^mcp__fault__echo cannot be called now: the MCP server fault is not connected \(the server process exited \(signal SIGKILL\)/),
+      });
       expect(offered(req).filter((n) => n.startsWith("mcp__"))).toEqual([]);
       return text("The server is down.");
     });

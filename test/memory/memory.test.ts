@@ -103,12 +103,7 @@ describe("memory across conversations", () => {
     h = await startHarness({ memory: true });
     h.fake.script(
       text("Noted."),
-      save(
-        { text: "Door PIN 4711." },
-        { text: "Router login admin / Sommer2024." },
-        { text: "Backup-Codes: 2231-9981, 1120-7764" },
-        { text: "Uses the VPN daily." },
-      ),
+      save({ text: "Door PIN 4711." }, { text: "Router login admin / Sommer2024." }, { text: "Backup-Codes: 2231-9981, 1120-7764" }, { text: "Uses the VPN daily." }),
     );
     await h.say("The door PIN is 4711, router admin / Sommer2024, backup codes 2231-9981 1120-7764. I use the VPN every day.", { user: "console:ana" });
     expect(await texts("console:ana")).toEqual(["Uses the VPN daily."]);
@@ -210,7 +205,12 @@ describe("memory tools and children", () => {
 
   it("/forget removes a fact from every later model request", async () => {
     h = await startHarness({ memory: true });
-    await h.store.memories.save("console:ana", { add: [{ id: "m1", text: "Lives in Lisbon." }, { id: "m2", text: "Prefers trains." }] });
+    await h.store.memories.save("console:ana", {
+      add: [
+        { id: "m1", text: "Lives in Lisbon." },
+        { id: "m2", text: "Prefers trains." },
+      ],
+    });
     expect(await h.say("/forget 1", { user: "console:ana" })).toEqual([expect.stringContaining("Lives in Lisbon")]);
     h.fake.script(text("Trains, then."), save());
     await h.say("how should I travel to Porto?", { user: "console:ana" });

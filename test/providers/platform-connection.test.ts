@@ -26,7 +26,10 @@ function capturedLog() {
   const out: string[] = [];
   const log = createLogger("debug", { write: (line: string) => void out.push(line) } as unknown as Writable);
   const lines = (minLevel = 40) =>
-    out.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= minLevel).map((l) => `${l.level === 40 ? "warn" : "error"}: ${l.msg}`);
+    out
+      .map((l) => JSON.parse(l) as { level: number; msg: string })
+      .filter((l) => l.level >= minLevel)
+      .map((l) => `${l.level === 40 ? "warn" : "error"}: ${l.msg}`);
   return { log, lines };
 }
 
@@ -124,7 +127,9 @@ describe("Telegram", () => {
     conn.start();
     const state = await next("retrying");
     expect(state).toMatchObject({ problem: { kind: "refused", text: "refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN" } });
-    expect(captured.lines()).toEqual(["error: Telegram refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN; trying again in 1 s, then less and less often"]);
+    expect(captured.lines()).toEqual([
+      "error: Telegram refused the bot token (401 Unauthorized): check TELEGRAM_BOT_TOKEN; trying again in 1 s, then less and less often",
+    ]);
     expect(tg.calls.map((c) => c.method)).toEqual(["getMe"]);
     expect(tg.calls[0]!.response).toEqual({ ok: false, error_code: 401, description: "Unauthorized" });
   });

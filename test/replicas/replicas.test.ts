@@ -8,7 +8,17 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { clientConfig } from "../../src/store/postgres/connection.js";
 import { ChangeListener } from "../../src/store/postgres/listener.js";
-import { lastUserText, reply, startFakeAnthropic, systemText, text, toolUse, type FakeAnthropic, type FakeReply, type MessagesRequest } from "../fakes/anthropic/server.js";
+import {
+  lastUserText,
+  reply,
+  startFakeAnthropic,
+  systemText,
+  text,
+  toolUse,
+  type FakeAnthropic,
+  type FakeReply,
+  type MessagesRequest,
+} from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { adminQuery, describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
@@ -160,7 +170,10 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
     expect((await one).text).toBe("answer to question one");
     expect((await two).text).toBe("answer to question two");
     // Once each: the model saw each question exactly one time, in order.
-    const asked = fake.accepted().map((r) => lastUserText(r)).filter((t) => t.startsWith("question"));
+    const asked = fake
+      .accepted()
+      .map((r) => lastUserText(r))
+      .filter((t) => t.startsWith("question"));
     expect(asked).toEqual(["question zero", "question one", "question two"]);
   });
 
@@ -181,7 +194,11 @@ describeIfPostgres("replicas on one PostgreSQL", () => {
     // Another replica takes the session over once the lease runs out, and finishes the turn from the last step.
     await requestDone(decided.request_id);
     const survivor = replicas[0]!;
-    const task = (await (await api(survivor, `/v1/tasks/${String(first.task_id)}`)).json()) as { status: string; result: string; history: Array<{ type: string; result?: string }> };
+    const task = (await (await api(survivor, `/v1/tasks/${String(first.task_id)}`)).json()) as {
+      status: string;
+      result: string;
+      history: Array<{ type: string; result?: string }>;
+    };
     expect(task.status).toBe("completed");
     expect(task.result).toBe("Booked.");
     // The tool was cut off mid-call: it is reported as "may or may not have run", never run again.

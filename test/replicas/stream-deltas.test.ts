@@ -13,7 +13,17 @@ import { afterAll, beforeAll, expect, it } from "vitest";
 import { silentLogger } from "../../src/log.js";
 import { clientConfig } from "../../src/store/postgres/connection.js";
 import { ChangeListener } from "../../src/store/postgres/listener.js";
-import { holdStream, lastUserText, startFakeAnthropic, text, type FakeAnthropic, type FakeError, type FakeReply, type MessagesRequest, type StreamHold } from "../fakes/anthropic/server.js";
+import {
+  holdStream,
+  lastUserText,
+  startFakeAnthropic,
+  text,
+  type FakeAnthropic,
+  type FakeError,
+  type FakeReply,
+  type MessagesRequest,
+  type StreamHold,
+} from "../fakes/anthropic/server.js";
 import { deferred } from "../helpers/deferred.js";
 import { writeDefinitions } from "../helpers/harness.js";
 import { adminQuery, describeIfPostgres, freshDatabase, otherRole, type FreshDatabase } from "../helpers/postgres.js";
@@ -216,6 +226,10 @@ describeIfPostgres("streamed deltas across replicas", () => {
     expect((await earlier).status).toBe(200);
     const stream = sse(await response);
     await stream.until((events) => events.some((e) => e.event === "done"));
-    expect(deltas(stream.events).map((d) => d.text).join("")).toBe(ANSWER);
+    expect(
+      deltas(stream.events)
+        .map((d) => d.text)
+        .join(""),
+    ).toBe(ANSWER);
   });
 });

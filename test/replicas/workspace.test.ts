@@ -63,9 +63,6 @@ describeIfPostgres("a workspace across replicas", () => {
       return text("read");
     });
     await say(b, session, "what was my plan?");
-    expect(results).toEqual([
-      { content: "     1\tLisbon in June", error: false },
-      ...(probe.ok ? [{ content: "LISBON IN JUNE", error: false }] : []),
-    ]);
+    expect(results).toEqual([{ content: "     1\tLisbon in June", error: false }, ...(probe.ok ? [{ content: "LISBON IN JUNE", error: false }] : [])]);
   });
 });

@@ -29,7 +29,12 @@ const FITS = 3_000;
 
 describe("the approval prompt", () => {
   it("leads with the method and URL of an HTTP request, then the other fields", () => {
-    const prompt = ask(httpRequest, "http_request", { url: "https://api.example.com/v1/pay?to=bob", method: "POST", headers: { "content-type": "application/json" }, body: '{"amount":50}' });
+    const prompt = ask(httpRequest, "http_request", {
+      url: "https://api.example.com/v1/pay?to=bob",
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"amount":50}',
+    });
     expect(lines(prompt)).toEqual([
       "🔐 main wants to run http_request: POST https://api.example.com/v1/pay?to=bob",
       '• headers: {"content-type":"application/json"}',
@@ -54,7 +59,13 @@ describe("the approval prompt", () => {
   });
 
   it("a long field the model put first cannot push the target or the fields after it out of view", () => {
-    const prompt = ask(httpRequest, "http_request", { body: "A".repeat(200_000), headers: { authorization: "x" }, method: "DELETE", url: "https://bank.example/accounts/1", note: "last" });
+    const prompt = ask(httpRequest, "http_request", {
+      body: "A".repeat(200_000),
+      headers: { authorization: "x" },
+      method: "DELETE",
+      url: "https://bank.example/accounts/1",
+      note: "last",
+    });
     const [head, body, headers, note, footer] = lines(prompt);
     expect(head).toBe("🔐 main wants to run http_request: DELETE https://bank.example/accounts/1");
     expect(body).toMatch(/^• body: "A+…A+"$/);
@@ -72,7 +83,10 @@ describe("the approval prompt", () => {
   });
 
   it("inside a field, long strings and big lists are cut down first, so the other members still show", () => {
-    const prompt = ask(undefined, "transfer", { order: { note: "n".repeat(10_000), amount: 900, iban: "DE89370400440532013000" }, items: Array.from({ length: 100 }, (_, i) => i) });
+    const prompt = ask(undefined, "transfer", {
+      order: { note: "n".repeat(10_000), amount: 900, iban: "DE89370400440532013000" },
+      items: Array.from({ length: 100 }, (_, i) => i),
+    });
     expect(prompt).toContain('"amount":900');
     expect(prompt).toContain('"iban":"DE89370400440532013000"');
     expect(prompt).toContain('"… 94 more"');
@@ -109,9 +123,16 @@ describe("the approval prompt", () => {
   });
 
   it("falls back to the fields when the tool cannot describe this input", () => {
-    const throwing: Tool = { ...runCommand, approvalTarget: () => { throw new Error("bad input"); } };
+    const throwing: Tool = {
+      ...runCommand,
+      approvalTarget: () => {
+        throw new Error("bad input");
+      },
+    };
     expect(lines(ask(throwing, "run_command", { command: "ls" }))[0]).toBe("🔐 main wants to run run_command");
-    expect(lines(ask(httpRequest, "http_request", { method: "PUT", url: { not: "a string" } }))[0]).toBe('🔐 main wants to run http_request: PUT (url is not a string: {"not":"a string"})');
+    expect(lines(ask(httpRequest, "http_request", { method: "PUT", url: { not: "a string" } }))[0]).toBe(
+      '🔐 main wants to run http_request: PUT (url is not a string: {"not":"a string"})',
+    );
   });
 
   it("stays short enough for one chat message whatever the input", () => {

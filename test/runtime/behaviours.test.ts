@@ -205,7 +205,9 @@ describe("Errors", () => {
     const dir = mkdtempSync(join(tmpdir(), "switchboard-resumed-"));
     const dbFile = join(dir, "db.sqlite");
     const earlier = new SqliteStore(dbFile);
-    const { request } = (await earlier.requests.insert({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" })) as { request: RequestRecord };
+    const { request } = (await earlier.requests.insert({ id: "r1", sessionKey: "console:t", externalId: "x", kind: "message", userId: "alice", text: "hi" })) as {
+      request: RequestRecord;
+    };
     await commitStep(earlier, { sessionKey: "console:t", request: { id: request.id, status: "running" } });
     await earlier.close();
     try {

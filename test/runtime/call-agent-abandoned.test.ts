@@ -54,7 +54,8 @@ describe("call_agent: a callee whose caller gave up", () => {
         // The callee thinks (ignoring its abort), then books: two tool uses in one message.
         return results.length === 0 ? reply(toolUse("think_hard", {}, "toolu_think"), toolUse("ledger", {}, "toolu_book")) : text("booked");
       }
-      if (results.length === 0) return reply(toolUse("call_agent", { agent: "slow", message: "book it", timeout_ms: 5_000 }, "toolu_call"), toolUse("search_flights", {}, "toolu_search"));
+      if (results.length === 0)
+        return reply(toolUse("call_agent", { agent: "slow", message: "book it", timeout_ms: 5_000 }, "toolu_call"), toolUse("search_flights", {}, "toolu_search"));
       return text(`main saw: ${results.map((r) => r.content).join(" | ")}`);
     });
 

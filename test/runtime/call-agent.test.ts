@@ -14,7 +14,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-
 describe("call_agent", () => {
   it("runs the target in batch mode and returns its final text as the tool result", async () => {
     h = await startHarness({ files: agentFiles("researcher") });
@@ -84,14 +83,10 @@ describe("call_agent", () => {
 
   it("the interactive hand-overs share the depth rule", async () => {
     h = await startHarness({ files: agentFiles("a", "b"), callDepthMax: 1 });
-    h.fake.script(
-      reply(toolUse("use_agent", { name: "a", message: "x" })),
-      reply(toolUse("use_agent", { name: "b", message: "y" })),
-      (req) => {
-        expect(resultTexts(req)).toEqual([{ content: "call depth limit 1 reached: main → a", error: true }]);
-        return text("a cannot go deeper");
-      },
-    );
+    h.fake.script(reply(toolUse("use_agent", { name: "a", message: "x" })), reply(toolUse("use_agent", { name: "b", message: "y" })), (req) => {
+      expect(resultTexts(req)).toEqual([{ content: "call depth limit 1 reached: main → a", error: true }]);
+      return text("a cannot go deeper");
+    });
     expect(await h.say("go")).toEqual(["agent:a: a cannot go deeper"]);
   });
 
@@ -132,9 +127,7 @@ describe("call_agent", () => {
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text)).toEqual(["The slow agent did not answer in time."]);
     const closed = (await h.store.steps.log("console:t")).filter((e) => e.type === "agent_session_complete");
-    expect(closed.map((e) => e.payload)).toEqual([
-      expect.objectContaining({ agent_name: "agent:slow", is_error: true, result: "call to slow timed out after 1 s" }),
-    ]);
+    expect(closed.map((e) => e.payload)).toEqual([expect.objectContaining({ agent_name: "agent:slow", is_error: true, result: "call to slow timed out after 1 s" })]);
   });
 
   it("a timeout closes nested batch frames and answers the tool uses they will never run", async () => {
@@ -181,10 +174,7 @@ describe("call_agent", () => {
     expect(busy.text).toBe("main got: target busy: 1 calls to busy are running and 1 are waiting; try again later");
     release.resolve(text("finally"));
     await h.gateway.idle();
-    expect(h.seen.filter((m) => m.sessionKey !== "console:s3").map((m) => m.text)).toEqual([
-      "main got: finally",
-      "main got: finally",
-    ]);
+    expect(h.seen.filter((m) => m.sessionKey !== "console:s3").map((m) => m.text)).toEqual(["main got: finally", "main got: finally"]);
   });
 });
 

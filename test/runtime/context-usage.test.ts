@@ -103,7 +103,11 @@ describe("the API's usage above the local estimate", () => {
 describe("the summary request", () => {
   it("caps each tool output at 1 500 characters and each message or call at 4 000", async () => {
     const result = `${"R".repeat(1500)}${"S".repeat(8500)}`;
-    const lookup: Tool = { spec: { name: "lookup", description: "Looks up.", input_schema: { type: "object" } }, idempotent: true, run: async () => ({ content: result }) };
+    const lookup: Tool = {
+      spec: { name: "lookup", description: "Looks up.", input_schema: { type: "object" } },
+      idempotent: true,
+      run: async () => ({ content: result }),
+    };
     await boot(100_000, { tools: [lookup] });
     const message = `${"m".repeat(4000)}${"n".repeat(5000)}`;
     const query = "q".repeat(9000);
@@ -165,7 +169,10 @@ describe("the recent-artifacts hint", () => {
       expect(entry.summary).toContain("Recent artifacts from tools (most recent last):\n- https://files.example.com/report-7.pdf\n- reports/q7.pdf");
     }
     // The publish call is long summarised away, twice; the hint still names what it produced.
-    const last = fake.accepted().filter((r) => !isSummary(r)).at(-1)!;
+    const last = fake
+      .accepted()
+      .filter((r) => !isSummary(r))
+      .at(-1)!;
     expect(JSON.stringify(last.messages)).not.toContain('"name":"publish"');
     expect(systemText(last)).toContain(hint);
 

@@ -15,7 +15,6 @@ afterEach(async () => {
   h = undefined!;
 });
 
-
 describe("nesting", () => {
   it("three levels with interaction at each level, each result landing in its caller", async () => {
     h = await startHarness({
@@ -35,10 +34,7 @@ describe("nesting", () => {
     expect(await h.say("500 EUR")).toEqual(["agent:checker: Checker: nights?"]);
     expect((await h.runtime.stacks.getOrLoad("console:t")).depth).toBe(4);
 
-    h.fake.script(
-      reply(toolUse("complete", { result: "3 nights fit" })),
-      text("Scout: OK, 3 nights fit. Beach or city?"),
-    );
+    h.fake.script(reply(toolUse("complete", { result: "3 nights fit" })), text("Scout: OK, 3 nights fit. Beach or city?"));
     expect(await h.say("3")).toEqual(["agent:scout: Scout: OK, 3 nights fit. Beach or city?"]);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_3", content: "3 nights fit", error: false }]);
 
@@ -66,11 +62,7 @@ describe("tool uses", () => {
     };
     h = await startHarness({ files: skillFile("interview", "Ask."), tools: [note] });
     h.fake.script(
-      reply(
-        toolUse("note", { n: 1 }, "toolu_n1"),
-        toolUse("use_skill", { name: "interview", message: "ask" }, "toolu_s"),
-        toolUse("note", { n: 3 }, "toolu_n3"),
-      ),
+      reply(toolUse("note", { n: 1 }, "toolu_n1"), toolUse("use_skill", { name: "interview", message: "ask" }, "toolu_s"), toolUse("note", { n: 3 }, "toolu_n3")),
       text("Question?"),
     );
     await h.send("go");
@@ -119,40 +111,35 @@ describe("tool uses", () => {
     // A model that calls complete at main anyway is told it is not available; nothing is popped.
     h.fake.script({ ...reply(toolUse("complete", { result: "x" }, "toolu_c")), allowUnoffered: true }, text("Sorry."));
     expect(await h.say("again")).toEqual(["main: Sorry."]);
-    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
-      { id: "toolu_c", content: 'tool "complete" is not available to main; available: use_skill', error: true },
-    ]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_c", content: 'tool "complete" is not available to main; available: use_skill', error: true }]);
   });
 
   it("skills cannot call use_skill and an agent cannot invoke itself; both get tool errors they can act on", async () => {
     h = await startHarness({ files: { ...skillFile("interview", "Ask."), ...agentFile("researcher", "Research.") } });
-    h.fake.script(
-      reply(toolUse("use_skill", { name: "interview", message: "x" })),
-      (req) => {
-        expect(req.tools!.map((t) => t.name)).toEqual(["use_agent", "call_agent", "read_skill_file", "complete"]);
-        return text("skill ok");
-      },
-    );
+    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "x" })), (req) => {
+      expect(req.tools!.map((t) => t.name)).toEqual(["use_agent", "call_agent", "read_skill_file", "complete"]);
+      return text("skill ok");
+    });
     expect(await h.say("go")).toEqual(["skill:interview: skill ok"]);
     h.fake.script({ ...reply(toolUse("use_skill", { name: "interview", message: "again" }, "toolu_us")), allowUnoffered: true }, text("ok"));
     expect(await h.say("nest yourself")).toEqual(["skill:interview: ok"]);
     expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
       { id: "toolu_us", content: 'tool "use_skill" is not available to skill:interview; available: use_agent, call_agent, read_skill_file, complete', error: true },
     ]);
-    h.fake.script(reply(toolUse("use_agent", { name: "researcher", message: "r" })), reply(toolUse("use_agent", { name: "researcher", message: "again" }, "toolu_self")), text("I cannot call myself."));
+    h.fake.script(
+      reply(toolUse("use_agent", { name: "researcher", message: "r" })),
+      reply(toolUse("use_agent", { name: "researcher", message: "again" }, "toolu_self")),
+      text("I cannot call myself."),
+    );
     expect(await h.say("research please")).toEqual(["agent:researcher: I cannot call myself."]);
-    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
-      { id: "toolu_self", content: "cycle detected: researcher → researcher", error: true },
-    ]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_self", content: "cycle detected: researcher → researcher", error: true }]);
   });
 
   it("an unknown skill name returns an error listing the available ones", async () => {
     h = await startHarness({ files: skillFile("interview", "Ask.") });
     h.fake.script(reply(toolUse("use_skill", { name: "nope", message: "x" }, "toolu_x")), text("No such skill."));
     await h.send("go");
-    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([
-      { id: "toolu_x", content: 'there is no skill named "nope"; available: interview', error: true },
-    ]);
+    expect(toolResults(h.fake.accepted().at(-1)!)).toEqual([{ id: "toolu_x", content: 'there is no skill named "nope"; available: interview', error: true }]);
   });
 });
 
@@ -179,10 +166,27 @@ describe("batch mode", () => {
 describe("programming bugs", () => {
   it("a child without parent_tool_use_id fails loudly when it returns", () => {
     const frame = (name: string, parent: string | null): StackFrame => ({
-      frameId: name, agentName: name, agentType: name === "main" ? "main" : "skill", definitionName: null,
-      systemPrompt: "", model: "m", environment: {}, iteration: 0, maxIterations: 25, effectiveTools: [],
-      isSkillAgent: false, parentToolUseId: parent, agentSessionId: `as_${name}`, mode: "interactive",
-      callChain: [], runningToolUseId: null, outputSchema: null, reportAttempts: 0, contextTokens: 0, approvalTools: [], history: [],
+      frameId: name,
+      agentName: name,
+      agentType: name === "main" ? "main" : "skill",
+      definitionName: null,
+      systemPrompt: "",
+      model: "m",
+      environment: {},
+      iteration: 0,
+      maxIterations: 25,
+      effectiveTools: [],
+      isSkillAgent: false,
+      parentToolUseId: parent,
+      agentSessionId: `as_${name}`,
+      mode: "interactive",
+      callChain: [],
+      runningToolUseId: null,
+      outputSchema: null,
+      reportAttempts: 0,
+      contextTokens: 0,
+      approvalTools: [],
+      history: [],
     });
     const stack = new AgentStack([frame("main", null), frame("skill:x", null)]);
     const writer = { sessionKey: "console:t", fence: { holder: "test", token: 1 }, commit: async () => {} };

@@ -27,8 +27,36 @@ const broken: Array<[string, ChatMessage[], RegExp]> = [
   ["a tool_result without its tool_use", [user("hi"), { role: "assistant", content: [{ type: "text", text: "x" }] }, result("zz")], /unexpected `tool_use_id`/],
   ["an empty text block", [user("hi"), { role: "assistant", content: [{ type: "text", text: "" }] }, user("again")], /non-empty|must have non-empty content/],
   ["a first message from the assistant", [{ role: "assistant", content: [{ type: "text", text: "hello" }] }, user("hi")], /first message/],
-  ["two results for one tool_use", [user("hi"), use("a"), { role: "user", content: [{ type: "tool_result", tool_use_id: "a", content: "1" }, { type: "tool_result", tool_use_id: "a", content: "2" }] }], /single result/],
-  ["text before the tool_result", [user("hi"), use("a"), { role: "user", content: [{ type: "text", text: "and" }, { type: "tool_result", tool_use_id: "a", content: "1" }] }], /must come first/],
+  [
+    "two results for one tool_use",
+    [
+      user("hi"),
+      use("a"),
+      {
+        role: "user",
+        content: [
+          { type: "tool_result", tool_use_id: "a", content: "1" },
+          { type: "tool_result", tool_use_id: "a", content: "2" },
+        ],
+      },
+    ],
+    /single result/,
+  ],
+  [
+    "text before the tool_result",
+    [
+      user("hi"),
+      use("a"),
+      {
+        role: "user",
+        content: [
+          { type: "text", text: "and" },
+          { type: "tool_result", tool_use_id: "a", content: "1" },
+        ],
+      },
+    ],
+    /must come first/,
+  ],
 ];
 
 describe("sanitise", () => {
@@ -48,7 +76,10 @@ describe("sanitise", () => {
     const { messages } = sanitise([user("hi"), use("a"), user("next")]);
     expect(messages[2]).toEqual({
       role: "user",
-      content: [{ type: "tool_result", tool_use_id: "a", content: MISSING_RESULT, is_error: true }, { type: "text", text: "next" }],
+      content: [
+        { type: "tool_result", tool_use_id: "a", content: MISSING_RESULT, is_error: true },
+        { type: "text", text: "next" },
+      ],
     });
   });
 

@@ -53,22 +53,25 @@ describe("compaction", () => {
       expect(p.fallback).toBe(false);
     }
     // The newest summary is in what the model sees, and the user was told each time.
-    const last = fake.accepted().filter((r) => !isSummary(r)).at(-1)!;
+    const last = fake
+      .accepted()
+      .filter((r) => !isSummary(r))
+      .at(-1)!;
     expect(JSON.stringify(last.messages)).toContain(`${SUMMARY_PREFIX}\\nHandoff ${summaries}:`);
     expect(notices).toEqual(compactions.map(() => "(Our conversation got long, so I summarised the earlier part to keep going.)"));
   });
 
-  it.each([
-    "There is no earlier conversation to summarise.",
-    "Nothing to summarize yet: the conversation has no prior context.",
-  ])("treats a summary that says nothing (%s) like a failed one: the fallback is used", async (empty) => {
-    await boot(1500);
-    fake.fallback((req) => (isSummary(req) ? text(empty) : text("ok")));
-    for (let i = 1; i <= 30; i++) await h.send(said(i));
-    const compaction = (await h.store.steps.log("console:t")).find((e) => e.type === "compaction")!;
-    expect(compaction.payload).toMatchObject({ fallback: true });
-    expect((compaction.payload as { summary: string }).summary).not.toContain(empty);
-  });
+  it.each(["There is no earlier conversation to summarise.", "Nothing to summarize yet: the conversation has no prior context."])(
+    "treats a summary that says nothing (%s) like a failed one: the fallback is used",
+    async (empty) => {
+      await boot(1500);
+      fake.fallback((req) => (isSummary(req) ? text(empty) : text("ok")));
+      for (let i = 1; i <= 30; i++) await h.send(said(i));
+      const compaction = (await h.store.steps.log("console:t")).find((e) => e.type === "compaction")!;
+      expect(compaction.payload).toMatchObject({ fallback: true });
+      expect((compaction.payload as { summary: string }).summary).not.toContain(empty);
+    },
+  );
 
   it("uses a fallback summary built from the history when the summary call fails", async () => {
     await boot(1500);
@@ -115,7 +118,10 @@ describe("compaction", () => {
     expect(history.at(-1)).toMatchObject({ role: "assistant", content: [{ type: "tool_use", id: "toolu_wait" }] });
 
     expect((await h.say("Lisbon")).filter((t) => !t.startsWith("switchboard: (Our conversation got long"))).toEqual(["main: Lisbon it is."]);
-    const final = fake.accepted().filter((r) => !isSummary(r)).at(-1)!;
+    const final = fake
+      .accepted()
+      .filter((r) => !isSummary(r))
+      .at(-1)!;
     expect(JSON.stringify(final.messages)).toContain(SUMMARY_PREFIX);
     expect(JSON.stringify(final.messages)).toContain('"tool_use_id":"toolu_wait","content":"Lisbon"');
     expect(fake.rejected()).toEqual([]);
@@ -183,7 +189,10 @@ describe("delegate isolation", () => {
 describe("cost and context", () => {
   it("records input, output and cache tokens per request, and totals per session", async () => {
     await boot(100_000);
-    fake.script({ content: [{ type: "text", text: "a" }], usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 900, cache_creation_input_tokens: 50 } });
+    fake.script({
+      content: [{ type: "text", text: "a" }],
+      usage: { input_tokens: 100, output_tokens: 10, cache_read_input_tokens: 900, cache_creation_input_tokens: 50 },
+    });
     fake.script({ content: [{ type: "text", text: "b" }], usage: { input_tokens: 20, output_tokens: 5, cache_read_input_tokens: 1000, cache_creation_input_tokens: 0 } });
     await h.send("one");
     await h.send("two");
@@ -191,7 +200,15 @@ describe("cost and context", () => {
       [100, 10, 900, 50],
       [20, 5, 1000, 0],
     ]);
-    expect(await h.store.sessions.usage("console:t")).toEqual({ inputTokens: 120, outputTokens: 15, cacheReadTokens: 1900, cacheWriteTokens: 50, sinceReset: 2085, costUsd: 0, costSinceResetUsd: 0 });
+    expect(await h.store.sessions.usage("console:t")).toEqual({
+      inputTokens: 120,
+      outputTokens: 15,
+      cacheReadTokens: 1900,
+      cacheWriteTokens: 50,
+      sinceReset: 2085,
+      costUsd: 0,
+      costSinceResetUsd: 0,
+    });
     const firstTask = (await h.store.requests.ofSession("console:t"))[0]!.taskId!;
     // claude-test has no price: its tokens cost nothing (test/telemetry/cost.test.ts prices them).
     expect(await h.store.tasks.usage(firstTask)).toEqual({ inputTokens: 100, outputTokens: 10, cacheReadTokens: 900, cacheWriteTokens: 50, costUsd: 0 });

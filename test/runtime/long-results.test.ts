@@ -77,7 +77,11 @@ describe("a long tool result", () => {
     h = await startHarness({ tools: [toolReturning("export_rows", () => rows(6000))], toolResultMaxTokens: 1000 });
     h.fake.script(
       reply(toolUse("export_rows", {}, "toolu_rows")),
-      reply(toolUse("read_tool_result", { tool_use_id: "toolu_nope" }), toolUse("read_tool_result", { tool_use_id: "toolu_rows", offset: 6000 }), toolUse("read_tool_result", { offset: -1 })),
+      reply(
+        toolUse("read_tool_result", { tool_use_id: "toolu_nope" }),
+        toolUse("read_tool_result", { tool_use_id: "toolu_rows", offset: 6000 }),
+        toolUse("read_tool_result", { offset: -1 }),
+      ),
       (req) => {
         expect(toolResults(req).map((r) => [r.content, r.error])).toEqual([
           ['there is no tool result with tool_use_id "toolu_nope" in main\'s history; use the id the cut note gives', true],
@@ -113,14 +117,10 @@ describe("a long tool result", () => {
   it("a child's long result is cut where its caller receives it", async () => {
     const result = rows(9000);
     h = await startHarness({ files: skillFile("interview", "Ask."), toolResultMaxTokens: 1000 });
-    h.fake.script(
-      reply(toolUse("use_skill", { name: "interview", message: "ask" }, "toolu_skill")),
-      reply(toolUse("complete", { result })),
-      (req) => {
-        expect(toolResults(req)[0]!.content).toBe(result.slice(0, 3700) + cutNote("9,000", "3,700", "5,300", "toolu_skill", 3700));
-        return text("done");
-      },
-    );
+    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "ask" }, "toolu_skill")), reply(toolUse("complete", { result })), (req) => {
+      expect(toolResults(req)[0]!.content).toBe(result.slice(0, 3700) + cutNote("9,000", "3,700", "5,300", "toolu_skill", 3700));
+      return text("done");
+    });
     expect(await h.say("go")).toEqual(["main: done"]);
     // The child's own log entry keeps the whole result.
     const complete = (await h.store.steps.log("console:t")).find((e) => e.type === "agent_session_complete")!;
@@ -128,7 +128,11 @@ describe("a long tool result", () => {
   });
 
   it("a definition whose whitelist leaves read_tool_result out still gets it (a note never promises a missing tool)", async () => {
-    h = await startHarness({ files: agentFile("exporter", "Export.", "tools: export_rows\nmode: batch\n"), tools: [toolReturning("export_rows", () => rows(5000))], toolResultMaxTokens: 1000 });
+    h = await startHarness({
+      files: agentFile("exporter", "Export.", "tools: export_rows\nmode: batch\n"),
+      tools: [toolReturning("export_rows", () => rows(5000))],
+      toolResultMaxTokens: 1000,
+    });
     h.fake.script(
       reply(toolUse("use_agent", { name: "exporter", message: "export" })),
       (req) => {

@@ -100,23 +100,29 @@ describe("output_schema: false", () => {
 
   it("refuses call_agent's and use_skill's output_schema the same way", async () => {
     h = await startHarness({ files: { ...SUMMARISER, ...skillFile("prose", "Write prose.", "output_schema: false\n") } });
-    h.fake.script(reply(toolUse("call_agent", { agent: "summariser", message: "sum up", output_schema: CONTACT }, "toolu_c"), toolUse("use_skill", { name: "prose", message: "write", output_schema: CONTACT }, "toolu_s")), (req) => {
-      expect(toolResults(req)).toEqual([
-        {
-          id: "toolu_c",
-          error: true,
-          content:
-            'call_agent refused: the agent "summariser" does not take an output_schema (its definition sets output_schema: false) and answers in plain text; call it again without output_schema. Nothing was called.',
-        },
-        {
-          id: "toolu_s",
-          error: true,
-          content:
-            'use_skill refused: the skill "prose" does not take an output_schema (its definition sets output_schema: false) and answers in plain text; call it again without output_schema. No skill was started.',
-        },
-      ]);
-      return text("Neither takes a schema.");
-    });
+    h.fake.script(
+      reply(
+        toolUse("call_agent", { agent: "summariser", message: "sum up", output_schema: CONTACT }, "toolu_c"),
+        toolUse("use_skill", { name: "prose", message: "write", output_schema: CONTACT }, "toolu_s"),
+      ),
+      (req) => {
+        expect(toolResults(req)).toEqual([
+          {
+            id: "toolu_c",
+            error: true,
+            content:
+              'call_agent refused: the agent "summariser" does not take an output_schema (its definition sets output_schema: false) and answers in plain text; call it again without output_schema. Nothing was called.',
+          },
+          {
+            id: "toolu_s",
+            error: true,
+            content:
+              'use_skill refused: the skill "prose" does not take an output_schema (its definition sets output_schema: false) and answers in plain text; call it again without output_schema. No skill was started.',
+          },
+        ]);
+        return text("Neither takes a schema.");
+      },
+    );
     expect(await h.say("go")).toEqual(["main: Neither takes a schema."]);
     expect((await h.store.steps.log("console:t")).some((e) => e.type === "agent_session")).toBe(false);
   });
@@ -133,11 +139,7 @@ describe("output_schema: false", () => {
 describe("a batch callee's structured result", () => {
   it("is kept on the task, as an interactive child's is", async () => {
     h = await startHarness({ files: agentFile("extractor", "Extract.") });
-    h.fake.script(
-      reply(toolUse("call_agent", { agent: "extractor", message: "Ana", output_schema: CONTACT })),
-      reply(toolUse("report_back", ANA)),
-      text("Saved Ana."),
-    );
+    h.fake.script(reply(toolUse("call_agent", { agent: "extractor", message: "Ana", output_schema: CONTACT })), reply(toolUse("report_back", ANA)), text("Saved Ana."));
     expect(await h.say("save Ana")).toEqual(["main: Saved Ana."]);
     const task = (await h.store.requests.ofSession("console:t"))[0]!.taskId!;
     expect(await h.store.tasks.get(task)).toMatchObject({ status: "completed", structuredOutput: ANA });

@@ -26,7 +26,6 @@ const CONTACT = {
   additionalProperties: false,
 };
 
-
 const FILES = { ...agentFile("extractor", "Extract contact details."), ...skillFile("interview", "Ask.") };
 
 function spawnWith(schema: unknown, id = "toolu_parent") {
@@ -90,8 +89,7 @@ describe("report_back", () => {
         {
           id: "toolu_parent",
           error: true,
-          content:
-            "agent:extractor failed: no valid report_back after 3 attempts; the last one had these violations:\n- (root): must have required property 'email'",
+          content: "agent:extractor failed: no valid report_back after 3 attempts; the last one had these violations:\n- (root): must have required property 'email'",
         },
       ]);
       return text("The extractor could not produce a valid contact.");
@@ -110,8 +108,7 @@ describe("report_back", () => {
           {
             id: "toolu_1",
             error: true,
-            content:
-              "use_agent refused: output_schema is not a valid JSON Schema: schema is invalid: data/properties/age/minimum must be number. No agent was started.",
+            content: "use_agent refused: output_schema is not a valid JSON Schema: schema is invalid: data/properties/age/minimum must be number. No agent was started.",
           },
         ]);
         return spawnWith({ type: "array", items: { type: "string" } }, "toolu_2");
@@ -182,11 +179,7 @@ describe("report_back", () => {
     h = await startHarness({ files: FILES, tools: [note] });
     h.fake.script(
       spawnWith(CONTACT),
-      reply(
-        toolUse("note", {}, "toolu_n1"),
-        toolUse("report_back", { name: "Ana", email: "ana@example.com" }, "toolu_rb"),
-        toolUse("note", {}, "toolu_n2"),
-      ),
+      reply(toolUse("note", {}, "toolu_n1"), toolUse("report_back", { name: "Ana", email: "ana@example.com" }, "toolu_rb"), toolUse("note", {}, "toolu_n2")),
       text("done"),
     );
     await h.send("go");

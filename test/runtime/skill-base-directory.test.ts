@@ -35,7 +35,9 @@ describe("a skill's base directory", () => {
   it("opens the activation text where the skill's tools see its folder, and says the folder is read-only", async () => {
     const prompt = await childPrompt("fill-form", [named("Read"), named("Bash")]);
     expect(prompt.startsWith("Base directory for this skill: /skills/fill-form\n\nRun `python3 /skills/fill-form/scripts/fill.py form.pdf`")).toBe(true);
-    expect(prompt).toContain("Your skill folder is /skills/fill-form, read-only: read its files there and run its scripts from there (e.g. python3 /skills/fill-form/scripts/<script>)");
+    expect(prompt).toContain(
+      "Your skill folder is /skills/fill-form, read-only: read its files there and run its scripts from there (e.g. python3 /skills/fill-form/scripts/<script>)",
+    );
     expect(prompt).not.toContain("read_skill_file");
   });
 

@@ -31,9 +31,21 @@ const SHANNON = "https://en.wikipedia.org/wiki/Claude_Shannon";
 function searchedReply(id = "srvtoolu_01WYG3ziw53XMcoyKL4XcZmE") {
   return reply(
     text("I'll search for when Claude Shannon was born.").content[0]!,
-    ...webSearch("claude shannon birth date", [["Claude Shannon - Wikipedia", SHANNON], ["Claude Shannon | IEEE", "https://www.ieee.org/shannon"]], id),
+    ...webSearch(
+      "claude shannon birth date",
+      [
+        ["Claude Shannon - Wikipedia", SHANNON],
+        ["Claude Shannon | IEEE", "https://www.ieee.org/shannon"],
+      ],
+      id,
+    ),
     { type: "text", text: "Based on the search results, " },
-    citedText("Claude Shannon was born on April 30, 1916, in Petoskey, Michigan", SHANNON, "Claude Shannon - Wikipedia", "Claude Elwood Shannon (April 30, 1916 – February 24, 2001)"),
+    citedText(
+      "Claude Shannon was born on April 30, 1916, in Petoskey, Michigan",
+      SHANNON,
+      "Claude Shannon - Wikipedia",
+      "Claude Elwood Shannon (April 30, 1916 – February 24, 2001)",
+    ),
   );
 }
 
@@ -53,7 +65,9 @@ describe("WebSearch", () => {
       },
       (req) => {
         // Replayed exactly: the encrypted content and the citation's index are what the API needs to cite again.
-        expect(assistantBlocks(req, 1)).toEqual(first.map((b) => (b.type === "web_search_tool_result" ? { ...b, content: (b.content as object[]).map((r) => ({ ...r })) } : b)));
+        expect(assistantBlocks(req, 1)).toEqual(
+          first.map((b) => (b.type === "web_search_tool_result" ? { ...b, content: (b.content as object[]).map((r) => ({ ...r })) } : b)),
+        );
         return text("He died in 2001.");
       },
     );
@@ -87,7 +101,10 @@ describe("WebSearch", () => {
   it("continues a turn the API paused (pause_turn) by sending the reply so far back, and says one answer", async () => {
     h = await startHarness({ tools: [webSearchTool({ maxUses: 5 })] });
     h.fake.script(
-      { ...reply(...webSearch("shannon entropy", [["Entropy (information theory)", "https://en.wikipedia.org/wiki/Entropy_(information_theory)"]], "srvtoolu_a")), stop_reason: "pause_turn" },
+      {
+        ...reply(...webSearch("shannon entropy", [["Entropy (information theory)", "https://en.wikipedia.org/wiki/Entropy_(information_theory)"]], "srvtoolu_a")),
+        stop_reason: "pause_turn",
+      },
       (req) => {
         const last = req.messages[req.messages.length - 1]!;
         expect(last.role).toBe("assistant");
@@ -111,7 +128,12 @@ describe("WebSearch", () => {
     fake = await startFakeAnthropic();
     const model = new AnthropicModel({ apiKey: "test-key", baseURL: fake.url, maxRetries: 0, defaultModel: "claude-test" });
     fake.script({ ...searchedReply(), usage: { input_tokens: 0, output_tokens: 0, server_tool_use: { web_search_requests: 2 } } as never });
-    const response = await model.complete({ model: "claude-test", system: "s", messages: [{ role: "user", content: [{ type: "text", text: "q" }] }], tools: [webSearchTool({ maxUses: 5 }).server!] });
+    const response = await model.complete({
+      model: "claude-test",
+      system: "s",
+      messages: [{ role: "user", content: [{ type: "text", text: "q" }] }],
+      tools: [webSearchTool({ maxUses: 5 }).server!],
+    });
     expect(response.usage.webSearchRequests).toBe(2);
     expect(response.usage.costNanoUsd).toBe(2 * WEB_SEARCH_NANO_USD);
     expect(response.content.map((b) => b.type)).toEqual(["text", "server_tool_use", "web_search_tool_result", "text", "text"]);
@@ -121,7 +143,11 @@ describe("WebSearch", () => {
 
 describe("search blocks in the history", () => {
   const call: AssistantBlock = { type: "server_tool_use", id: "srvtoolu_x", name: "web_search", input: { query: "q" } };
-  const result: AssistantBlock = { type: "web_search_tool_result", tool_use_id: "srvtoolu_x", content: [{ type: "web_search_result", url: "https://a.example/", title: "A", encrypted_content: "e" }] };
+  const result: AssistantBlock = {
+    type: "web_search_tool_result",
+    tool_use_id: "srvtoolu_x",
+    content: [{ type: "web_search_result", url: "https://a.example/", title: "A", encrypted_content: "e" }],
+  };
 
   it("drops a search call without its result before sending (the API refuses it), but keeps a paused last message as it is", () => {
     const history: ChatMessage[] = [
@@ -138,7 +164,10 @@ describe("search blocks in the history", () => {
   });
 
   it("keeps the search and its pages in a compaction's summary", () => {
-    const summary = fallbackSummary([{ role: "user", content: [{ type: "text", text: "q" }] }, { role: "assistant", content: [call, result] }]);
+    const summary = fallbackSummary([
+      { role: "user", content: [{ type: "text", text: "q" }] },
+      { role: "assistant", content: [call, result] },
+    ]);
     expect(summary).toContain("web_search: Search results: A <https://a.example/>");
   });
 });

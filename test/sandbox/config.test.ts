@@ -46,8 +46,13 @@ describe("workspace and sandbox settings", () => {
   });
 
   it("takes host names and wildcards in SANDBOX_ALLOW_HOSTS, and refuses addresses", () => {
-    expect(loadConfig({ SANDBOX_ALLOW_HOSTS: "pypi.org, *.pythonhosted.org" }).SANDBOX_ALLOW_HOSTS).toMatchObject({ hosts: ["pypi.org"], suffixes: [".pythonhosted.org"] });
-    expect(refusal({ SANDBOX_ALLOW_HOSTS: "pypi.org,169.254.169.254" })).toContain("SANDBOX_ALLOW_HOSTS: takes host names and *.domain wildcards only, not IP addresses or ranges");
+    expect(loadConfig({ SANDBOX_ALLOW_HOSTS: "pypi.org, *.pythonhosted.org" }).SANDBOX_ALLOW_HOSTS).toMatchObject({
+      hosts: ["pypi.org"],
+      suffixes: [".pythonhosted.org"],
+    });
+    expect(refusal({ SANDBOX_ALLOW_HOSTS: "pypi.org,169.254.169.254" })).toContain(
+      "SANDBOX_ALLOW_HOSTS: takes host names and *.domain wildcards only, not IP addresses or ranges",
+    );
     expect(refusal({ SANDBOX_ALLOW_HOSTS: "pypi.org,not a host" })).toContain('SANDBOX_ALLOW_HOSTS: "not a host" is not a host name');
   });
 
@@ -55,7 +60,9 @@ describe("workspace and sandbox settings", () => {
     expect(refusal({ SANDBOX_MAX_PROCESSES: "2" })).toContain('SANDBOX_MAX_PROCESSES: must be a whole number from 8 to 65536, got "2"');
     expect(refusal({ WORKSPACE_MAX_BYTES: "10k" })).toContain("WORKSPACE_MAX_BYTES: must be a whole number");
     expect(refusal({ WORKSPACE: "yes" })).toContain('WORKSPACE: must be "on" or "off"');
-    expect(refusal({ BASH_DEFAULT_TIMEOUT_MS: "900000" })).toContain("BASH_DEFAULT_TIMEOUT_MS: 900000 is over BASH_MAX_TIMEOUT_MS (600000); lower it or raise the maximum");
+    expect(refusal({ BASH_DEFAULT_TIMEOUT_MS: "900000" })).toContain(
+      "BASH_DEFAULT_TIMEOUT_MS: 900000 is over BASH_MAX_TIMEOUT_MS (600000); lower it or raise the maximum",
+    );
   });
 
   it("keeps the data folder, the project folder and .env out of every sandbox", () => {
@@ -70,7 +77,9 @@ describe("starting without a sandbox", () => {
     const started = await startSandbox(loadConfig({}), { timers: systemTimers, clock: systemClock, log, path: "/nonexistent" });
     expect(started.sandbox).toBeNull();
     expect(started.searcher).toBeNull();
-    expect(started.problem).toMatch(/^bubblewrap \(bwrap\) is not installed; to offer Bash, install bubblewrap 0\.8 or newer \(Debian\/Ubuntu: apt-get install bubblewrap/);
+    expect(started.problem).toMatch(
+      /^bubblewrap \(bwrap\) is not installed; to offer Bash, install bubblewrap 0\.8 or newer \(Debian\/Ubuntu: apt-get install bubblewrap/,
+    );
     expect(lines).toEqual([
       expect.objectContaining({ level: 40, msg: "sandbox: unavailable, so Bash is not offered", fix: expect.stringContaining("apt-get install bubblewrap") }),
       expect.objectContaining({ level: 40, msg: "sandbox: ripgrep is not installed, so Grep and Glob are not offered (apt-get install ripgrep)" }),
@@ -80,7 +89,11 @@ describe("starting without a sandbox", () => {
 
 describeSandbox("starting the sandbox from the configuration", () => {
   it("builds a sandbox with the configured limits and network, and a searcher", async () => {
-    const started = await startSandbox(loadConfig({ SANDBOX_ALLOW_HOSTS: "pypi.org", BASH_MAX_TIMEOUT_MS: "300000" }), { timers: systemTimers, clock: systemClock, log: silent });
+    const started = await startSandbox(loadConfig({ SANDBOX_ALLOW_HOSTS: "pypi.org", BASH_MAX_TIMEOUT_MS: "300000" }), {
+      timers: systemTimers,
+      clock: systemClock,
+      log: silent,
+    });
     expect(started.problem).toBeNull();
     expect(started.sandbox?.maxTimeoutMs).toBe(300_000);
     expect(started.sandbox?.network).toEqual(started.probe.ok && started.probe.socat ? { hosts: ["pypi.org"] } : { unavailable: expect.any(String) });

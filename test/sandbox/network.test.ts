@@ -114,7 +114,15 @@ describeNetwork("the sandbox's network (SANDBOX_ALLOW_HOSTS)", () => {
     const sandbox = sandboxWithNetwork();
     const r = await sandbox.run({
       key: "alice",
-      argv: ["python3", "fetch.py", "http://internal.example/", "http://metadata.google.internal/computeMetadata/v1/", "http://rebound.example/", "http://169.254.169.254/latest/meta-data/", `http://${PUBLIC}/`],
+      argv: [
+        "python3",
+        "fetch.py",
+        "http://internal.example/",
+        "http://metadata.google.internal/computeMetadata/v1/",
+        "http://rebound.example/",
+        "http://169.254.169.254/latest/meta-data/",
+        `http://${PUBLIC}/`,
+      ],
       workspace: site.alice,
       timeoutMs: 30_000,
       network: true,

@@ -39,7 +39,10 @@ describeSandbox("what a sandboxed command sees", () => {
     try {
       const sandbox = testSandbox(site.hidden);
       const r = exited(await sandbox.run({ key: "alice", argv: bash("env; tr '\\0' '\\n' < /proc/1/environ"), workspace: site.alice, timeoutMs: 30_000 }));
-      const names = r.output.stdout.split("\n").filter((l) => l.includes("=")).map((l) => l.slice(0, l.indexOf("=")));
+      const names = r.output.stdout
+        .split("\n")
+        .filter((l) => l.includes("="))
+        .map((l) => l.slice(0, l.indexOf("=")));
       expect(new Set(names)).toEqual(new Set(["HOME", "LANG", "LOGNAME", "PATH", "PWD", "SHELL", "SHLVL", "TMPDIR", "USER", "_"]));
       expect(r.output.stdout).not.toContain("sk-test-never-inside");
       expect(r.output.stdout).not.toContain("sk-ant-fake-key");
@@ -73,7 +76,10 @@ describeSandbox("what a sandboxed command sees", () => {
     expect(r.output.stderr).toContain(`cat: ${site.dotenv}: No such file or directory`);
     expect(r.output.stderr).toContain(`ls: cannot access '${site.project}': No such file or directory`);
     // The root holds the system's folders, scratch space and the workspace; none of the host's own folders.
-    const top = r.output.stdout.replace(/done\n$/, "").split("\n").filter(Boolean);
+    const top = r.output.stdout
+      .replace(/done\n$/, "")
+      .split("\n")
+      .filter(Boolean);
     expect(top).toEqual(expect.arrayContaining(["dev", "etc", "home", "proc", "tmp", "usr", "workspace"]));
     for (const hostOnly of ["var", "root", "srv", "opt", "mnt", "boot", "media", "work"]) expect(top).not.toContain(hostOnly);
   });
@@ -190,10 +196,15 @@ describeSandbox("no network", () => {
 
   it("a listener on the host's loopback (or any of its addresses) gets no connection", async () => {
     const port = (server.address() as { port: number }).port;
-    const hostAddresses = Object.values(networkInterfaces()).flat().filter((a) => a && a.family === "IPv4").map((a) => a!.address);
+    const hostAddresses = Object.values(networkInterfaces())
+      .flat()
+      .filter((a) => a && a.family === "IPv4")
+      .map((a) => a!.address);
     const attempts = ["127.0.0.1", ...hostAddresses].map((a) => `(exec 3<>/dev/tcp/${a}/${port}) 2>&1 | sed 's/^/${a}: /'`);
     const sandbox = testSandbox(site.hidden);
-    const r = exited(await sandbox.run({ key: "alice", argv: bash(`${attempts.join("; ")}; getent hosts example.com || echo no-dns`), workspace: site.alice, timeoutMs: 30_000 }));
+    const r = exited(
+      await sandbox.run({ key: "alice", argv: bash(`${attempts.join("; ")}; getent hosts example.com || echo no-dns`), workspace: site.alice, timeoutMs: 30_000 }),
+    );
     expect(r.output.stdout).toMatch(/127\.0\.0\.1: .*Connection refused/);
     expect(r.output.stdout).toContain("no-dns");
     expect(r.output.stdout).not.toContain("hello from the host");
@@ -316,7 +327,13 @@ describeSandbox("taking turns", () => {
     const sandbox = testSandbox(site.hidden, { concurrency: 1, queueMax: 1, clock: { now: () => now } });
     const watch = outputWatcher();
     // The first command holds the only slot until the test writes to its FIFO.
-    const first = sandbox.run({ key: "alice", argv: bash("mkfifo gate && echo waiting && read line < gate && echo got $line"), workspace: site.alice, timeoutMs: 30_000, onOutput: watch.onOutput });
+    const first = sandbox.run({
+      key: "alice",
+      argv: bash("mkfifo gate && echo waiting && read line < gate && echo got $line"),
+      workspace: site.alice,
+      timeoutMs: 30_000,
+      onOutput: watch.onOutput,
+    });
     await watch.until((s) => s.includes("waiting"));
     let secondStarted = false;
     const second = sandbox.run({ key: "bob", argv: bash("echo bob ran"), workspace: site.bob, timeoutMs: 30_000, onOutput: () => (secondStarted = true) });

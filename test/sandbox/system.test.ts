@@ -20,8 +20,11 @@ describe("the system a sandbox sees", () => {
       { op: "mask-dir", dest: "/usr/share" },
       { op: "mask-file", dest: shell },
     ]);
-    expect(mountArgs([{ op: "mask-dir", dest: "/usr/share" }, { op: "mask-file", dest: "/usr/bin/x" }])).toEqual([
-      "--tmpfs", "/usr/share", "--remount-ro", "/usr/share", "--ro-bind", "/dev/null", "/usr/bin/x",
-    ]);
+    expect(
+      mountArgs([
+        { op: "mask-dir", dest: "/usr/share" },
+        { op: "mask-file", dest: "/usr/bin/x" },
+      ]),
+    ).toEqual(["--tmpfs", "/usr/share", "--remount-ro", "/usr/share", "--ro-bind", "/dev/null", "/usr/bin/x"]);
   });
 });

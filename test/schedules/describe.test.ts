@@ -35,8 +35,20 @@ describe("run times in words", () => {
 });
 
 describe("listings and notices", () => {
-  const digest: ListedJob = { id: "sch_1", schedule: { kind: "cron", cron: "0 9 * * 1-5" }, timezone: "Europe/Berlin", nextDue: at("2026-11-30T08:00:00Z"), instruction: "Summarise my unread mail\nand the day's calendar" };
-  const reminder: ListedJob = { id: "sch_2", schedule: { kind: "once", at: at("2026-11-28T08:00:00Z") }, timezone: "Europe/Berlin", nextDue: at("2026-11-28T08:00:00Z"), instruction: "Call the dentist" };
+  const digest: ListedJob = {
+    id: "sch_1",
+    schedule: { kind: "cron", cron: "0 9 * * 1-5" },
+    timezone: "Europe/Berlin",
+    nextDue: at("2026-11-30T08:00:00Z"),
+    instruction: "Summarise my unread mail\nand the day's calendar",
+  };
+  const reminder: ListedJob = {
+    id: "sch_2",
+    schedule: { kind: "once", at: at("2026-11-28T08:00:00Z") },
+    timezone: "Europe/Berlin",
+    nextDue: at("2026-11-28T08:00:00Z"),
+    instruction: "Call the dentist",
+  };
 
   it("lists ids, schedules, next runs and the start of each instruction", () => {
     expect(jobsText([digest, reminder], "Europe/Berlin", NOW)).toBe(

@@ -48,7 +48,9 @@ describe("schedule: when", () => {
 
   it("needs exactly one of at, in_seconds and cron", () => {
     expect(refused({ instruction: "x" })).toBe("schedule: input needs exactly one of at, in_seconds or cron (none was given)");
-    expect(refused({ instruction: "x", at: "2026-11-28T09:00", cron: "0 9 * * *" })).toBe("schedule: input needs exactly one of at, in_seconds or cron (got at and cron)");
+    expect(refused({ instruction: "x", at: "2026-11-28T09:00", cron: "0 9 * * *" })).toBe(
+      "schedule: input needs exactly one of at, in_seconds or cron (got at and cron)",
+    );
     expect(refused({ instruction: "x", in_seconds: 5, cron: "0 9 * * *", at: "2026-11-28T09:00" })).toMatch(/\(got at and in_seconds and cron\)$/);
   });
 
@@ -59,7 +61,9 @@ describe("schedule: when", () => {
 
 describe("schedule: hostile input", () => {
   it("refuses times in the past, years ago or a second ago", () => {
-    expect(refused({ instruction: "x", at: "1999-12-31T23:59:59Z" })).toBe('schedule: at "1999-12-31T23:59:59Z" is in the past (it is now 2026-11-27T12:00:00.000Z); give a future time, or in_seconds');
+    expect(refused({ instruction: "x", at: "1999-12-31T23:59:59Z" })).toBe(
+      'schedule: at "1999-12-31T23:59:59Z" is in the past (it is now 2026-11-27T12:00:00.000Z); give a future time, or in_seconds',
+    );
     expect(refused({ instruction: "x", at: "2026-11-27T12:59:59" })).toMatch(/^schedule: at "2026-11-27T12:59:59" is in the past/);
     expect(refused({ instruction: "x", at: "0001-01-01T00:00Z" })).toMatch(/is in the past/);
   });
@@ -86,7 +90,9 @@ describe("schedule: hostile input", () => {
   });
 
   it("refuses unknown zones and offsets as zones", () => {
-    expect(refused({ instruction: "x", cron: "0 9 * * *", timezone: "Mars/Olympus" })).toMatch(/^schedule: timezone "Mars\/Olympus" is not a time zone this server knows/);
+    expect(refused({ instruction: "x", cron: "0 9 * * *", timezone: "Mars/Olympus" })).toMatch(
+      /^schedule: timezone "Mars\/Olympus" is not a time zone this server knows/,
+    );
     expect(refused({ instruction: "x", in_seconds: 5, timezone: "+01:00" })).toMatch(/^schedule: timezone "\+01:00" is not an IANA time zone name/);
   });
 
@@ -109,7 +115,9 @@ describe("schedule: hostile input", () => {
   });
 
   it("refuses fields it does not know (a silently ignored `repeat` would be a wrong job) and non-objects", () => {
-    expect(refused({ instruction: "x", in_seconds: 5, repeat: "daily" })).toBe('schedule: "repeat" is not a field of schedule; it takes instruction, at, in_seconds, cron and timezone');
+    expect(refused({ instruction: "x", in_seconds: 5, repeat: "daily" })).toBe(
+      'schedule: "repeat" is not a field of schedule; it takes instruction, at, in_seconds, cron and timezone',
+    );
     // A tool input is parsed JSON: "__proto__" there is a field like any other, and not one of schedule's.
     expect(refused(JSON.parse('{"instruction":"x","in_seconds":5,"__proto__":{"cron":"* * * * *"}}'))).toMatch(/^schedule: "__proto__" is not a field of schedule/);
     expect(refused("remind me")).toBe("schedule: input must be an object with instruction and one of at, in_seconds or cron");
@@ -126,7 +134,10 @@ describe("cancel_schedule", () => {
     expect(checkCancelInput({ id: " sch_1a2b3c " })).toEqual({ ok: true, value: "sch_1a2b3c" });
     expect(checkCancelInput({})).toEqual({ ok: false, error: "cancel_schedule: id must be a job id such as the one schedule or list_schedules gave" });
     expect(checkCancelInput({ id: 7 })).toMatchObject({ ok: false });
-    expect(checkCancelInput({ id: "'; DROP TABLE jobs; --" })).toEqual({ ok: false, error: `cancel_schedule: id "'; DROP TABLE jobs; --" is not a job id (letters, digits, _ and -; see list_schedules)` });
+    expect(checkCancelInput({ id: "'; DROP TABLE jobs; --" })).toEqual({
+      ok: false,
+      error: `cancel_schedule: id "'; DROP TABLE jobs; --" is not a job id (letters, digits, _ and -; see list_schedules)`,
+    });
   });
 });
 

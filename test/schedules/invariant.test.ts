@@ -63,34 +63,45 @@ function run(options: ModelOptions): [DueTime[], RunRecord[]] {
 }
 
 describe("the scheduler's protocol over the real rules", () => {
-  it.each([1, 2] as const)(`holds the invariant over ${SEEDS} seeds with outages and crashes, %i replica(s)`, (replicas) => {
-    const totals = { runs: 0, late: 0, folded: 0, races: 0, crashes: 0 };
-    for (let seed = 1; seed <= SEEDS; seed++) {
-      const result = runSchedulerModel({ seed, graceMs: GRACE, replicas });
-      const violations = checkScheduledRuns(result.expected, result.records);
-      expect(violations, `seed ${seed} (${replicas} replicas): ${violations.slice(0, 3).join("; ")}`).toEqual([]);
-      for (const key of Object.keys(totals) as Array<keyof typeof totals>) totals[key] += result.stats[key];
-    }
-    // The workload exercised what the invariant is about: runs, skips and folds after outages, deaths mid-claim, races.
-    expect(totals.runs).toBeGreaterThan(SEEDS * 50);
-    expect(totals.late).toBeGreaterThan(0);
-    expect(totals.folded).toBeGreaterThan(0);
-    expect(totals.crashes).toBeGreaterThan(SEEDS);
-    if (replicas === 2) expect(totals.races).toBeGreaterThan(SEEDS * 10);
-  }, 60_000);
+  it.each([1, 2] as const)(
+    `holds the invariant over ${SEEDS} seeds with outages and crashes, %i replica(s)`,
+    (replicas) => {
+      const totals = { runs: 0, late: 0, folded: 0, races: 0, crashes: 0 };
+      for (let seed = 1; seed <= SEEDS; seed++) {
+        const result = runSchedulerModel({ seed, graceMs: GRACE, replicas });
+        const violations = checkScheduledRuns(result.expected, result.records);
+        expect(violations, `seed ${seed} (${replicas} replicas): ${violations.slice(0, 3).join("; ")}`).toEqual([]);
+        for (const key of Object.keys(totals) as Array<keyof typeof totals>) totals[key] += result.stats[key];
+      }
+      // The workload exercised what the invariant is about: runs, skips and folds after outages, deaths mid-claim, races.
+      expect(totals.runs).toBeGreaterThan(SEEDS * 50);
+      expect(totals.late).toBeGreaterThan(0);
+      expect(totals.folded).toBeGreaterThan(0);
+      expect(totals.crashes).toBeGreaterThan(SEEDS);
+      if (replicas === 2) expect(totals.races).toBeGreaterThan(SEEDS * 10);
+    },
+    60_000,
+  );
 
   it.each([
     ["the run's id alone, without the claim's compare-and-set", { noCompareAndSet: true }, "duplicates"],
     ["the claim's compare-and-set alone, with run ids per attempt", { attemptRunIds: true }, "races"],
-  ] as const)("keeps racing replicas to one run per due time by %s", (_how, plants, stopped) => {
-    let stops = 0;
-    for (let seed = 1; seed <= 3; seed++) {
-      const result = runSchedulerModel({ seed, graceMs: GRACE, replicas: 2, plants });
-      expect(checkScheduledRuns(result.expected, result.records).filter((v) => / ran \d+ times| both ran/.test(v)), `seed ${seed}`).toEqual([]);
-      stops += result.stats[stopped];
-    }
-    expect(stops).toBeGreaterThan(0);
-  }, 60_000);
+  ] as const)(
+    "keeps racing replicas to one run per due time by %s",
+    (_how, plants, stopped) => {
+      let stops = 0;
+      for (let seed = 1; seed <= 3; seed++) {
+        const result = runSchedulerModel({ seed, graceMs: GRACE, replicas: 2, plants });
+        expect(
+          checkScheduledRuns(result.expected, result.records).filter((v) => / ran \d+ times| both ran/.test(v)),
+          `seed ${seed}`,
+        ).toEqual([]);
+        stops += result.stats[stopped];
+      }
+      expect(stops).toBeGreaterThan(0);
+    },
+    60_000,
+  );
 });
 
 describe("every way to break it is caught (planted bugs)", () => {

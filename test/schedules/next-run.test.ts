@@ -158,7 +158,9 @@ describe("checkCron", () => {
   });
 
   it("refuses seconds and years: a job runs at most once a minute", () => {
-    expect(error("*/5 * * * * *")).toBe('must have five fields (minute hour day-of-month month day-of-week), "*/5 * * * * *" has 6 (seconds and years are not supported: a job runs at most once a minute)');
+    expect(error("*/5 * * * * *")).toBe(
+      'must have five fields (minute hour day-of-month month day-of-week), "*/5 * * * * *" has 6 (seconds and years are not supported: a job runs at most once a minute)',
+    );
     expect(error("0 0 9 * * * 2027")).toMatch(/has 7 \(seconds and years are not supported/);
     expect(error("0 9 * *")).toMatch(/has 4$/);
   });

@@ -15,7 +15,14 @@ describe("run external ids", () => {
   it("read back to their job and due time, and nothing else reads as one", () => {
     expect(parseRunExternalId(runExternalId("3f2a9c1e-6b7d-4e8f-9a0b-1c2d3e4f5a6b", due + 1))).toEqual({ jobId: "3f2a9c1e-6b7d-4e8f-9a0b-1c2d3e4f5a6b", due: due + 1 });
     // Platform message ids: Telegram's numbers, Slack's ts, the terminal's UUIDs, an HTTP idempotency key.
-    for (const id of ["4242", "1700000000.000100", "6f1c8a52-2b1e-4c1a-9d3e-0a6f0c7b9e11", "schedule:x", "schedule:sch_1:2026-02-30T08:00:00.000Z", "schedule:a b:2026-11-28T08:00:00.000Z"]) {
+    for (const id of [
+      "4242",
+      "1700000000.000100",
+      "6f1c8a52-2b1e-4c1a-9d3e-0a6f0c7b9e11",
+      "schedule:x",
+      "schedule:sch_1:2026-02-30T08:00:00.000Z",
+      "schedule:a b:2026-11-28T08:00:00.000Z",
+    ]) {
       expect(parseRunExternalId(id), id).toBeNull();
     }
   });

@@ -50,7 +50,9 @@ export function runSchedulerModel(options: ModelOptions) {
   const jobs = new Map<string, ModelJob>();
   for (let i = 0; i < 2 + rng.int(3); i++) {
     const timezone = rng.pick(ZONES);
-    const schedule: Schedule = rng.chance(0.3) ? { kind: "once", at: start + 1000 + rng.int(DAYS * 24 * 60) * MINUTE + rng.int(60_000) } : { kind: "cron", cron: rng.pick(CRONS) };
+    const schedule: Schedule = rng.chance(0.3)
+      ? { kind: "once", at: start + 1000 + rng.int(DAYS * 24 * 60) * MINUTE + rng.int(60_000) }
+      : { kind: "cron", cron: rng.pick(CRONS) };
     const id = `sch_${i}`;
     jobs.set(id, { id, schedule, timezone, nextDue: firstDue({ schedule, timezone }, start), times: dueTimes(schedule, timezone) });
   }
@@ -94,7 +96,10 @@ export function runSchedulerModel(options: ModelOptions) {
           stats.runs++;
         }
       }
-      for (const [range, kind] of [[plan.folded, "folded"], [plan.late, "late"]] as const) {
+      for (const [range, kind] of [
+        [plan.folded, "folded"],
+        [plan.late, "late"],
+      ] as const) {
         if (!range || (kind === "late" && plants.silentLate)) continue;
         for (const due of expand(job, range)) records.push({ jobId: job.id, due, outcome: "skipped" });
         stats[kind] += range.count;

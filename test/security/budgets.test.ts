@@ -74,7 +74,9 @@ describe("a session's token budget inside one request", () => {
     expect(h.fake.accepted()).toHaveLength(3);
     // The tool call the model had already made still ran; no model call came after it.
     expect(bank.runs).toEqual(["balance"]);
-    const closed = (await h.store.steps.log(KEY)).filter((e) => e.type === "agent_session_complete").map((e) => e.payload as { agent_name: string; is_error: boolean; result: string });
+    const closed = (await h.store.steps.log(KEY))
+      .filter((e) => e.type === "agent_session_complete")
+      .map((e) => e.payload as { agent_name: string; is_error: boolean; result: string });
     expect(closed.map((c) => [c.agent_name, c.is_error])).toEqual([
       ["agent:scout", true],
       ["skill:interview", true],

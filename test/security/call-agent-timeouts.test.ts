@@ -37,53 +37,49 @@ function stuckTool() {
 }
 
 describe("a callee that ignores its abort signal", () => {
-  it(
-    "answers the caller with the timeout at the deadline, holds the slot until the callee stops, then closes it in the log",
-    { timeout: 5_000 },
-    async () => {
-      const time = new VirtualTime();
-      const limiter = new CallLimiter(1, 0);
-      const stuck = stuckTool();
-      releaseStuck = stuck.release;
-      h = await startHarness({ files: agentFiles("slow"), tools: [stuck.tool], timers: time, limiter });
-      h.fake.fallback((req) => {
-        if (speaker(req) === "slow") return reply(toolUse("stuck", {}));
-        const [result] = resultTexts(req);
-        if (result) return text(`main got: ${result.content}${result.error ? " (error)" : ""}`);
-        return reply(toolUse("call_agent", { agent: "slow", message: lastUserText(req), timeout_ms: 1000 }));
-      });
+  it("answers the caller with the timeout at the deadline, holds the slot until the callee stops, then closes it in the log", { timeout: 5_000 }, async () => {
+    const time = new VirtualTime();
+    const limiter = new CallLimiter(1, 0);
+    const stuck = stuckTool();
+    releaseStuck = stuck.release;
+    h = await startHarness({ files: agentFiles("slow"), tools: [stuck.tool], timers: time, limiter });
+    h.fake.fallback((req) => {
+      if (speaker(req) === "slow") return reply(toolUse("stuck", {}));
+      const [result] = resultTexts(req);
+      if (result) return text(`main got: ${result.content}${result.error ? " (error)" : ""}`);
+      return reply(toolUse("call_agent", { agent: "slow", message: lastUserText(req), timeout_ms: 1000 }));
+    });
 
-      await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "think" });
-      await stuck.entered;
-      time.advance(999);
-      time.advance(1);
-      const answer = await h.delivered((m) => m.sessionKey === "console:s1");
-      expect(answer.text).toBe("main got: call to slow timed out after 1 s (error)");
-      await h.gateway.idle();
+    await h.gateway.submit({ sessionKey: "console:s1", messageId: "m1", userId: "alice", text: "think" });
+    await stuck.entered;
+    time.advance(999);
+    time.advance(1);
+    const answer = await h.delivered((m) => m.sessionKey === "console:s1");
+    expect(answer.text).toBe("main got: call to slow timed out after 1 s (error)");
+    await h.gateway.idle();
 
-      // The tool still hangs: the callee keeps its slot, so the cap of one still holds for everyone.
-      expect(limiter.inFlight("slow")).toBe(1);
-      expect((await h.store.steps.openAgentSessions("console:s1")).map((s) => s.agentName)).toEqual(["agent:slow"]);
-      await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "think too" });
-      const refused = await h.delivered((m) => m.sessionKey === "console:s2");
-      expect(refused.text).toBe("main got: target busy: 1 calls to slow are running and 0 are waiting; try again later (error)");
+    // The tool still hangs: the callee keeps its slot, so the cap of one still holds for everyone.
+    expect(limiter.inFlight("slow")).toBe(1);
+    expect((await h.store.steps.openAgentSessions("console:s1")).map((s) => s.agentName)).toEqual(["agent:slow"]);
+    await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "think too" });
+    const refused = await h.delivered((m) => m.sessionKey === "console:s2");
+    expect(refused.text).toBe("main got: target busy: 1 calls to slow are running and 0 are waiting; try again later (error)");
 
-      stuck.release();
-      await limiter.idle();
-      expect(limiter.inFlight("slow")).toBe(0);
-      expect(await h.store.steps.openAgentSessions("console:s1")).toEqual([]);
-      const closed = (await h.store.steps.log("console:s1")).filter((e) => e.type === "agent_session_complete");
-      expect(closed.map((e) => e.payload)).toEqual([
-        expect.objectContaining({
-          agent_name: "agent:slow",
-          is_error: true,
-          result: "call to slow timed out after 1 s",
-          note: "the caller had already given up waiting; nobody received this result",
-        }),
-      ]);
-      expect(time.now() - Date.UTC(2026, 0, 1)).toBe(1000);
-    },
-  );
+    stuck.release();
+    await limiter.idle();
+    expect(limiter.inFlight("slow")).toBe(0);
+    expect(await h.store.steps.openAgentSessions("console:s1")).toEqual([]);
+    const closed = (await h.store.steps.log("console:s1")).filter((e) => e.type === "agent_session_complete");
+    expect(closed.map((e) => e.payload)).toEqual([
+      expect.objectContaining({
+        agent_name: "agent:slow",
+        is_error: true,
+        result: "call to slow timed out after 1 s",
+        note: "the caller had already given up waiting; nobody received this result",
+      }),
+    ]);
+    expect(time.now() - Date.UTC(2026, 0, 1)).toBe(1000);
+  });
 
   it("a callee that closes itself before its caller's step commits keeps its log in order (started, then ended)", { timeout: 5_000 }, async () => {
     const time = new VirtualTime();
@@ -181,10 +177,7 @@ describe("two chats whose agents call each other's busy targets", () => {
     await h.gateway.submit({ sessionKey: "console:s2", messageId: "m2", userId: "bob", text: "s2" });
     await Promise.all([xIn.promise, yIn.promise]);
     go.resolve();
-    const replies = await Promise.all([
-      h.delivered((m) => m.sessionKey === "console:s1"),
-      h.delivered((m) => m.sessionKey === "console:s2"),
-    ]);
+    const replies = await Promise.all([h.delivered((m) => m.sessionKey === "console:s1"), h.delivered((m) => m.sessionKey === "console:s2")]);
     const texts = replies.map((m) => m.text).sort();
     // Which of the two waits closes the loop depends on which model answer arrives first; exactly one is refused.
     const refused = texts.filter((t) => /waiting would deadlock/.test(t));

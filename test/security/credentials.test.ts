@@ -79,7 +79,18 @@ describe("credential settings", () => {
       }
     }
     // The walk is not vacuous: the URL settings (and free-text ones) were among those that kept the URL.
-    for (const name of ["DATABASE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ANTHROPIC_BASE_URL", "HTTP_JWT_JWKS_URL", "SLACK_API_URL", "TELEGRAM_API_ROOT", "TRANSCRIPTION_URL", "TELEGRAM_WEBHOOK_URL", "ANTHROPIC_MODEL"]) {
+    for (const name of [
+      "DATABASE_URL",
+      "OTEL_EXPORTER_OTLP_ENDPOINT",
+      "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+      "ANTHROPIC_BASE_URL",
+      "HTTP_JWT_JWKS_URL",
+      "SLACK_API_URL",
+      "TELEGRAM_API_ROOT",
+      "TRANSCRIPTION_URL",
+      "TELEGRAM_WEBHOOK_URL",
+      "ANTHROPIC_MODEL",
+    ]) {
       expect(accepted).toContain(name);
     }
   });
@@ -105,7 +116,12 @@ describe("credential settings", () => {
 
   it("variables the schema does not know (a skill's env: token) are scrubbed by their name; settings that are words are not", () => {
     const config = loadConfig({});
-    const secrets = secretsOf(config, { GITHUB_TOKEN: "ghp_skilltoken0123456789", FEATURE_KEY: "true", PROXY_URL: "http://proxy-user:proxy-pass-9@proxy:3128", LOG_LEVEL: "info" });
+    const secrets = secretsOf(config, {
+      GITHUB_TOKEN: "ghp_skilltoken0123456789",
+      FEATURE_KEY: "true",
+      PROXY_URL: "http://proxy-user:proxy-pass-9@proxy:3128",
+      LOG_LEVEL: "info",
+    });
     expect(secrets.sort()).toEqual(["ghp_skilltoken0123456789", "proxy-pass-9"]);
   });
 
@@ -120,7 +136,9 @@ describe("credential settings", () => {
   });
 
   it("a malformed OTEL_EXPORTER_OTLP_HEADERS entry is named by position, its value never echoed", () => {
-    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME" })).toThrow(/OTEL_EXPORTER_OTLP_HEADERS: entry 2 must be name=value/);
+    expect(() => loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME" })).toThrow(
+      /OTEL_EXPORTER_OTLP_HEADERS: entry 2 must be name=value/,
+    );
     let thrown: unknown = null;
     try {
       loadConfig({ OTEL_EXPORTER_OTLP_HEADERS: "x-api-key=ok-value-1,LEAKYVALUEWITHOUTNAME", SESSION_HASH_SECRET: "short-LEAKY" });

@@ -21,7 +21,11 @@ import type { Tool, ToolContext, ToolOutput } from "../../src/runtime/tools/tool
 // --- the tripwire: every outbound connection of this file is recorded, and anything but loopback is stopped ---
 
 const isLoopback = (address: string) => address.startsWith("127.") || address === "::1" || /^::ffff:127\./i.test(address);
-interface Connection { host: string; remoteAddress?: string; socket: net.Socket }
+interface Connection {
+  host: string;
+  remoteAddress?: string;
+  socket: net.Socket;
+}
 const connections: Connection[] = [];
 const realConnect = net.connect;
 
@@ -37,11 +41,15 @@ function tripwire(options: unknown, ...rest: unknown[]): net.Socket {
     guarded = {
       ...opts,
       lookup: ((name: string, o: object, cb: (...args: unknown[]) => void) =>
-        lookup(name, o as never, ((err: Error | null, address: unknown, family?: number) => {
-          const list = Array.isArray(address) ? address.map((a: { address: string }) => a.address) : [address as string];
-          if (!err && list.some((a) => !isLoopback(a))) return cb(new Error(`tripwire: ${name} pinned to ${list.join(", ")}`));
-          cb(err, address, family);
-        }) as never)) as never,
+        lookup(
+          name,
+          o as never,
+          ((err: Error | null, address: unknown, family?: number) => {
+            const list = Array.isArray(address) ? address.map((a: { address: string }) => a.address) : [address as string];
+            if (!err && list.some((a) => !isLoopback(a))) return cb(new Error(`tripwire: ${name} pinned to ${list.join(", ")}`));
+            cb(err, address, family);
+          }) as never,
+        )) as never,
     };
   }
   const socket = (realConnect as (...args: unknown[]) => net.Socket)(guarded, ...rest);
@@ -53,7 +61,13 @@ function tripwire(options: unknown, ...rest: unknown[]): net.Socket {
 
 // --- loopback servers ---
 
-interface Hit { method: string; url: string; localAddress: string; headers: IncomingMessage["headers"]; body: string }
+interface Hit {
+  method: string;
+  url: string;
+  localAddress: string;
+  headers: IncomingMessage["headers"];
+  body: string;
+}
 
 class Site {
   readonly hits: Hit[] = [];
@@ -188,9 +202,7 @@ const resolver: Resolver = async (host) => {
 };
 
 function tool(options: Partial<EgressOptions> = {}): Tool {
-  return createHttpRequestTool(
-    createEgress({ allow: allowlist(`127.0.0.2/32, 127.0.0.3`), maxBytes: 102_400, timeoutMs: 5_000, resolve: resolver, ...options }),
-  );
+  return createHttpRequestTool(createEgress({ allow: allowlist(`127.0.0.2/32, 127.0.0.3`), maxBytes: 102_400, timeoutMs: 5_000, resolve: resolver, ...options }));
 }
 
 function call(t: Tool, input: Record<string, unknown>): Promise<ToolOutput> {
@@ -253,9 +265,7 @@ describe("http_request refuses private and special addresses", () => {
 
   it("names the metadata host, its address and why", async () => {
     const out = await call(tool(), { url: "http://metadata.google.internal/" });
-    expect(out.content).toBe(
-      "http_request refused: 169.254.169.254 (metadata.google.internal) is a link-local address; an admin can allow it with HTTP_REQUEST_ALLOW",
-    );
+    expect(out.content).toBe("http_request refused: 169.254.169.254 (metadata.google.internal) is a link-local address; an admin can allow it with HTTP_REQUEST_ALLOW");
   });
 
   it("refuses a name when any one of its addresses is private, not just the first", async () => {

@@ -15,7 +15,12 @@ async function boot() {
   await h.gateway.recover();
   const send = (event: Record<string, unknown>) => sendSigned(url, eventCallback(event, { teamId: world.slack.teamId }), "application/json", { secret: SECRET });
   const slash = (user: string, words: string) =>
-    sendSigned(url, slashCommand({ command: "/switchboard", text: words, user_id: user, channel_id: CHANNEL, team_id: world.slack.teamId, response_url: world.slack.responseUrl() }), "application/x-www-form-urlencoded", { secret: SECRET });
+    sendSigned(
+      url,
+      slashCommand({ command: "/switchboard", text: words, user_id: user, channel_id: CHANNEL, team_id: world.slack.teamId, response_url: world.slack.responseUrl() }),
+      "application/x-www-form-urlencoded",
+      { secret: SECRET },
+    );
   return { h, send, slash };
 }
 

@@ -19,7 +19,10 @@ const KEY = `telegram:${GROUP}`;
 const group = { chatId: GROUP, chatType: "supergroup" as const };
 const ALICES_SECRET = "Alice keeps her passport scan at https://vault.example/alice/passport.pdf";
 
-const world = useTelegramWorld({ ...skillFile("interview", "Ask."), ...agentFile("secretary", "You are the secretary.", "memory: true\ncarryover: true\nmode: batch\n") });
+const world = useTelegramWorld({
+  ...skillFile("interview", "Ask."),
+  ...agentFile("secretary", "You are the secretary.", "memory: true\ncarryover: true\nmode: batch\n"),
+});
 
 const isExtraction = (req: MessagesRequest) => (req as { tool_choice?: { name?: string } }).tool_choice?.name === "save_memories";
 const agentCalls = () => world.model.accepted().filter((r) => !isExtraction(r));
@@ -76,7 +79,10 @@ describe("a member's memories in a shared conversation", () => {
     await h.gateway.idle();
     expect(seen(agentCalls().at(-1)!)).toContain("vault.example/alice/passport.pdf");
     // What each member's task gave the memory extraction: their own words only.
-    const extractions = world.model.accepted().filter(isExtraction).map((r) => JSON.stringify(r.messages));
+    const extractions = world.model
+      .accepted()
+      .filter(isExtraction)
+      .map((r) => JSON.stringify(r.messages));
     expect(extractions.filter((e) => e.includes("a cover letter")).every((e) => !/vault|passport/.test(e))).toBe(true);
   });
 });
@@ -88,9 +94,16 @@ describe("a child that reads its owner's memories", () => {
     world.model.fallback((req) => (isExtraction(req) ? reply(toolUse("save_memories", { memories: [] })) : text("(unscripted)")));
     await h.store.memories.save(`telegram:${ALICE}`, { add: [{ id: "mem-alice", text: ALICES_SECRET }] });
     const mention = (words: string) => `@${world.tg.botUsername} ${words}`;
-    const secretaryCall = () => agentCalls().filter((r) => systemText(r).includes("You are the secretary")).at(-1)!;
+    const secretaryCall = () =>
+      agentCalls()
+        .filter((r) => systemText(r).includes("You are the secretary"))
+        .at(-1)!;
 
-    world.model.script(reply(toolUse("use_agent", { name: "secretary", message: "file the passport" })), text("Filed: passport scan at https://vault.example/alice/passport.pdf"), text("Filed, Alice."));
+    world.model.script(
+      reply(toolUse("use_agent", { name: "secretary", message: "file the passport" })),
+      text("Filed: passport scan at https://vault.example/alice/passport.pdf"),
+      text("Filed, Alice."),
+    );
     world.tg.userMessage({ ...group, fromId: ALICE, text: mention("file my passport") });
     expect((await world.nth(GROUP, 1)).text).toBe("Filed, Alice.");
     await h.gateway.idle();
@@ -106,7 +119,9 @@ describe("a child that reads its owner's memories", () => {
     world.model.script(reply(toolUse("use_agent", { name: "secretary", message: "file the visa" })), text("Filed: visa."), text("Filed again, Alice."));
     world.tg.userMessage({ ...group, fromId: ALICE, text: mention("file my visa") });
     expect((await world.nth(GROUP, 3)).text).toBe("Filed again, Alice.");
-    expect(lastUserText(secretaryCall())).toContain("A summary of your previous run in this conversation:\nFiled: passport scan at https://vault.example/alice/passport.pdf");
+    expect(lastUserText(secretaryCall())).toContain(
+      "A summary of your previous run in this conversation:\nFiled: passport scan at https://vault.example/alice/passport.pdf",
+    );
   });
 });
 
@@ -157,13 +172,20 @@ describe("memory extraction of a task", () => {
         await commitStep(store, { sessionKey: KEY, request: { id, status: "done", taskId: "t1" } });
       };
       await store.requests.insert({ id: "r0", sessionKey: KEY, externalId: "r0", kind: "message", userId: "telegram:1001", text: "I'm Alice and I live in Lisbon" });
-      await commitStep(store, { sessionKey: KEY, taskCreated: { id: "t1", ownerId: "telegram:1001", requestId: "r0" }, request: { id: "r0", status: "done", taskId: "t1" } });
+      await commitStep(store, {
+        sessionKey: KEY,
+        taskCreated: { id: "t1", ownerId: "telegram:1001", requestId: "r0" },
+        request: { id: "r0", status: "done", taskId: "t1" },
+      });
       // Accepted into Alice's task by a version that decided ownership at the first commit.
       await add("r1", "telegram:1002", "I'm Bob and my bank PIN hint is my dog's name");
       await commitStep(store, { sessionKey: KEY, task: { id: "t1", status: "completed" } });
       world.model.script(reply(toolUse("save_memories", { memories: [{ text: "Lives in Lisbon.", kind: "context" }] })));
       const model = new AnthropicModel({ apiKey: "test-key", baseURL: world.model.url, maxRetries: 0, defaultModel: "claude-test" });
-      const changes = await extractMemories({ store, model, modelName: "claude-memory-test", ids: counterIds(), log: silentLogger() }, { taskId: "t1", userId: "telegram:1001", sessionKey: KEY, attempts: 1 });
+      const changes = await extractMemories(
+        { store, model, modelName: "claude-memory-test", ids: counterIds(), log: silentLogger() },
+        { taskId: "t1", userId: "telegram:1001", sessionKey: KEY, attempts: 1 },
+      );
       const asked = JSON.stringify(world.model.accepted()[0]!.messages);
       expect(asked).toContain("I'm Alice and I live in Lisbon");
       expect(asked).not.toMatch(/Bob|PIN/);

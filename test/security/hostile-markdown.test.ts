@@ -13,7 +13,13 @@ const HOSTILE: Array<[string, string]> = [
   ["50 000 block quotes on one line", `${">".repeat(50_000)} hi`],
   ["128 levels of quote and list on one line", `${"> - ".repeat(128)}hi`],
   ["2000 nested list items", Array.from({ length: 2000 }, (_, i) => `${" ".repeat(i * 2)}- level ${i}`).join("\n")],
-  ["a 100 KB reply of 16-deep lists", Array.from({ length: 16 }, (_, i) => `${" ".repeat(i * 2)}- x`).join("\n").concat("\n").repeat(400)],
+  [
+    "a 100 KB reply of 16-deep lists",
+    Array.from({ length: 16 }, (_, i) => `${" ".repeat(i * 2)}- x`)
+      .join("\n")
+      .concat("\n")
+      .repeat(400),
+  ],
 ];
 
 describe("a hostile Markdown reply is delivered as plain text, quickly", () => {

@@ -77,7 +77,8 @@ const CASES: Case[] = [
     schema: sharedAnyOf(19),
     reports: [{ x: "ab" }],
     childSees: null,
-    mainSees: /^use_skill refused: output_schema has \d+ subschemas once every \$ref is followed; the limit is 1000\. Share less through \$ref, or describe fewer alternatives\. No skill was started\.$/,
+    mainSees:
+      /^use_skill refused: output_schema has \d+ subschemas once every \$ref is followed; the limit is 1000\. Share less through \$ref, or describe fewer alternatives\. No skill was started\.$/,
   },
   {
     name: "uniqueItems over 3000 objects",
@@ -104,7 +105,8 @@ describe("a hostile output_schema never stalls the event loop", () => {
       }
       const results = resultTexts(req);
       if (results.length === 0) {
-        const input = c.tool === "use_skill" ? { name: "coder", message: "make a code", output_schema: c.schema } : { agent: "worker", message: "do it", output_schema: c.schema };
+        const input =
+          c.tool === "use_skill" ? { name: "coder", message: "make a code", output_schema: c.schema } : { agent: "worker", message: "do it", output_schema: c.schema };
         return reply(toolUse(c.tool, input));
       }
       mainSaw = results[0]!.content;
@@ -133,12 +135,13 @@ describe("the schema worker", () => {
     try {
       // 900 properties: a legitimate but large schema that Ajv needs far more than 5 ms to compile.
       const big = { type: "object", properties: Object.fromEntries(Array.from({ length: 900 }, (_, i) => [`p${i}`, { type: "string" }])) };
-      expect(await checker.compile(big)).toEqual({ ok: false, error: "output_schema took longer than 0.005 s to compile, so it was refused; make it smaller or simpler" });
+      expect(await checker.compile(big)).toEqual({
+        ok: false,
+        error: "output_schema took longer than 0.005 s to compile, so it was refused; make it smaller or simpler",
+      });
       // A request that fits in the limit still has to wait for a worker to start; the start has its own limit.
       const small = await checker.check({ type: "object", properties: { n: { type: "integer" } } }, { n: "one" });
-      expect(small.ok ? [] : small.violations).toEqual(
-        expect.arrayContaining([expect.stringMatching(/^\/n: must be integer$|took longer than 0\.005 s/)]),
-      );
+      expect(small.ok ? [] : small.violations).toEqual(expect.arrayContaining([expect.stringMatching(/^\/n: must be integer$|took longer than 0\.005 s/)]));
     } finally {
       await checker.close();
     }
@@ -187,12 +190,18 @@ describe("the schema worker", () => {
       expect(await refused({ type: "object", properties: { child: { $ref: "#" } } })).toBe(
         'output_schema refers to itself: $ref "#" at /properties/child/$ref leads back to where it is used; a result must have a fixed shape, so spell out the levels you need',
       );
-      expect(await refused({ type: "object", properties: { a: { $ref: "https://example.com/s.json" } } })).toMatch(/^output_schema has \$ref "https:\/\/example.com\/s.json" at \/properties\/a\/\$ref; only references inside the schema/);
-      expect(await refused({ type: "object", properties: { a: { $ref: "#/$defs/missing" } } })).toBe('output_schema has $ref "#/$defs/missing" at /properties/a/$ref, which points at nothing in the schema');
+      expect(await refused({ type: "object", properties: { a: { $ref: "https://example.com/s.json" } } })).toMatch(
+        /^output_schema has \$ref "https:\/\/example.com\/s.json" at \/properties\/a\/\$ref; only references inside the schema/,
+      );
+      expect(await refused({ type: "object", properties: { a: { $ref: "#/$defs/missing" } } })).toBe(
+        'output_schema has $ref "#/$defs/missing" at /properties/a/$ref, which points at nothing in the schema',
+      );
       let deep: Record<string, unknown> = { type: "string" };
       for (let i = 0; i < 40; i++) deep = { type: "object", properties: { d: deep } };
       expect(await refused(deep)).toMatch(/^output_schema is nested more than 32 levels deep at \/properties\/d\//);
-      expect(await refused({ type: "object", description: "x".repeat(40_000) })).toBe("output_schema is larger than 32 KiB as JSON; the limit keeps checking it cheap, so make it smaller");
+      expect(await refused({ type: "object", description: "x".repeat(40_000) })).toBe(
+        "output_schema is larger than 32 KiB as JSON; the limit keeps checking it cheap, so make it smaller",
+      );
       const huge = await checker.check({ type: "object" }, { text: "x".repeat(70_000) });
       expect(huge).toEqual({ ok: false, violations: ["the result is larger than 64 KiB as JSON; the limit keeps checking it cheap, so make it smaller"] });
     } finally {

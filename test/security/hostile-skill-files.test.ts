@@ -32,7 +32,10 @@ function write(path: string, content: string): void {
 /** Ten anchors, each a list of ten aliases of the one before: 10^10 values once expanded, in 11 lines. */
 function aliasBomb(): string {
   let yaml = 'a0: &a0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]\n';
-  for (let i = 1; i < 10; i++) yaml += `a${i}: &a${i} [${Array(10).fill(`*a${i - 1}`).join(", ")}]\n`;
+  for (let i = 1; i < 10; i++)
+    yaml += `a${i}: &a${i} [${Array(10)
+      .fill(`*a${i - 1}`)
+      .join(", ")}]\n`;
   return yaml;
 }
 
@@ -60,7 +63,8 @@ const EXPECTED_PROBLEMS = [
   expect.stringMatching(/^\S*skills\/wordy\/SKILL\.md:2: the frontmatter is \d+ KB; the limit is 16 KB/),
 ];
 
-const sorted = (problems: readonly string[]) => [...problems].sort((a, b) => a.replace(/^.*?(agents|skills)\//, "$1/").localeCompare(b.replace(/^.*?(agents|skills)\//, "$1/")));
+const sorted = (problems: readonly string[]) =>
+  [...problems].sort((a, b) => a.replace(/^.*?(agents|skills)\//, "$1/").localeCompare(b.replace(/^.*?(agents|skills)\//, "$1/")));
 
 describe("one bad skill file affects only itself", () => {
   it("at start: every hostile definition is reported with its file, and the good ones load", () => {
@@ -97,7 +101,10 @@ describe("one bad skill file affects only itself", () => {
       const withBad = await reloaded(plantEverything, (c) => c.problems.length >= EXPECTED_PROBLEMS.length);
       expect([...withBad.skills.keys()]).toEqual(["fine"]);
       expect(sorted(withBad.problems)).toEqual(EXPECTED_PROBLEMS);
-      const after = await reloaded(() => write("skills/later/SKILL.md", skill("later")), (c) => c.skills.has("later"));
+      const after = await reloaded(
+        () => write("skills/later/SKILL.md", skill("later")),
+        (c) => c.skills.has("later"),
+      );
       expect([...after.skills.keys()].sort()).toEqual(["fine", "later"]);
     } finally {
       await live.close();
@@ -106,7 +113,9 @@ describe("one bad skill file affects only itself", () => {
 
   it("npm run skills -- validate reports the same problems instead of stopping at the first link to nothing", () => {
     plantEverything();
-    const problems = validatePath(root).filter((p) => p.severity === "error").map((p) => p.message);
+    const problems = validatePath(root)
+      .filter((p) => p.severity === "error")
+      .map((p) => p.message);
     expect(sorted(problems)).toEqual(EXPECTED_PROBLEMS);
     symlinkSync(join(root, "nowhere"), join(root, "agents/also-gone"));
     expect(validatePath(join(root, "agents")).map((p) => p.message)).toEqual([

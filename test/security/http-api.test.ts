@@ -84,7 +84,13 @@ describe("identities carry their source", () => {
     const { h, base } = await boot({}, { keySet: { keys: [jwk] } });
     h.fake.script(text("hello alice"));
     const mine = await json(await post(base, "/v1/messages", message("hi")));
-    const jwt = await new SignJWT({ sub: "alice" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt().setExpirationTime("5m").sign(privateKey);
+    const jwt = await new SignJWT({ sub: "alice" })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer("https://idp.test")
+      .setAudience("switchboard")
+      .setIssuedAt()
+      .setExpirationTime("5m")
+      .sign(privateKey);
     expect((await get(base, `/v1/sessions/${String(mine.session_id)}`, jwt)).status).toBe(403);
     expect((await post(base, "/v1/messages", message("me too", { session_id: mine.session_id }), jwt)).status).toBe(403);
     expect((await h.store.tasks.get(String(mine.task_id)))?.ownerId).toBe("http:alice");
@@ -276,7 +282,13 @@ describe("startup", () => {
     const port = (blocker.address() as { port: number }).port;
     dir = mkdtempSync(join(tmpdir(), "switchboard-port-"));
     try {
-      const p = run("src/main.ts", [], { DATA_DIR: join(dir, "data"), SKILLS_DIR: join(dir, "s"), AGENTS_DIR: join(dir, "a"), HTTP_PORT: String(port), LOG_LEVEL: "error" });
+      const p = run("src/main.ts", [], {
+        DATA_DIR: join(dir, "data"),
+        SKILLS_DIR: join(dir, "s"),
+        AGENTS_DIR: join(dir, "a"),
+        HTTP_PORT: String(port),
+        LOG_LEVEL: "error",
+      });
       expect(await p.exited).toBe(1);
       const lines = p.stderr.trim().split("\n");
       expect(lines).toEqual([`HTTP_PORT ${port} on 127.0.0.1 is already in use (is another Switchboard running?); stop it or set HTTP_PORT to a free port`]);

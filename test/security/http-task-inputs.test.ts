@@ -113,9 +113,17 @@ describe("expires_at", () => {
     ["a time that has passed", "2020-01-01T00:00:00Z", "expires_at must be in the future: 2020-01-01T00:00:00.000Z has passed (it is 2030-01-01T00:00:00.000Z now)"],
     ["the present moment", "2030-01-01T00:00:00Z", "expires_at must be in the future: 2030-01-01T00:00:00.000Z has passed (it is 2030-01-01T00:00:00.000Z now)"],
     ["words", "tomorrow", 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "tomorrow"'],
-    ["a day that does not exist", "2030-02-30T00:00:00Z", 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "2030-02-30T00:00:00Z"'],
+    [
+      "a day that does not exist",
+      "2030-02-30T00:00:00Z",
+      'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "2030-02-30T00:00:00Z"',
+    ],
     ["a date without a time", "2030-06-01", 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "2030-06-01"'],
-    ["a time without a zone", "2030-06-01T00:00:00", 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "2030-06-01T00:00:00"'],
+    [
+      "a time without a zone",
+      "2030-06-01T00:00:00",
+      'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got "2030-06-01T00:00:00"',
+    ],
     ["a number", 1_924_992_000, 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got a number'],
     ["an object", { at: "2031-01-01T00:00:00Z" }, 'expires_at must be an RFC 3339 date-time with a time zone, such as "2030-01-31T17:00:00Z"; got a object'],
   ])("that is %s is refused, naming expires_at", async (_kind, expires_at, reason) => {

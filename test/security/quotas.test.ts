@@ -128,7 +128,9 @@ describe("a task that crosses USER_DAILY_USD mid-way", () => {
     expect(h.fake.accepted()).toHaveLength(2);
     expect(refusals).toEqual([["USER_DAILY_USD", "call"]]);
     expect((await h.store.tasks.ofSession("console:t")).map((t) => [t.status, t.error])).toEqual([["failed", expect.stringMatching(/USER_DAILY_USD/)]]);
-    const closed = (await h.store.steps.log("console:t")).filter((e) => e.type === "agent_session_complete").map((e) => e.payload as { agent_name: string; result: string });
+    const closed = (await h.store.steps.log("console:t"))
+      .filter((e) => e.type === "agent_session_complete")
+      .map((e) => e.payload as { agent_name: string; result: string });
     expect(closed.map((c) => [c.agent_name, c.result])).toEqual([["agent:scout", "stopped: USER_DAILY_USD reached"]]);
     await expectSettled(h.store, "console:t");
     expect(h.fake.rejected()).toEqual([]);

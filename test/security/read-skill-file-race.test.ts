@@ -89,7 +89,10 @@ describe("read_skill_file cannot be raced out of its folder", () => {
     symlinkSync(outside, skill);
     const ctx = { frame: { definitionName: "reader", agentName: "skill:reader" }, catalog } as unknown as ToolContext;
     const out = await createReadSkillFileTool().run({ path: "docs/guide.md" }, ctx);
-    expect(out).toEqual({ content: "the skill folder now leads somewhere else than when it was loaded (" + catalog.skills.get("reader")!.source + "); nothing was read", isError: true });
+    expect(out).toEqual({
+      content: "the skill folder now leads somewhere else than when it was loaded (" + catalog.skills.get("reader")!.source + "); nothing was read",
+      isError: true,
+    });
   });
 
   it("still reads a file and lists a folder when nothing moves", async () => {

@@ -46,27 +46,23 @@ async function read(...paths: string[]): Promise<Array<{ content: string; error:
 }
 
 describe("read_skill_file reads regular files only", () => {
-  it(
-    "refuses a FIFO without opening it, so a pipe nobody writes to cannot block the process",
-    { timeout: 10_000 },
-    async () => {
-      const folder = await withReader();
-      const fifo = join(folder, "pipe");
-      execFileSync("mkfifo", [fifo]);
-      symlinkSync("pipe", join(folder, "to-pipe"));
-      // A writer that opens the FIFO again and again, noting each time a reader let it through. Opening for
-      // writing waits for a reader, so the notes count the tool's opens; and a blocking read (the old code)
-      // gets an empty file back instead of blocking the test's own event loop forever.
-      const opened = join(h.root, "opened.log");
-      writeFileSync(opened, "");
-      writer = spawn("sh", ["-c", 'while :; do : > "$1"; echo opened >> "$2"; done', "sh", fifo, opened], { stdio: "ignore" });
-      expect(await read("pipe", "to-pipe")).toEqual([
-        { content: '"pipe" is a FIFO (named pipe), not a regular file; read_skill_file reads regular files only', error: true },
-        { content: '"to-pipe" is a FIFO (named pipe), not a regular file; read_skill_file reads regular files only', error: true },
-      ]);
-      expect(readFileSync(opened, "utf8")).toBe(""); // the writer is still waiting: nobody opened the FIFO
-    },
-  );
+  it("refuses a FIFO without opening it, so a pipe nobody writes to cannot block the process", { timeout: 10_000 }, async () => {
+    const folder = await withReader();
+    const fifo = join(folder, "pipe");
+    execFileSync("mkfifo", [fifo]);
+    symlinkSync("pipe", join(folder, "to-pipe"));
+    // A writer that opens the FIFO again and again, noting each time a reader let it through. Opening for
+    // writing waits for a reader, so the notes count the tool's opens; and a blocking read (the old code)
+    // gets an empty file back instead of blocking the test's own event loop forever.
+    const opened = join(h.root, "opened.log");
+    writeFileSync(opened, "");
+    writer = spawn("sh", ["-c", 'while :; do : > "$1"; echo opened >> "$2"; done', "sh", fifo, opened], { stdio: "ignore" });
+    expect(await read("pipe", "to-pipe")).toEqual([
+      { content: '"pipe" is a FIFO (named pipe), not a regular file; read_skill_file reads regular files only', error: true },
+      { content: '"to-pipe" is a FIFO (named pipe), not a regular file; read_skill_file reads regular files only', error: true },
+    ]);
+    expect(readFileSync(opened, "utf8")).toBe(""); // the writer is still waiting: nobody opened the FIFO
+  });
 
   it("refuses a symlink to /dev/zero and a symlink that escapes the folder", async () => {
     const folder = await withReader();

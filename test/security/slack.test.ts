@@ -65,7 +65,14 @@ describe("request timestamps", () => {
 describe("the /switchboard slash command", () => {
   /** Sends `/switchboard status` and waits until the bot has answered, one way or the other. */
   async function slash(url: string, h: Harness, user: string, channel: string) {
-    const body = slashCommand({ command: "/switchboard", text: "status", user_id: user, channel_id: channel, team_id: world.slack.teamId, response_url: world.slack.responseUrl() });
+    const body = slashCommand({
+      command: "/switchboard",
+      text: "status",
+      user_id: user,
+      channel_id: channel,
+      team_id: world.slack.teamId,
+      response_url: world.slack.responseUrl(),
+    });
     expect((await sendSigned(url, body, "application/x-www-form-urlencoded", { secret: SECRET })).status).toBe(200);
     await Promise.race([world.slack.waitFor("response_url"), world.slack.waitFor("chat.postMessage")]);
     await h.gateway.idle();

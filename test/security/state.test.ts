@@ -43,7 +43,14 @@ describe("corrupt rows affect only their own session", () => {
   it("a corrupt due approval neither stops startup nor the expiry sweep; it is logged once and the turn asks again", async () => {
     fake = await startFakeAnthropic();
     dir = mkdtempSync(join(tmpdir(), "switchboard-corrupt-"));
-    const env = { ANTHROPIC_API_KEY: "k", ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_MAX_RETRIES: "0", DATA_DIR: join(dir, "data"), SKILLS_DIR: join(dir, "s"), AGENTS_DIR: join(dir, "a") };
+    const env = {
+      ANTHROPIC_API_KEY: "k",
+      ANTHROPIC_BASE_URL: fake.url,
+      ANTHROPIC_MAX_RETRIES: "0",
+      DATA_DIR: join(dir, "data"),
+      SKILLS_DIR: join(dir, "s"),
+      AGENTS_DIR: join(dir, "a"),
+    };
     const config = loadConfig(env);
     app = await createApp(config, captureLog().log);
     // A write through http_request needs the owner's approval.
@@ -141,7 +148,10 @@ describe("approvals are bound to the call, and inherited", () => {
 
   it("a guarded agent cannot shed its guard by handing the call to a skill", async () => {
     const t = bankTools();
-    h = await startHarness({ tools: t.list, files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...skillFile("helper", "Help.", "allowed-tools: balance\n") } });
+    h = await startHarness({
+      tools: t.list,
+      files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...skillFile("helper", "Help.", "allowed-tools: balance\n") },
+    });
     h.fake.script(
       reply(toolUse("use_agent", { name: "banker", message: "check" })),
       reply(toolUse("use_skill", { name: "helper", message: "read it" })),
@@ -154,7 +164,10 @@ describe("approvals are bound to the call, and inherited", () => {
 
   it("nor by calling another agent in batch mode", async () => {
     const t = bankTools();
-    h = await startHarness({ tools: t.list, files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...agentFile("reader", "Read.", "mode: batch\n") } });
+    h = await startHarness({
+      tools: t.list,
+      files: { ...agentFile("banker", "Bank.", "requires_approval: [balance]\n"), ...agentFile("reader", "Read.", "mode: batch\n") },
+    });
     h.fake.script(
       reply(toolUse("use_agent", { name: "banker", message: "check" })),
       reply(toolUse("call_agent", { name: "reader", task: "read the balance" })),
@@ -179,7 +192,9 @@ describe("user ids stored before they carried their source", () => {
     task.run("t3", "http:3b1f", "alice", now, now);
     task.run("t4", "console:local", "me", now, now);
     db.prepare(`INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES ('http:3b1f', 'as1', ?, ?)`).run(now, now);
-    db.prepare(`INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at) VALUES ('r1', 'slack:T1:D9', 'e', 'message', 'U7', 'hi', 'done', ?, ?)`).run(now, now);
+    db.prepare(
+      `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, created_at, updated_at) VALUES ('r1', 'slack:T1:D9', 'e', 'message', 'U7', 'hi', 'done', ?, ?)`,
+    ).run(now, now);
     db.prepare(
       `INSERT INTO approvals (id, session_key, frame_id, tool_use_id, tool_name, input, agent, owner_id, status, requested_at, expires_at, decided_by)
        VALUES ('ap1', 'telegram:4242', 'f', 'toolu_1', 'transfer', '{"amount":1}', 'main', '4242', 'expired', ?, ?, 'timeout')`,

@@ -126,8 +126,7 @@ function post(port: number, body: string | object, headers: Record<string, strin
   });
 }
 
-const rejections = () =>
-  logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "telegram webhook request rejected");
+const rejections = () => logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === "telegram webhook request rejected");
 
 describe("telegram webhook: bad requests", () => {
   it("answers a body that is not a JSON update with 400, logs it, and serves the next update", async () => {
@@ -239,7 +238,10 @@ describe("telegram webhook: a Bot API that does not answer", () => {
     const { h, port } = await boot();
     gate.hold("sendMessage");
     // A sticker: the "text only" notice needs sendMessage, which hangs.
-    expect((await post(port, message(ALICE, { sticker: { file_id: "f", file_unique_id: "u", type: "regular", width: 1, height: 1, is_animated: false, is_video: false } }))).status).toBe(200);
+    expect(
+      (await post(port, message(ALICE, { sticker: { file_id: "f", file_unique_id: "u", type: "regular", width: 1, height: 1, is_animated: false, is_video: false } })))
+        .status,
+    ).toBe(200);
     world.model.script((req) => text(`answered: ${lastUserText(req)}`));
     expect((await post(port, message(ALICE, { text: "are you there?" }))).status).toBe(200);
     // Stored before the 200, not merely on its way.

@@ -16,7 +16,8 @@ if (values.seed !== undefined && (values.seeds !== undefined || values.from !== 
 function arg(name: "seeds" | "seed" | "from" | "events"): number | undefined {
   const text = values[name];
   if (text === undefined) return undefined;
-  if (!/^\d+$/.test(text) || Number(text) < (name === "seed" ? 0 : 1)) usageError(USAGE, `--${name} must be a whole number${name === "seed" ? "" : " from 1"}, got "${text}"`);
+  if (!/^\d+$/.test(text) || Number(text) < (name === "seed" ? 0 : 1))
+    usageError(USAGE, `--${name} must be a whole number${name === "seed" ? "" : " from 1"}, got "${text}"`);
   return Number(text);
 }
 

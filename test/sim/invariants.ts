@@ -134,7 +134,12 @@ export class Checker {
     }
     for (const m of messages) {
       const stored = requests.filter((r) => r.text === m.text).length;
-      const processed = allRows.filter((e) => e.type === "message" && (e.payload as { role: string; content: Array<{ text?: string }> }).role === "user" && (e.payload as { content: Array<{ text?: string }> }).content[0]?.text === m.text).length;
+      const processed = allRows.filter(
+        (e) =>
+          e.type === "message" &&
+          (e.payload as { role: string; content: Array<{ text?: string }> }).role === "user" &&
+          (e.payload as { content: Array<{ text?: string }> }).content[0]?.text === m.text,
+      ).length;
       if (m.accepted && stored !== 1) this.report(`exactly once: the message "${m.text}" became ${stored} requests`);
       if (processed > 1) this.report(`exactly once: the message "${m.text}" reached an agent ${processed} times`);
     }

@@ -103,23 +103,31 @@ async function plantedSeed(pattern: RegExp, options: Partial<ReplicaScenarioOpti
 }
 
 describe("replicas and leases (simulation)", () => {
-  it(`holds every lease invariant over ${ONE ?? SEEDS} seeded scenarios with pauses, crashes and stops`, async () => {
-    const { unexplained, totals } = await runSeeds(seedList(SEEDS));
-    expect(unexplained, unexplained.slice(0, 5).join("\n")).toEqual([]);
-    if (ONE !== null) return;
-    // The workload really exercised the faults: takeovers, and stale commits refused by the fence.
-    expect(totals.takeovers).toBeGreaterThan(SEEDS);
-    expect(totals.seedsWithRefusal).toBeGreaterThan(SEEDS / 4);
-    expect(totals.crashes + totals.stops).toBeGreaterThan(SEEDS / 10);
-    // Some pauses and crashes struck inside a call_agent callee (its model answer or its booking held).
-    expect(totals.midCall).toBeGreaterThan(SEEDS / 20);
-  }, TIMEOUT);
+  it(
+    `holds every lease invariant over ${ONE ?? SEEDS} seeded scenarios with pauses, crashes and stops`,
+    async () => {
+      const { unexplained, totals } = await runSeeds(seedList(SEEDS));
+      expect(unexplained, unexplained.slice(0, 5).join("\n")).toEqual([]);
+      if (ONE !== null) return;
+      // The workload really exercised the faults: takeovers, and stale commits refused by the fence.
+      expect(totals.takeovers).toBeGreaterThan(SEEDS);
+      expect(totals.seedsWithRefusal).toBeGreaterThan(SEEDS / 4);
+      expect(totals.crashes + totals.stops).toBeGreaterThan(SEEDS / 10);
+      // Some pauses and crashes struck inside a call_agent callee (its model answer or its booking held).
+      expect(totals.midCall).toBeGreaterThan(SEEDS / 20);
+    },
+    TIMEOUT,
+  );
 
-  it(`holds them over ${ONE ?? PAUSE_SEEDS} scenarios that each pause a replica mid-step until the other takes over`, async () => {
-    const { unexplained, totals } = await runSeeds(seedList(PAUSE_SEEDS), { pausedTakeoverOnly: true });
-    expect(unexplained, unexplained.slice(0, 5).join("\n")).toEqual([]);
-    if (ONE === null) expect(totals.seedsWithRefusal).toBeGreaterThan(PAUSE_SEEDS / 3);
-  }, TIMEOUT);
+  it(
+    `holds them over ${ONE ?? PAUSE_SEEDS} scenarios that each pause a replica mid-step until the other takes over`,
+    async () => {
+      const { unexplained, totals } = await runSeeds(seedList(PAUSE_SEEDS), { pausedTakeoverOnly: true });
+      expect(unexplained, unexplained.slice(0, 5).join("\n")).toEqual([]);
+      if (ONE === null) expect(totals.seedsWithRefusal).toBeGreaterThan(PAUSE_SEEDS / 3);
+    },
+    TIMEOUT,
+  );
 
   it("is deterministic: the same seed gives the same trace", async () => {
     for (const seed of [3, 17, 42]) {
@@ -254,7 +262,9 @@ describe("replicas and leases (simulation)", () => {
 describe("every checker fires on its planted bug (and the same seed is clean without it)", () => {
   it("1 and 2, stale commits and one writer per token: a replica whose writer takes the current lease instead of its own", async () => {
     const found = await plantedSeed(/stale commit|one writer per token/, { plants: { A: { stealFence: true } }, pausedTakeoverOnly: true });
-    expect(found.join("\n")).toMatch(/^seed \d+: stale commit: A committed a step of sim:s\d under B's token \d+ \(it believed it held token \d+\) while the lease was B's, token \d+\n {2}replay: SIM_SEED=\d+ /);
+    expect(found.join("\n")).toMatch(
+      /^seed \d+: stale commit: A committed a step of sim:s\d under B's token \d+ \(it believed it held token \d+\) while the lease was B's, token \d+\n {2}replay: SIM_SEED=\d+ /,
+    );
     expect(found.join("\n")).toMatch(/seed \d+: one writer per token: commits of sim:s\d under token \d+ came from A and B/);
   });
 
@@ -280,7 +290,11 @@ describe("regressions: the protocol bugs this simulation found, fixed", () => {
     try {
       world.start("A");
       world.start("B");
-      for (const [via, text] of [["B", "question (s1#1)"], ["A", "question (s1#2)"], ["B", "plan a trip (s1#3)"]] as const) {
+      for (const [via, text] of [
+        ["B", "question (s1#1)"],
+        ["A", "question (s1#2)"],
+        ["B", "plan a trip (s1#3)"],
+      ] as const) {
         await world.submit(via, "sim:s1", text, text);
         await world.settle();
       }

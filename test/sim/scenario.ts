@@ -182,10 +182,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
         continue;
       }
       const earlier = messages.filter((m) => m.session === session);
-      const message =
-        kind === "duplicate" && earlier.length > 0
-          ? prng.pick(earlier)
-          : { session, id: `p${i}`, text: textFor(kind, i), accepted: false };
+      const message = kind === "duplicate" && earlier.length > 0 ? prng.pick(earlier) : { session, id: `p${i}`, text: textFor(kind, i), accepted: false };
       if (!messages.includes(message)) messages.push(message);
       await deliver(message);
       if (prng.chance(0.5)) await settle();
@@ -194,7 +191,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     await settle();
     await closeLeftOpen();
   } catch (error) {
-    checker.violations.push(`the simulation itself failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}`);
+    checker.violations.push(`the simulation itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
 
   let traceHash = "";
@@ -209,15 +206,18 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       if (content.startsWith("target busy:")) refusals.busy++;
       if (content.startsWith(`the agent "${UNAVAILABLE}" is unavailable`)) refusals.unavailable++;
     }
-    await checker.atEnd(world.store, sessions, outside, messages.filter((m) => m.text.startsWith("message ")));
+    await checker.atEnd(
+      world.store,
+      sessions,
+      outside,
+      messages.filter((m) => m.text.startsWith("message ")),
+    );
     traceHash = await trace(world, sessions, outside);
   } finally {
     await world.store.close();
     if (!process.env.SIM_KEEP_DB) for (const suffix of ["", "-wal", "-shm", ".lock"]) rmSync(dbFile + suffix, { force: true });
   }
-  const violations = [...model.violations, ...checker.violations].map(
-    (v) => `seed ${seed}: ${v}\n  replay: ${replayCommand(seed)}`,
-  );
+  const violations = [...model.violations, ...checker.violations].map((v) => `seed ${seed}: ${v}\n  replay: ${replayCommand(seed)}`);
   return {
     seed,
     violations,
@@ -270,7 +270,8 @@ function randomIdSource(): Ids {
 async function trace(world: World, sessions: string[], outside: Outside): Promise<string> {
   const hash = createHash("sha256");
   for (const key of sessions) {
-    for (const e of await world.store.steps.log(key)) hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
+    for (const e of await world.store.steps.log(key))
+      hash.update(JSON.stringify([e.seq, e.type, e.taskId, e.requestId, e.frameId, e.agentSessionId, e.payload, e.createdAt]));
     for (const r of await world.store.requests.ofSession(key)) hash.update(JSON.stringify([r.id, r.status, r.error, r.text]));
   }
   for (const d of outside.delivered) hash.update(JSON.stringify([d.id, d.agent, d.text]));

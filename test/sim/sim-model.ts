@@ -161,7 +161,12 @@ export class SimModel implements Model {
     if (kind === "use_skill") return this.use(kind, { name: this.prng.pick([...SKILLS, "ghost"]), message: "help", ...schema });
     if (kind === "call_agent") {
       const timeout = this.prng.pick([undefined, 0, 5_000, 20_000, 999_999]);
-      return this.use(kind, { agent: crowded ? "researcher" : this.agent(), message: "look this up", ...(timeout === undefined ? {} : { timeout_ms: timeout }), ...schema });
+      return this.use(kind, {
+        agent: crowded ? "researcher" : this.agent(),
+        message: "look this up",
+        ...(timeout === undefined ? {} : { timeout_ms: timeout }),
+        ...schema,
+      });
     }
     return this.use(kind, { name: this.agent(), message: "help", ...schema });
   }

@@ -120,7 +120,8 @@ export class SimStore implements Store {
     this.requests = Object.assign(whileAlive(inner.requests, alive), { insert: (input: NewRequest) => this.insertRequest(input) });
     this.outbox = Object.assign(whileAlive(inner.outbox, alive), {
       // A notice is committed like a step (it counts for the crash points, and the checkers see it).
-      enqueue: (sessionKey: string, messages: OutboundInput[]) => this.commit({ sessionKey, outbound: messages }, () => this.alive().outbox.enqueue(sessionKey, messages)),
+      enqueue: (sessionKey: string, messages: OutboundInput[]) =>
+        this.commit({ sessionKey, outbound: messages }, () => this.alive().outbox.enqueue(sessionKey, messages)),
       markDelivered: async (id: string) => {
         const store = this.alive();
         if (!this.plants.forgetDeliveries) await store.outbox.markDelivered(id);
@@ -152,10 +153,15 @@ export class SimStore implements Store {
   private writer(lease: Lease): SessionWriter {
     const inner = this.inner.steps.writer(lease);
     const { sessionKey, fence } = inner;
-    return { sessionKey, fence, commit: (step) => this.commit({ ...step, sessionKey }, (planted) => {
-      const { sessionKey: _key, ...rest } = planted;
-      return inner.commit(rest);
-    }) };
+    return {
+      sessionKey,
+      fence,
+      commit: (step) =>
+        this.commit({ ...step, sessionKey }, (planted) => {
+          const { sessionKey: _key, ...rest } = planted;
+          return inner.commit(rest);
+        }),
+    };
   }
 
   private commit(step: SimStep, write: (planted: SimStep) => Promise<void>): Promise<void> {
@@ -202,7 +208,10 @@ export class SimStore implements Store {
   private holdResults(step: SimStep): LogEntryInput[] {
     const held = this.heldResults.get(step.sessionKey) ?? [];
     const rows = step.log ?? [];
-    this.heldResults.set(step.sessionKey, rows.filter((e) => e.type === "tool_result"));
+    this.heldResults.set(
+      step.sessionKey,
+      rows.filter((e) => e.type === "tool_result"),
+    );
     return [...held, ...rows.filter((e) => e.type !== "tool_result")];
   }
 

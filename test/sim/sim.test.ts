@@ -34,47 +34,55 @@ async function firstViolation(pattern: RegExp, options: Omit<ScenarioOptions, "s
 }
 
 describe("simulation", () => {
-  it(`holds every invariant over ${SEEDS} seeded scenarios with faults and crash-restarts`, async () => {
-    const failures: string[] = [];
-    let restarts = 0;
-    let calls = 0;
-    let groupCrashes = 0;
-    let unavailable = 0;
-    for (let seed = 1; seed <= SEEDS; seed++) {
-      const result = await runScenario({ seed, dir, catalog });
-      failures.push(...result.violations);
-      restarts += result.stats.restarts;
-      calls += result.stats.modelCalls;
-      groupCrashes += result.stats.groupCrashes;
-      unavailable += result.stats.unavailable;
-    }
-    expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
-    // The workload really exercised crashes and the model. About a quarter of the scenarios restart, but the figure
-    // moves by ±10% with any change to the timing of a turn (which crash points a scenario reaches): the bound sits
-    // below that noise, and still fails for a workload that no longer crashes.
-    expect(restarts).toBeGreaterThan(SEEDS / 5);
-    expect(calls).toBeGreaterThan(SEEDS * 10);
-    // Some crashes struck a group commit of several writes after it committed and before anyone was told. Only a few
-    // seeds reach one (3–6 of 400, depending on how many commits a turn makes); test/crash/group-commit-sigkill.test.ts
-    // kills a real process there deterministically.
-    expect(groupCrashes).toBeGreaterThanOrEqual(2);
-    // Calls to an agent that exists but is unavailable were made, and answered with the reason.
-    expect(unavailable).toBeGreaterThan(SEEDS / 100);
-  }, TIMEOUT);
+  it(
+    `holds every invariant over ${SEEDS} seeded scenarios with faults and crash-restarts`,
+    async () => {
+      const failures: string[] = [];
+      let restarts = 0;
+      let calls = 0;
+      let groupCrashes = 0;
+      let unavailable = 0;
+      for (let seed = 1; seed <= SEEDS; seed++) {
+        const result = await runScenario({ seed, dir, catalog });
+        failures.push(...result.violations);
+        restarts += result.stats.restarts;
+        calls += result.stats.modelCalls;
+        groupCrashes += result.stats.groupCrashes;
+        unavailable += result.stats.unavailable;
+      }
+      expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
+      // The workload really exercised crashes and the model. About a quarter of the scenarios restart, but the figure
+      // moves by ±10% with any change to the timing of a turn (which crash points a scenario reaches): the bound sits
+      // below that noise, and still fails for a workload that no longer crashes.
+      expect(restarts).toBeGreaterThan(SEEDS / 5);
+      expect(calls).toBeGreaterThan(SEEDS * 10);
+      // Some crashes struck a group commit of several writes after it committed and before anyone was told. Only a few
+      // seeds reach one (3–6 of 400, depending on how many commits a turn makes); test/crash/group-commit-sigkill.test.ts
+      // kills a real process there deterministically.
+      expect(groupCrashes).toBeGreaterThanOrEqual(2);
+      // Calls to an agent that exists but is unavailable were made, and answered with the reason.
+      expect(unavailable).toBeGreaterThan(SEEDS / 100);
+    },
+    TIMEOUT,
+  );
 
-  it(`holds them over ${CROWD_SEEDS} crowded seeds with one call per target and no queue, which see "target busy"`, async () => {
-    const failures: string[] = [];
-    let busy = 0;
-    for (let seed = 1; seed <= CROWD_SEEDS; seed++) {
-      const result = await runScenario({ seed, dir, catalog, callLimit: { max: 1, queue: 0 }, behaviour: { crowd: true } });
-      failures.push(...result.violations.map((v) => `${v} (callLimit 1/0, crowd)`));
-      busy += result.stats.busy;
-    }
-    expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
-    // Whether a second call meets the first still running depends on timing across a crowd's calls: every run
-    // shows some (at least 5 over 50 seeds); a limiter that never refuses shows none.
-    expect(busy).toBeGreaterThanOrEqual(CROWD_SEEDS / 10);
-  }, TIMEOUT);
+  it(
+    `holds them over ${CROWD_SEEDS} crowded seeds with one call per target and no queue, which see "target busy"`,
+    async () => {
+      const failures: string[] = [];
+      let busy = 0;
+      for (let seed = 1; seed <= CROWD_SEEDS; seed++) {
+        const result = await runScenario({ seed, dir, catalog, callLimit: { max: 1, queue: 0 }, behaviour: { crowd: true } });
+        failures.push(...result.violations.map((v) => `${v} (callLimit 1/0, crowd)`));
+        busy += result.stats.busy;
+      }
+      expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
+      // Whether a second call meets the first still running depends on timing across a crowd's calls: every run
+      // shows some (at least 5 over 50 seeds); a limiter that never refuses shows none.
+      expect(busy).toBeGreaterThanOrEqual(CROWD_SEEDS / 10);
+    },
+    TIMEOUT,
+  );
 
   it("replays the seeds that found bugs, clean", async () => {
     // 1440: a call_agent callee whose caller had timed out flushed its caller's journal mid-step (tool mark, durability).
@@ -128,7 +136,11 @@ describe("every checker fires on its planted bug", () => {
   });
 
   it("no hang: a model that loops with no iteration limit is caught and stopped", async () => {
-    const found = await firstViolation(/no hang/, { plants: { maxIterations: 1_000_000 }, behaviour: { loop: true, faults: false, maxCallsPerRequest: 50 }, crashes: false }, 3);
+    const found = await firstViolation(
+      /no hang/,
+      { plants: { maxIterations: 1_000_000 }, behaviour: { loop: true, faults: false, maxCallsPerRequest: 50 }, crashes: false },
+      3,
+    );
     expect(found).toMatch(/^seed 1: no hang: request req_\d+ made more than 50 model calls/);
   });
 

@@ -80,7 +80,13 @@ export class World {
     midTurn: "queue" | "steer";
     onCommit: (world: World, step: SimStep) => Promise<void>;
   }) {
-    this.store = new SimStore(opts.dbFile, () => opts.time.now(), opts.crashAt, opts.plants, (step) => opts.onCommit(this, step));
+    this.store = new SimStore(
+      opts.dbFile,
+      () => opts.time.now(),
+      opts.crashAt,
+      opts.plants,
+      (step) => opts.onCommit(this, step),
+    );
     const leases = new Leases(this.store, { replica: opts.replica, ttlMs: 15_000, timers: opts.time });
     this.stacks = new AgentStackManager(this.store);
     const tools = new ToolRegistry(simTools(opts.prng, opts.outside, opts.plants.ruleFreeSpawn === true));
@@ -112,7 +118,17 @@ export class World {
     // Tag every model call with its request, so the no-hang bound is per request.
     const handle = orchestrator.handleMessage.bind(orchestrator);
     orchestrator.handleMessage = (request, writer, signal) => currentRequest.run(request.id, () => handle(request, writer, signal));
-    this.gateway = new Gateway({ store: this.store, leases, model: opts.model, orchestrator, runtime, ids: opts.ids, log: silentLogger(), retryBaseMs: 1, midTurn: opts.midTurn });
+    this.gateway = new Gateway({
+      store: this.store,
+      leases,
+      model: opts.model,
+      orchestrator,
+      runtime,
+      ids: opts.ids,
+      log: silentLogger(),
+      retryBaseMs: 1,
+      midTurn: opts.midTurn,
+    });
     if (opts.midTurn === "steer") runtime.steering = (key, running) => this.gateway.steerable(key, running);
     if (opts.midTurn === "steer" && opts.plants.steerTwice) {
       runtime.steering = async (key, running) =>

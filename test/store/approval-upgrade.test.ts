@@ -31,7 +31,20 @@ async function expectUpgraded(store: Store): Promise<void> {
   const call = { id: "toolu_1", name: "transfer", input: { amount: 1 } };
   await commitStep(store, {
     sessionKey: "telegram:2",
-    approvalsCreated: [{ id: "ap3", taskId: "t9", requestId: "req_9", frameId: "f9", toolUseId: call.id, toolName: call.name, input: call.input, agent: "main", ownerId: "telegram:2", timeoutMs: 1_000 }],
+    approvalsCreated: [
+      {
+        id: "ap3",
+        taskId: "t9",
+        requestId: "req_9",
+        frameId: "f9",
+        toolUseId: call.id,
+        toolName: call.name,
+        input: call.input,
+        agent: "main",
+        ownerId: "telegram:2",
+        timeoutMs: 1_000,
+      },
+    ],
   });
   expect(await store.approvals.forCall(call, { sessionKey: "telegram:2", taskId: "t9" })).toMatchObject({ id: "ap3", requestId: "req_9" });
 }

@@ -41,12 +41,20 @@ it("tells a writer only after the transaction committed, announcing first", asyn
 });
 
 it("a death before the commit loses every write of the batch; one after it leaves them on disk; nobody is told either way", async () => {
-  const before = new GroupCommit(db, { before: () => { throw new Error("died before the commit"); } });
+  const before = new GroupCommit(db, {
+    before: () => {
+      throw new Error("died before the commit");
+    },
+  });
   const lost = await Promise.allSettled([before.run(insert("a")), before.run(insert("b"))]);
   expect(lost.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   expect(rows()).toEqual([]);
 
-  const after = new GroupCommit(db, { after: () => { throw new Error("died after the commit"); } });
+  const after = new GroupCommit(db, {
+    after: () => {
+      throw new Error("died after the commit");
+    },
+  });
   const unacknowledged = await Promise.allSettled([after.run(insert("c")), after.run(insert("d"))]);
   expect(unacknowledged.map((r) => r.status)).toEqual(["rejected", "rejected"]);
   expect(rows()).toEqual(["c", "d"]);

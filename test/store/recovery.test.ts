@@ -29,7 +29,6 @@ async function boot(options: HarnessOptions = {}): Promise<Harness> {
   return h;
 }
 
-
 describe("restart recovery", () => {
   it("continues with the same top frame and its full history; completed frames are not resurrected", async () => {
     const first = await boot();
@@ -170,13 +169,10 @@ describe("restart recovery", () => {
     first.crash();
 
     const second = await boot({ tools: [lookup] });
-    fake.script(
-      (req) => {
-        expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "look up" }] }]);
-        return reply(toolUse("lookup", {}));
-      },
-      text("It is 42."),
-    );
+    fake.script((req) => {
+      expect(req.messages).toEqual([{ role: "user", content: [{ type: "text", text: "look up" }] }]);
+      return reply(toolUse("lookup", {}));
+    }, text("It is 42."));
     await second.gateway.recover();
     await second.gateway.idle();
     expect(runs).toBe(2);

@@ -33,7 +33,10 @@ async function events(res: Response): Promise<Array<{ event: string; data: Recor
 it("SSE: the deltas of the failed try are followed by a reset, then the fallback's reply from its first word; one reply, priced as the fallback", async () => {
   const started = await startApi({ model: withFallbacks(HAIKU) });
   ({ h, api } = started);
-  h.fake.script({ ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } }, { ...text("Lisbon is lovely in May."), usage: { input_tokens: 2000, output_tokens: 300 } });
+  h.fake.script(
+    { ...text("Rome is warm in June."), stream: { failAfterDeltas: 2 } },
+    { ...text("Lisbon is lovely in May."), usage: { input_tokens: 2000, output_tokens: 300 } },
+  );
   const res = await post(started.base, "/v1/messages", message("where to?"), "tok-alice", { accept: "text/event-stream" });
   const seen = await events(res);
   expect(h.fake.accepted().map((b) => b.model)).toEqual(["claude-test", HAIKU]);

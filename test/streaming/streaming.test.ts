@@ -53,7 +53,9 @@ it("the HTTP API streams delta events before the model finishes, then the whole 
   const written = deltas.map((e) => (JSON.parse(e.split("data: ")[1]!) as { text: string }).text).join("");
   expect(written).toBe("Lisbon is lovely in May.");
   // Stored is the whole reply, once.
-  const replies = await h.store.outbox.ofRequest((JSON.parse(events.state.received.split("event: done\ndata: ")[1]!.split("\n")[0]!) as { request_id: string }).request_id);
+  const replies = await h.store.outbox.ofRequest(
+    (JSON.parse(events.state.received.split("event: done\ndata: ")[1]!.split("\n")[0]!) as { request_id: string }).request_id,
+  );
   expect(replies.map((r) => r.text)).toEqual(["Lisbon is lovely in May."]);
 });
 
@@ -79,7 +81,10 @@ it("a child the user talks to streams under its own label; a batch agent answeri
   expect(deltas.map((d) => d.text).join("")).toBe("Where to?");
   expect(new Set(deltas.map((d) => `${d.agent}@${d.depth}`))).toEqual(new Set(["skill:interview@2"]));
   // The batch agent did run (its answer reached main as the call's result), unseen by the user.
-  const results = h.fake.accepted().flatMap((r) => r.messages).flatMap((m) => (Array.isArray(m.content) ? m.content : []));
+  const results = h.fake
+    .accepted()
+    .flatMap((r) => r.messages)
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : []));
   expect(JSON.stringify(results)).toContain("Checker says fine.");
 });
 

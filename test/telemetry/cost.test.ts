@@ -25,7 +25,10 @@ const usd = (input: number, output: number) => (input * 3 + output * 15) / 1e6;
 describe("cost per request, task and session", () => {
   it("/context shows the session's cost, since the last /reset and for the current task", async () => {
     h = await startHarness({ files: skillFile("interview", "Ask."), prices: PRICES });
-    h.fake.script({ ...reply(toolUse("use_skill", { name: "interview", message: "go" })), usage: usage(100_000, 2_000) }, { ...text("Q1?"), usage: usage(50_000, 1_000) });
+    h.fake.script(
+      { ...reply(toolUse("use_skill", { name: "interview", message: "go" })), usage: usage(100_000, 2_000) },
+      { ...text("Q1?"), usage: usage(50_000, 1_000) },
+    );
     await h.say("interview me");
     const [context] = await h.say("/context");
     const total = usd(150_000, 3_000);
@@ -41,7 +44,13 @@ describe("cost per request, task and session", () => {
     await api.start();
     const base = `http://127.0.0.1:${api.port()}`;
     const post = async (content: string, session?: string) =>
-      (await (await fetch(`${base}/v1/messages`, { method: "POST", headers: { authorization: "Bearer tok", "content-type": "application/json" }, body: JSON.stringify({ ...(session ? { session_id: session } : {}), items: [{ content_type: "text", content }] }) })).json()) as {
+      (await (
+        await fetch(`${base}/v1/messages`, {
+          method: "POST",
+          headers: { authorization: "Bearer tok", "content-type": "application/json" },
+          body: JSON.stringify({ ...(session ? { session_id: session } : {}), items: [{ content_type: "text", content }] }),
+        })
+      ).json()) as {
         session_id: string;
         task_id: string;
         usage: { costUsd: number; inputTokens: number };

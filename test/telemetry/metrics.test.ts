@@ -23,13 +23,24 @@ afterEach(async () => {
 });
 
 const PRICES = new PriceTable({ "claude-test": { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } });
-const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({ input_tokens: input, output_tokens: output, cache_read_input_tokens: cacheRead, cache_creation_input_tokens: cacheWrite });
+const usage = (input: number, output: number, cacheRead = 0, cacheWrite = 0) => ({
+  input_tokens: input,
+  output_tokens: output,
+  cache_read_input_tokens: cacheRead,
+  cache_creation_input_tokens: cacheWrite,
+});
 
 async function start(token?: string) {
   let metrics: Metrics | undefined;
   const telemetry = new Telemetry({ metrics: (metrics = new Metrics(() => h!.store.operations.operationalCounts())), tracer: null, captureContent: false });
   h = await startHarness({ files: skillFile("interview", "Ask."), telemetry, prices: PRICES, tools: [transferTool([])] });
-  api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-api": "alice" } }, log: silentLogger(), metrics: metricsHandler(metrics, token, silentLogger()) });
+  api = new HttpProvider(h.gateway, {
+    host: "127.0.0.1",
+    port: 0,
+    auth: { tokens: { "tok-api": "alice" } },
+    log: silentLogger(),
+    metrics: metricsHandler(metrics, token, silentLogger()),
+  });
   await api.start();
   return { h, url: `http://127.0.0.1:${api.port()}/metrics` };
 }
@@ -72,7 +83,9 @@ describe("GET /metrics after a scripted conversation", () => {
     expect(sample(body, 'switchboard_model_call_duration_seconds_count{model="claude-test"}')).toBe(5);
     expect(sample(body, 'switchboard_gateway_overhead_seconds_count{provider="console"}')).toBe(3);
     // The overhead is the turn minus the model: never more than the turns took.
-    expect(sample(body, 'switchboard_gateway_overhead_seconds_sum{provider="console"}')!).toBeLessThanOrEqual(sample(body, 'switchboard_turn_duration_seconds_sum{provider="console",kind="message"}')!);
+    expect(sample(body, 'switchboard_gateway_overhead_seconds_sum{provider="console"}')!).toBeLessThanOrEqual(
+      sample(body, 'switchboard_turn_duration_seconds_sum{provider="console",kind="message"}')!,
+    );
     expect(sample(body, "switchboard_pending_approvals")).toBe(1);
     expect(sample(body, "switchboard_active_stacks")).toBe(1);
     expect(sample(body, "switchboard_queued_messages")).toBe(0);
@@ -107,7 +120,7 @@ describe("GET /metrics after a scripted conversation", () => {
 
   it("a tool name the model invents becomes the label unknown (one series, not one per invention)", async () => {
     const { h, url } = await start();
-    h.fake.script({ ...reply(toolUse("x\u0000\"evil", {})), allowUnoffered: true }, { ...reply(toolUse("y_other", {})), allowUnoffered: true }, text("ok"));
+    h.fake.script({ ...reply(toolUse('x\u0000"evil', {})), allowUnoffered: true }, { ...reply(toolUse("y_other", {})), allowUnoffered: true }, text("ok"));
     await h.say("go");
     const body = await (await fetch(url)).text();
     expect(sample(body, 'switchboard_tool_calls_total{tool="unknown",outcome="error"}')).toBe(2);

@@ -60,7 +60,11 @@ describe("tracing configured by the environment", () => {
 
   it("a typo in OTEL_EXPORTER_OTLP_PROTOCOL stops the start with a message naming it", async () => {
     model = await startFakeAnthropic();
-    proc = run("src/main.ts", [], processEnv(model.url, writeDefinitions({}), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuff" }));
+    proc = run(
+      "src/main.ts",
+      [],
+      processEnv(model.url, writeDefinitions({}), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:9", OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuff" }),
+    );
     expect(await proc.exited).toBe(1);
     expect(proc.stderr).toContain('OTEL_EXPORTER_OTLP_PROTOCOL (set in the environment): must be "http/protobuf" (the default), "http/json" or "grpc"');
   });

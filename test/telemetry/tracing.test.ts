@@ -45,7 +45,12 @@ async function traced(exporter: (url: string) => SpanExporter, captureContent = 
     spanProcessors: [new SimpleSpanProcessor(exporter(receiver.tracesUrl))],
   });
   const telemetry = new Telemetry({ metrics: null, tracer: provider.getTracer("switchboard"), captureContent, sessionHash: sessionHasher(HASH_SECRET) });
-  h = await startHarness({ files: skillFile("interview", "Ask one question."), telemetry, tools, prices: new PriceTable({ "claude-test": { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } }) });
+  h = await startHarness({
+    files: skillFile("interview", "Ask one question."),
+    telemetry,
+    tools,
+    prices: new PriceTable({ "claude-test": { input: 3, output: 15, cacheWrite: 3.75, cacheRead: 0.3 } }),
+  });
   return { h, receiver, provider };
 }
 
@@ -83,14 +88,9 @@ describe("traces of a takeover conversation", () => {
       ].join("\n"),
     );
     expect(receiver.tree(second!.traceId)).toBe(
-      [
-        "request console",
-        "  invoke_agent skill:interview",
-        "    chat claude-test",
-        "    execute_tool complete",
-        "  invoke_agent main",
-        "    chat claude-test",
-      ].join("\n"),
+      ["request console", "  invoke_agent skill:interview", "    chat claude-test", "    execute_tool complete", "  invoke_agent main", "    chat claude-test"].join(
+        "\n",
+      ),
     );
 
     // The request: provider, a digest of the session key (never the key), the task, and its events.
@@ -111,7 +111,12 @@ describe("traces of a takeover conversation", () => {
     // invoke_agent and chat carry the GenAI conventions' attributes.
     const trace1 = spansOf(all, first!.traceId);
     const main = trace1.find((s) => s.name === "invoke_agent main")!;
-    expect(main.attributes).toMatchObject({ "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "main", "gen_ai.provider.name": "anthropic", "switchboard.agent.depth": 1 });
+    expect(main.attributes).toMatchObject({
+      "gen_ai.operation.name": "invoke_agent",
+      "gen_ai.agent.name": "main",
+      "gen_ai.provider.name": "anthropic",
+      "switchboard.agent.depth": 1,
+    });
     const skill = trace1.find((s) => s.name === "invoke_agent skill:interview")!;
     expect(skill.attributes).toMatchObject({ "gen_ai.agent.name": "skill:interview", "switchboard.agent.depth": 2, "switchboard.turn.result": "SEND_TEXT" });
     const chat = receiver.children(main).find((s) => s.name === "chat claude-test")!;
@@ -149,15 +154,24 @@ describe("traces of a takeover conversation", () => {
     await provider.forceFlush();
     const all = await receiver.waitFor((spans) => spans.some((s) => s.name === "request console"));
     expect(all.every((s) => s.encoding === "json")).toBe(true);
-    const chat = all.find((s) => s.name === "chat claude-test" && receiver!.children(s).length === 0 && String(s.attributes["gen_ai.input.messages"] as string | undefined).includes("Mistral"))!;
-    const input = JSON.parse((chat.attributes["gen_ai.input.messages"] as string)) as Array<{ role: string; parts: Array<{ type: string; content?: string }> }>;
+    const chat = all.find(
+      (s) =>
+        s.name === "chat claude-test" && receiver!.children(s).length === 0 && String(s.attributes["gen_ai.input.messages"] as string | undefined).includes("Mistral"),
+    )!;
+    const input = JSON.parse(chat.attributes["gen_ai.input.messages"] as string) as Array<{ role: string; parts: Array<{ type: string; content?: string }> }>;
     expect(input[0]!.role).toBe("user");
     expect(input[0]!.parts.some((p) => p.type === "text" && p.content?.includes(SECRET))).toBe(true);
-    expect(JSON.parse((chat.attributes["gen_ai.output.messages"] as string))).toEqual([
-      { role: "assistant", parts: [{ type: "tool_call", id: expect.stringMatching(/^toolu_/), name: "use_skill", arguments: { name: "interview", message: "interview the user" } }], finish_reason: "tool_use" },
+    expect(JSON.parse(chat.attributes["gen_ai.output.messages"] as string)).toEqual([
+      {
+        role: "assistant",
+        parts: [{ type: "tool_call", id: expect.stringMatching(/^toolu_/), name: "use_skill", arguments: { name: "interview", message: "interview the user" } }],
+        finish_reason: "tool_use",
+      },
     ]);
-    expect(JSON.parse((chat.attributes["gen_ai.system_instructions"] as string))[0]).toMatchObject({ type: "text" });
-    expect(all.find((s) => s.name === "execute_tool use_skill")!.attributes["gen_ai.tool.call.arguments"]).toBe(JSON.stringify({ name: "interview", message: "interview the user" }));
+    expect(JSON.parse(chat.attributes["gen_ai.system_instructions"] as string)[0]).toMatchObject({ type: "text" });
+    expect(all.find((s) => s.name === "execute_tool use_skill")!.attributes["gen_ai.tool.call.arguments"]).toBe(
+      JSON.stringify({ name: "interview", message: "interview the user" }),
+    );
   });
 
   it("a turn that waits for an approval and the turn its decision resumes are two traces of one task, linked", async () => {
@@ -173,7 +187,10 @@ describe("traces of a takeover conversation", () => {
     const all = await receiver.waitFor((spans) => spans.filter((s) => s.name === "request console").length === 2);
     const [asked, resumed] = all.filter((s) => s.name === "request console").sort((a, b) => Number(a.startTimeUnixNano - b.startTimeUnixNano));
     expect(asked!.events.map((e) => e.name)).toContain("switchboard.approval.requested");
-    expect(asked!.events.find((e) => e.name === "switchboard.approval.requested")!.attributes).toMatchObject({ "gen_ai.tool.name": "transfer", "switchboard.approval.id": approval!.id });
+    expect(asked!.events.find((e) => e.name === "switchboard.approval.requested")!.attributes).toMatchObject({
+      "gen_ai.tool.name": "transfer",
+      "switchboard.approval.id": approval!.id,
+    });
     expect(resumed!.attributes["switchboard.request.kind"]).toBe("approval");
     expect(resumed!.events.map((e) => e.name)).toContain("switchboard.approval.decided");
     expect(resumed!.links.map((l) => l.spanId)).toEqual([asked!.spanId]);

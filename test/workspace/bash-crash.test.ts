@@ -31,7 +31,12 @@ describeSandbox("a command cut off by a restart", () => {
   it("is answered as interrupted after the restart, not run again, and its unsaved files are not kept", async () => {
     const workspaces = join(world.defs.root, "data", "workspaces");
     const started = appears(workspaces, "started");
-    world.fake.script(reply(toolUse("Write", { file_path: "kept.txt", content: "saved before\n" }), toolUse("Bash", { command: "echo run >> runs.txt && touch started && sleep 600" }, "toolu_cmd")));
+    world.fake.script(
+      reply(
+        toolUse("Write", { file_path: "kept.txt", content: "saved before\n" }),
+        toolUse("Bash", { command: "echo run >> runs.txt && touch started && sleep 600" }, "toolu_cmd"),
+      ),
+    );
     const first = chat();
     first.send({ text: "run the long job" });
     await started;

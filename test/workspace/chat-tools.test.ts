@@ -35,7 +35,13 @@ describeSandbox("the workspace tools in npm run chat", () => {
     const results = scriptCalls(
       ["Write", { file_path: "notes.txt", content: "alpha\nbeta\n" }],
       ["Read", { file_path: "/workspace/notes.txt" }],
-      ["Bash", { command: "wc -l notes.txt && sha1sum notes.txt | cut -c1-8 && mkdir -p sub && ln -s ../notes.txt sub/link && ln -s /etc/passwd pw && printf x > \"$(printf 'odd\\nname')\"" }],
+      [
+        "Bash",
+        {
+          command:
+            "wc -l notes.txt && sha1sum notes.txt | cut -c1-8 && mkdir -p sub && ln -s ../notes.txt sub/link && ln -s /etc/passwd pw && printf x > \"$(printf 'odd\\nname')\"",
+        },
+      ],
     );
     const first = chat();
     first.send({ text: "take notes" });
@@ -71,7 +77,10 @@ describeSandbox("the workspace tools in npm run chat", () => {
   it("a skill runs its bundled Python script on a CSV the main agent wrote to the workspace", async () => {
     let got: Results = [];
     world.fake.script(
-      reply(toolUse("Write", { file_path: "sales.csv", content: "item,amount\napples,3\npears,4\n" }), toolUse("use_skill", { name: "totals", message: "sum sales.csv" })),
+      reply(
+        toolUse("Write", { file_path: "sales.csv", content: "item,amount\napples,3\npears,4\n" }),
+        toolUse("use_skill", { name: "totals", message: "sum sales.csv" }),
+      ),
       reply(toolUse("Bash", { command: "python3 /skills/totals/scripts/total.py sales.csv" })),
       (req) => {
         got = resultTexts(req);

@@ -24,7 +24,14 @@ const dir = (name: string) => {
   mkdirSync(d, { recursive: true });
   return d;
 };
-const row = (path: string, text: string, kind: WorkspaceFile["kind"] = "file"): WorkspaceFile => ({ path, kind, mode: 0o644, size: text.length, sha256: sha256(Buffer.from(text)), content: Buffer.from(text) });
+const row = (path: string, text: string, kind: WorkspaceFile["kind"] = "file"): WorkspaceFile => ({
+  path,
+  kind,
+  mode: 0o644,
+  size: text.length,
+  sha256: sha256(Buffer.from(text)),
+  content: Buffer.from(text),
+});
 
 beforeEach(async () => {
   root = mkdtempSync(join(tmpdir(), "switchboard-sync-"));
@@ -50,7 +57,12 @@ it("saves a command's files and an inside symlink, never one leading to /etc/pas
 });
 
 it("materialises only safe rows of a tampered database, and removes what is not stored", async () => {
-  await store.workspaces.save(A, fenceA, [row("ok/note.txt", "fine"), row("../escape.txt", "out"), row("/tmp/abs.txt", "out"), row("pw", "/etc/passwd", "symlink"), row("ok/link", "note.txt", "symlink")], []);
+  await store.workspaces.save(
+    A,
+    fenceA,
+    [row("ok/note.txt", "fine"), row("../escape.txt", "out"), row("/tmp/abs.txt", "out"), row("pw", "/etc/passwd", "symlink"), row("ok/link", "note.txt", "symlink")],
+    [],
+  );
   const ws = dir("a2");
   writeFileSync(join(ws, "stale.txt"), "not stored");
   await sync.prepare(A, ws, fenceA);

@@ -39,7 +39,9 @@ export function loadAdminPage(): AdminPage {
     try {
       body = readFileSync(file);
     } catch (error) {
-      throw new Error(`the admin page cannot read ${file} (for ${path}): ${error instanceof Error ? error.message : String(error)}; reinstall Switchboard`, { cause: error });
+      throw new Error(`the admin page cannot read ${file} (for ${path}): ${error instanceof Error ? error.message : String(error)}; reinstall Switchboard`, {
+        cause: error,
+      });
     }
     const sha = createHash("sha384").update(body).digest("base64");
     assets.set(path, { type, body, integrity: `sha384-${sha}`, version: createHash("sha256").update(body).digest("hex").slice(0, 12) });

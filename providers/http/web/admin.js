@@ -45,16 +45,22 @@ function table(columns, rows) {
   if (rows.length === 0) return el("p", "empty", "none");
   const head = el("tr", null, ...columns.map((c) => el("th", null, c)));
   const body = rows.map((cells) =>
-    el("tr", null, ...cells.map((cell, i) => {
-      const td = el("td", null, cell);
-      td.dataset.label = columns[i];
-      return td;
-    })),
+    el(
+      "tr",
+      null,
+      ...cells.map((cell, i) => {
+        const td = el("td", null, cell);
+        td.dataset.label = columns[i];
+        return td;
+      }),
+    ),
   );
   return el("div", "scroll", el("table", null, el("thead", null, head), el("tbody", null, ...body)));
 }
 function fill(id, ...children) {
-  $(id).querySelector(".body").replaceChildren(...children);
+  $(id)
+    .querySelector(".body")
+    .replaceChildren(...children);
 }
 function status(text, cls) {
   $("status").textContent = text;
@@ -74,7 +80,15 @@ function sessionButton(key) {
   return b;
 }
 const approvalRows = (list, now) =>
-  list.map((a) => [a.tool, sessionButton(a.sessionKey), label(a.agent), el("code", null, a.requestId || "-"), duration(a.ageMs), ago(a.expiresAt, now), el("code", null, a.input)]);
+  list.map((a) => [
+    a.tool,
+    sessionButton(a.sessionKey),
+    label(a.agent),
+    el("code", null, a.requestId || "-"),
+    duration(a.ageMs),
+    ago(a.expiresAt, now),
+    el("code", null, a.input),
+  ]);
 const APPROVAL_COLUMNS = ["Tool", "Session", "Agent", "Paused request", "Waiting", "Expires", "Input"];
 
 function render(snap) {
@@ -96,10 +110,22 @@ function render(snap) {
     const parts = [];
     if (stuck.approvals.length) parts.push(el("h3", null, "Approvals waiting"), table(APPROVAL_COLUMNS, approvalRows(stuck.approvals, snap.at)));
     if (stuck.requests.length) {
-      parts.push(el("h3", null, "Requests not moving"), table(["Session", "Kind", "Status", "For", "Request"], stuck.requests.map((r) => [sessionButton(r.sessionKey), r.kind, r.status, duration(r.ageMs), el("code", null, r.id)])));
+      parts.push(
+        el("h3", null, "Requests not moving"),
+        table(
+          ["Session", "Kind", "Status", "For", "Request"],
+          stuck.requests.map((r) => [sessionButton(r.sessionKey), r.kind, r.status, duration(r.ageMs), el("code", null, r.id)]),
+        ),
+      );
     }
     if (stuck.outbound.length) {
-      parts.push(el("h3", null, "Replies not delivered"), table(["Session", "From", "For", "Reply"], stuck.outbound.map((o) => [sessionButton(o.sessionKey), label(o.agent), duration(o.ageMs), el("code", null, o.id)])));
+      parts.push(
+        el("h3", null, "Replies not delivered"),
+        table(
+          ["Session", "From", "For", "Reply"],
+          stuck.outbound.map((o) => [sessionButton(o.sessionKey), label(o.agent), duration(o.ageMs), el("code", null, o.id)]),
+        ),
+      );
     }
     fill("stuck", ...parts);
   }
@@ -108,13 +134,24 @@ function render(snap) {
     "sessions",
     table(
       ["Session", "Status", "Stack", "Cost", "Tokens", "Approvals", "Active"],
-      snap.sessions.map((s) => [sessionButton(s.key), statusText(s.status), s.stack.length ? s.stack.map(label).join(" › ") : "-", usd(s.costUsd), tokens(s.tokens), String(s.pendingApprovals), ago(s.lastActivity, snap.at)]),
+      snap.sessions.map((s) => [
+        sessionButton(s.key),
+        statusText(s.status),
+        s.stack.length ? s.stack.map(label).join(" › ") : "-",
+        usd(s.costUsd),
+        tokens(s.tokens),
+        String(s.pendingApprovals),
+        ago(s.lastActivity, snap.at),
+      ]),
     ),
   );
   fill(
     "usage",
     snap.usage.length
-      ? table(["User", "Day", "Messages", "Cost", "Last"], snap.usage.map((u) => [u.user, u.day, String(u.messages), usd(u.costUsd), ago(u.updatedAt, snap.at)]))
+      ? table(
+          ["User", "Day", "Messages", "Cost", "Last"],
+          snap.usage.map((u) => [u.user, u.day, String(u.messages), usd(u.costUsd), ago(u.updatedAt, snap.at)]),
+        )
       : el("p", "empty", "Nobody has used anything today."),
   );
   if (state.open !== null) void openSession(state.open, true);
@@ -169,14 +206,31 @@ async function openSession(key, refresh = false) {
     el("h3", null, "Stack"),
     d.framesProblem
       ? el("p", "error", `cannot be read: ${d.framesProblem}`)
-      : table(["Depth", "Agent", "Type", "Model", "Iteration"], d.frames.map((f) => [String(f.depth), label(f.agent), f.type, f.model, `${f.iteration}/${f.maxIterations}`])),
+      : table(
+          ["Depth", "Agent", "Type", "Model", "Iteration"],
+          d.frames.map((f) => [String(f.depth), label(f.agent), f.type, f.model, `${f.iteration}/${f.maxIterations}`]),
+        ),
     el("h3", null, "Task"),
   ];
   const t = d.task;
   if (!t) parts.push(el("p", "empty", "none running"));
-  else parts.push(field("Id", t.id), field("Status", statusText(t.status)), field("Owner", t.owner), field("Started", ago(t.createdAt, now)), field("Updated", ago(t.updatedAt, now)), field("Cost", `${usd(t.costUsd)} (${tokens(t.tokens)} tokens)`));
+  else
+    parts.push(
+      field("Id", t.id),
+      field("Status", statusText(t.status)),
+      field("Owner", t.owner),
+      field("Started", ago(t.createdAt, now)),
+      field("Updated", ago(t.updatedAt, now)),
+      field("Cost", `${usd(t.costUsd)} (${tokens(t.tokens)} tokens)`),
+    );
   parts.push(el("h3", null, "Pending approvals"), table(APPROVAL_COLUMNS, approvalRows(d.approvals, now)));
-  parts.push(el("h3", null, "Last errors"), table(["When", "Source", "Error"], d.errors.map((e) => [ago(e.at, now), e.source, e.error])));
+  parts.push(
+    el("h3", null, "Last errors"),
+    table(
+      ["When", "Source", "Error"],
+      d.errors.map((e) => [ago(e.at, now), e.source, e.error]),
+    ),
+  );
   parts.push(closeButton());
   fill("detail", ...parts);
   if (!refresh) section.scrollIntoView({ block: "start" });

@@ -71,7 +71,9 @@ export function loadWebChat(settings: PageSettings = { apiOff: false }): WebChat
     try {
       body = readFileSync(file);
     } catch (error) {
-      throw new Error(`the web chat cannot read ${file} (for ${path}): ${error instanceof Error ? error.message : String(error)}; reinstall with npm ci`, { cause: error });
+      throw new Error(`the web chat cannot read ${file} (for ${path}): ${error instanceof Error ? error.message : String(error)}; reinstall with npm ci`, {
+        cause: error,
+      });
     }
     const sha = createHash("sha384").update(body).digest("base64");
     assets.set(path, { type, body, integrity: `sha384-${sha}`, version: createHash("sha256").update(body).digest("hex").slice(0, 12) });

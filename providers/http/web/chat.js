@@ -316,15 +316,22 @@ function fileFromAgent(f) {
   link.textContent = `⬇ ${f.filename}`;
   const fetched = () => fetch(f.url, { headers: authorized() }).then((r) => (r.ok ? r.blob() : Promise.reject(new Error(`${r.status}`))));
   link.onclick = () =>
-    fetched().then((blob) => {
-      const a = document.createElement("a");
-      a.href = URL.createObjectURL(blob);
-      a.download = f.filename;
-      a.click();
-      setTimeout(() => URL.revokeObjectURL(a.href), 60000);
-    }, (error) => plain("Switchboard", `${f.filename} could not be downloaded (${error.message}).`, "error"));
+    fetched().then(
+      (blob) => {
+        const a = document.createElement("a");
+        a.href = URL.createObjectURL(blob);
+        a.download = f.filename;
+        a.click();
+        setTimeout(() => URL.revokeObjectURL(a.href), 60000);
+      },
+      (error) => plain("Switchboard", `${f.filename} could not be downloaded (${error.message}).`, "error"),
+    );
   body(div).append(link);
-  if (PREVIEWABLE.has(f.mime)) void fetched().then((blob) => link.before(Object.assign(preview(blob), { className: "file" })), () => {});
+  if (PREVIEWABLE.has(f.mime))
+    void fetched().then(
+      (blob) => link.before(Object.assign(preview(blob), { className: "file" })),
+      () => {},
+    );
 }
 
 // ---- Welcome, what the bot can do, and the conversation so far ----------------------------------------------
@@ -342,8 +349,7 @@ log.append(history);
       "HTTP_API_TOKENS in the server's environment or .env (token:user pairs, e.g. HTTP_API_TOKENS=a-long-random-token:alice), " +
       "or HTTP_JWT_JWKS_URL with HTTP_JWT_AUDIENCE and HTTP_JWT_ISSUER for tokens from an identity provider, and restarts it. " +
       "Then enter your token above."
-    : "To start, enter an API token above. Tokens come from the server's HTTP_API_TOKENS (token:user pairs in its .env); " +
-      "ask whoever runs this server for one.";
+    : "To start, enter an API token above. Tokens come from the server's HTTP_API_TOKENS (token:user pairs in its .env); " + "ask whoever runs this server for one.";
   const catalog = document.createElement("div");
   catalog.id = "catalog";
   catalog.textContent = apiOff ? "" : "Once your token is in, the skills and agents you can use are listed here.";

@@ -30,7 +30,7 @@ const SPEC: ToolSpec = {
         items: {
           type: "object",
           properties: {
-            text: { type: "string", description: "One short self-contained fact about the user, in the third person (\"Lives in Lisbon.\")." },
+            text: { type: "string", description: 'One short self-contained fact about the user, in the third person ("Lives in Lisbon.").' },
             kind: { type: "string", enum: [...KINDS] },
             replaces: { type: "array", items: { type: "string" }, description: "Ids of existing memories this fact updates or contradicts (they are deleted)." },
           },
@@ -168,7 +168,10 @@ async function transcriptOf(store: Pick<Store, "requests" | "outbox" | "steps">,
 }
 
 function normal(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
 }
 
 /** Whether a failed extraction is worth retrying (the model was unreachable or overloaded) or never will work. */

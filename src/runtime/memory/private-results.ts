@@ -48,10 +48,12 @@ export async function privateTo(
     for (const block of payload.content) if (block.type === "tool_use" && block.id && uses.has(block.id)) taskOf.set(block.id, entry.taskId);
   }
   const ownerOf = new Map((await store.tasks.ofSession(sessionKey)).map((t) => [t.id, t.ownerId]));
-  const foreign = new Set([...uses.keys()].filter((id) => {
-    const task = taskOf.get(id);
-    return owner === null || !task || ownerOf.get(task) !== owner;
-  }));
+  const foreign = new Set(
+    [...uses.keys()].filter((id) => {
+      const task = taskOf.get(id);
+      return owner === null || !task || ownerOf.get(task) !== owner;
+    }),
+  );
   if (foreign.size === 0) return history;
   return history.map((message) => {
     if (message.role !== "user" || !message.content.some((b) => b.type === "tool_result" && foreign.has(b.tool_use_id))) return message;

@@ -32,8 +32,7 @@ const FILLER = `(?:\\s+(?!${CONJUNCTIONS}${END})[^\\s,;!?:=]*[^\\s,;.!?:=])`;
 const VALUE = `(?:(?<quoted>${QUOTE}[^"“”«»\`]{1,80}${QUOTE})|(?<token>[^\\s,;]+))(?<after>\\s+\\S+)?`;
 
 /** "password [for the drive] is|:|= VALUE" — a credential's name, at most five words, what introduces its value, the value. */
-const INTRODUCED = (noun: string) =>
-  new RegExp(`${START}${noun}${END}${FILLER}{0,5}?(?:\\s+${INTRODUCES}\\s+|\\s*${INTRODUCING_SIGN}\\s*)${VALUE}`, "giu");
+const INTRODUCED = (noun: string) => new RegExp(`${START}${noun}${END}${FILLER}{0,5}?(?:\\s+${INTRODUCES}\\s+|\\s*${INTRODUCING_SIGN}\\s*)${VALUE}`, "giu");
 /** "door PIN 4711", "password 'tulip'" — the name and at once the value. */
 const FOLLOWED = (noun: string) => new RegExp(`${START}${noun}${END}\\s+${VALUE}`, "giu");
 

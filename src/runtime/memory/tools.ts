@@ -25,7 +25,7 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
       name: "remember",
       description:
         "Keep a durable fact about the user for later conversations (their name, a preference, an ongoing project), when they ask you to remember something. One short self-contained sentence. Never passwords, tokens or card numbers.",
-      input_schema: { type: "object", properties: { text: { type: "string", description: "The fact, e.g. \"Prefers window seats.\"" } }, required: ["text"] },
+      input_schema: { type: "object", properties: { text: { type: "string", description: 'The fact, e.g. "Prefers window seats."' } }, required: ["text"] },
     },
     idempotent: false,
     run: async (input, ctx) => {
@@ -63,7 +63,7 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
     spec: {
       name: "forget",
       description:
-        "Delete memories about the user when they ask you to forget something: give a memory id from recall (e.g. \"mem_…\"), or words describing it (\"my address\"); the best matches (up to 3) are deleted.",
+        'Delete memories about the user when they ask you to forget something: give a memory id from recall (e.g. "mem_…"), or words describing it ("my address"); the best matches (up to 3) are deleted.',
       input_schema: { type: "object", properties: { query: { type: "string", description: "A memory id, or what to forget." } }, required: ["query"] },
     },
     idempotent: true,
@@ -77,7 +77,10 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
       const byId = mine.filter((m) => m.id === query || `[${m.id}]` === query);
       const targets = byId.length > 0 ? byId : (await store.memories.search(owner, query, 3)).filter((m) => sharesAWord(m.text, query));
       if (targets.length === 0) return { content: "nothing remembered matches that; nothing was deleted" };
-      await store.memories.delete(owner, targets.map((m) => m.id));
+      await store.memories.delete(
+        owner,
+        targets.map((m) => m.id),
+      );
       return { content: `forgot:\n${listed(targets)}` };
     },
   };
@@ -85,11 +88,20 @@ export function memoryTools(storeOf: () => Store, ids: Ids): Tool[] {
 }
 
 function normal(text: string): string {
-  return text.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, " ")
+    .trim();
 }
 
 /** A search that found nothing falls back to the most recent memories; forgetting needs a real match. */
 function sharesAWord(memory: string, query: string): boolean {
-  const words = new Set(normal(memory).split(" ").filter((w) => w.length > 2));
-  return normal(query).split(" ").some((w) => w.length > 2 && [...words].some((m) => m.startsWith(w.slice(0, Math.max(3, w.length - 2)))));
+  const words = new Set(
+    normal(memory)
+      .split(" ")
+      .filter((w) => w.length > 2),
+  );
+  return normal(query)
+    .split(" ")
+    .some((w) => w.length > 2 && [...words].some((m) => m.startsWith(w.slice(0, Math.max(3, w.length - 2)))));
 }

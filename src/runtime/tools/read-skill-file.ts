@@ -28,8 +28,7 @@ export function createReadSkillFileTool(options: ReadSkillFileOptions = {}): Too
   return {
     spec: {
       name: READ_SKILL_FILE,
-      description:
-        "Read a file from your skill's own folder, e.g. references/guide.md. Pass a folder path such as \".\" or \"references\" to list its files.",
+      description: 'Read a file from your skill\'s own folder, e.g. references/guide.md. Pass a folder path such as "." or "references" to list its files.',
       input_schema: {
         type: "object",
         properties: { path: { type: "string", description: "Path relative to your skill folder." } },
@@ -104,14 +103,7 @@ async function listFolder(folder: string): Promise<string> {
   return entries.length ? entries.join("\n") : "(empty folder)";
 }
 
-async function readCapped(
-  target: string,
-  checked: Stats,
-  requested: string,
-  shown: string,
-  maxBytes: number,
-  stillThere: () => Promise<boolean>,
-): Promise<ToolOutput> {
+async function readCapped(target: string, checked: Stats, requested: string, shown: string, maxBytes: number, stillThere: () => Promise<boolean>): Promise<ToolOutput> {
   let handle: FileHandle;
   try {
     handle = await open(target, OPEN_FLAGS);

@@ -36,7 +36,17 @@ export class ToolRegistry {
     private readonly dynamic: DynamicTools | null = null,
   ) {
     const names = () => this.names();
-    for (const tool of [spawnTool("skill", names), spawnTool("agent", names), callAgentTool(names), completeTool, reportBackTool, readSkillFileTool, readToolResultTool, viewFileTool, ...extra]) {
+    for (const tool of [
+      spawnTool("skill", names),
+      spawnTool("agent", names),
+      callAgentTool(names),
+      completeTool,
+      reportBackTool,
+      readSkillFileTool,
+      readToolResultTool,
+      viewFileTool,
+      ...extra,
+    ]) {
       if (this.tools.has(tool.spec.name)) throw new Error(`tool ${tool.spec.name} is registered twice`);
       this.tools.set(tool.spec.name, tool);
     }
@@ -70,7 +80,13 @@ export class ToolRegistry {
       .map((name) => (name === REPORT_BACK ? reportBackSpec(frame) : this.specOf(name)))
       .filter((spec): spec is ToolDefinition => spec !== undefined);
     if (!this.dynamic || !frame.effectiveTools.some(isMcpEntry)) return own;
-    return [...own, ...this.dynamic.list().filter((tool) => allowsTool(frame.effectiveTools, tool.spec.name)).map((tool) => tool.spec)];
+    return [
+      ...own,
+      ...this.dynamic
+        .list()
+        .filter((tool) => allowsTool(frame.effectiveTools, tool.spec.name))
+        .map((tool) => tool.spec),
+    ];
   }
 }
 

@@ -62,7 +62,9 @@ export function scheduleTools(deps: ScheduleToolDeps): Tool[] {
       if (!(await schedules.create(job, deps.maxPerUser))) return fail(jobLimitProblem(deps.maxPerUser, deps.maxPerUser)!);
       deps.onScheduled?.();
       const what = spec.schedule.kind === "cron" ? `repeating (cron ${spec.schedule.cron} in ${spec.timezone})` : "once";
-      return { content: `Scheduled job ${id}, ${what}. Next run: ${runText(firstDue, spec.timezone, now)}. The user can list jobs with /schedules and cancel this one with /unschedule ${id}.` };
+      return {
+        content: `Scheduled job ${id}, ${what}. Next run: ${runText(firstDue, spec.timezone, now)}. The user can list jobs with /schedules and cancel this one with /unschedule ${id}.`,
+      };
     },
   };
   const list: Tool = {

@@ -66,9 +66,7 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
       }
       const previous = def.carryover ? await ctx.previousRun(`${kind}:${def.name}`) : null;
-      const message = previous
-        ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${parsed.data.message}`
-        : parsed.data.message;
+      const message = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${parsed.data.message}` : parsed.data.message;
       const child = buildChildFrame(def, frame, message, ctx, toolNames(), schema as Record<string, unknown> | null);
       if (def.mode === "batch") return ctx.runBatch(child);
       return ctx.activateChild(child);

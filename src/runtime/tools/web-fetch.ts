@@ -59,7 +59,12 @@ export function webFetchTool(options: WebFetchOptions): Tool {
         return fail(`WebFetch: ${issue.path.join(".") || "input"} ${issue.message}`);
       }
       const { url, prompt } = parsed.data;
-      const result = await options.egress.request({ method: "GET", url, headers: { accept: "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5" }, signal: ctx.signal });
+      const result = await options.egress.request({
+        method: "GET",
+        url,
+        headers: { accept: "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5" },
+        signal: ctx.signal,
+      });
       if (result.outcome === "refused") return fail(`WebFetch refused: ${result.reason}`);
       if (result.outcome === "failed") return fail(`WebFetch of ${url} failed: ${result.reason}`);
       if (result.outcome === "redirect_needs_approval") return fail(`WebFetch of ${url}: the server redirected to ${result.location}; fetch that URL instead`);

@@ -19,7 +19,12 @@ const changeSchema = z.discriminatedUnion("kind", [
     sessionKey: z.string(),
     event: z.object({ type: z.enum(["push", "pop"]), agent: z.string(), depth: z.number() }),
   }),
-  z.object({ kind: z.literal("delta"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }) }),
+  z.object({
+    kind: z.literal("delta"),
+    sessionKey: z.string(),
+    requestId: z.string().nullable().optional(),
+    event: z.object({ agent: z.string(), depth: z.number(), text: z.string() }),
+  }),
   z.object({ kind: z.literal("reset"), sessionKey: z.string(), requestId: z.string().nullable().optional(), event: z.object({ agent: z.string(), depth: z.number() }) }),
 ]) satisfies z.ZodType<StoreChange>;
 

@@ -131,13 +131,7 @@ function updateRequests(batch: StatementBatch, step: StepCommit, now: number): v
   if (updates.length === 0) return;
   const batches = new Set(updates.map((u) => u.id)).size === updates.length ? [updates] : updates.map((u) => [u]);
   for (const group of batches) {
-    batch.add(S.updateRequests, [
-      now,
-      group.map((u) => u.id),
-      group.map((u) => u.status),
-      group.map((u) => u.taskId),
-      group.map((u) => u.error ?? null),
-    ]);
+    batch.add(S.updateRequests, [now, group.map((u) => u.id), group.map((u) => u.status), group.map((u) => u.taskId), group.map((u) => u.error ?? null)]);
   }
 }
 

@@ -19,7 +19,14 @@ const F = {
 };
 
 /** Stores `files` of a request through `client`, inside the transaction that stores the request. */
-export async function insertFilesWith(client: pg.ClientBase | pg.Pool, sessionKey: string, requestId: string | null, ownerId: string, files: readonly NewStoredFile[], now: number): Promise<void> {
+export async function insertFilesWith(
+  client: pg.ClientBase | pg.Pool,
+  sessionKey: string,
+  requestId: string | null,
+  ownerId: string,
+  files: readonly NewStoredFile[],
+  now: number,
+): Promise<void> {
   for (const f of files) {
     await client.query({ ...F.insertBlob, values: [sessionKey, f.sha256, f.bytes, f.size, now] });
     await client.query({ ...F.insertFile, values: [f.id, f.publicId, sessionKey, requestId, ownerId, f.sha256, f.name, f.mime, f.kind, f.size, f.voice ? 1 : 0, now] });

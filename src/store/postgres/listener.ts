@@ -109,7 +109,10 @@ export class ChangeListener {
       // Whoever sent it, its text is not logged, and a flood of them is not a flood of log lines: the first and
       // every thousandth after it.
       if (this.ignored++ % 1000 === 0) {
-        this.log.warn({ channel: CHANNEL, bytes: payload?.length ?? 0, ignored: this.ignored }, "ignored a notification that is not a change id (another program, or another role, uses the channel)");
+        this.log.warn(
+          { channel: CHANNEL, bytes: payload?.length ?? 0, ignored: this.ignored },
+          "ignored a notification that is not a change id (another program, or another role, uses the channel)",
+        );
       }
       return;
     }
@@ -198,7 +201,10 @@ export class ChangeListener {
         (error: Error) => {
           if (this.closed) return;
           this.failures++;
-          this.log.warn({ err: error.message, retryInMs: Math.min(FIRST_RETRY_MS * 2 ** this.failures, MAX_RETRY_MS) }, "cannot reconnect the PostgreSQL change feed yet");
+          this.log.warn(
+            { err: error.message, retryInMs: Math.min(FIRST_RETRY_MS * 2 ** this.failures, MAX_RETRY_MS) },
+            "cannot reconnect the PostgreSQL change feed yet",
+          );
           this.scheduleReconnect();
         },
       );

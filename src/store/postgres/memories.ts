@@ -47,9 +47,8 @@ export class PostgresMemories implements MemoryStore {
 
   async delete(userId: string, ids?: string[]): Promise<number> {
     if (ids !== undefined && ids.length === 0) return 0;
-    const { rowCount } = ids === undefined
-      ? await this.pool.query({ ...M.deleteAllMemories, values: [userId] })
-      : await this.pool.query({ ...M.deleteMemoriesById, values: [userId, ids] });
+    const { rowCount } =
+      ids === undefined ? await this.pool.query({ ...M.deleteAllMemories, values: [userId] }) : await this.pool.query({ ...M.deleteMemoriesById, values: [userId, ids] });
     return rowCount ?? 0;
   }
 

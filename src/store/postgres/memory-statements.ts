@@ -29,10 +29,14 @@ export const M = {
        WHERE numnode(words.q) > 0
        GROUP BY words.q, stats.n
      )
-     SELECT ${MEMORY.split(", ").map((c) => `m.${c}`).join(", ")},
+     SELECT ${MEMORY.split(", ")
+       .map((c) => `m.${c}`)
+       .join(", ")},
        sum(t.idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * m.len / stats.avglen))) AS score
      FROM mine m CROSS JOIN stats JOIN terms t ON m.search @@ t.q
-     GROUP BY ${MEMORY.split(", ").map((c) => `m.${c}`).join(", ")}, m.len, stats.avglen
+     GROUP BY ${MEMORY.split(", ")
+       .map((c) => `m.${c}`)
+       .join(", ")}, m.len, stats.avglen
      ORDER BY score DESC, m.updated_at DESC, m.seq DESC LIMIT $3`,
   ),
   // A known id is updated, never taken over: an id of another user's memory leaves that memory untouched.
@@ -80,21 +84,12 @@ export const M = {
      FROM next WHERE j.task_id = next.task_id
      RETURNING j.*`,
   ),
-  holdMemoryJob: sql(
-    "hold_memory_job",
-    `SELECT user_id FROM memory_jobs WHERE task_id = $1 AND status = 'running' AND holder = $2 FOR UPDATE`,
-  ),
-  finishMemoryJob: sql(
-    "finish_memory_job",
-    `UPDATE memory_jobs SET status = 'done', holder = NULL, claimed_until = NULL, updated_at = $2 WHERE task_id = $1`,
-  ),
+  holdMemoryJob: sql("hold_memory_job", `SELECT user_id FROM memory_jobs WHERE task_id = $1 AND status = 'running' AND holder = $2 FOR UPDATE`),
+  finishMemoryJob: sql("finish_memory_job", `UPDATE memory_jobs SET status = 'done', holder = NULL, claimed_until = NULL, updated_at = $2 WHERE task_id = $1`),
   retryMemoryJob: sql(
     "retry_memory_job",
     `UPDATE memory_jobs SET status = 'pending', next_at = $1, error = $2, holder = NULL, claimed_until = NULL, updated_at = $3
      WHERE task_id = $4 AND status = 'running' AND holder = $5`,
   ),
-  pendingMemoryJobs: sql(
-    "pending_memory_jobs",
-    `SELECT * FROM memory_jobs WHERE status IN ('pending', 'running') ORDER BY created_at, seq`,
-  ),
+  pendingMemoryJobs: sql("pending_memory_jobs", `SELECT * FROM memory_jobs WHERE status IN ('pending', 'running') ORDER BY created_at, seq`),
 };

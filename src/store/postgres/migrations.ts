@@ -334,9 +334,7 @@ export async function migrate(client: pg.ClientBase, target = SCHEMA_VERSION): P
   await client.query("BEGIN");
   try {
     await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
-    await client.query(
-      `CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`,
-    );
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())`);
     const { rows } = await client.query<{ v: number }>(`SELECT COALESCE(MAX(version), 0)::int AS v FROM schema_migrations`);
     const current = rows[0]?.v ?? 0;
     if (current > SCHEMA_VERSION) {

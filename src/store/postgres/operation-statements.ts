@@ -35,18 +35,9 @@ export const O = {
   recentSessions: sql("recent_sessions", sessionSummaries("", "$1")),
   sessionSummary: sql("session_summary", sessionSummaries("WHERE s.key = $1", "1")),
   allPendingApprovals: sql("all_pending_approvals", `SELECT * FROM approvals WHERE status = 'pending' ORDER BY requested_at, id`),
-  stuckRequests: sql(
-    "stuck_requests",
-    `SELECT * FROM requests WHERE status IN ('pending', 'running') AND updated_at < $1 ORDER BY updated_at, seq LIMIT $2`,
-  ),
-  stuckOutbound: sql(
-    "stuck_outbound",
-    `SELECT * FROM outbox WHERE ${PENDING_OUTBOX} AND created_at < $1 ORDER BY created_at, seq LIMIT $2`,
-  ),
-  stuckApprovals: sql(
-    "stuck_approvals",
-    `SELECT * FROM approvals WHERE status = 'pending' AND requested_at < $1 ORDER BY requested_at, id LIMIT $2`,
-  ),
+  stuckRequests: sql("stuck_requests", `SELECT * FROM requests WHERE status IN ('pending', 'running') AND updated_at < $1 ORDER BY updated_at, seq LIMIT $2`),
+  stuckOutbound: sql("stuck_outbound", `SELECT * FROM outbox WHERE ${PENDING_OUTBOX} AND created_at < $1 ORDER BY created_at, seq LIMIT $2`),
+  stuckApprovals: sql("stuck_approvals", `SELECT * FROM approvals WHERE status = 'pending' AND requested_at < $1 ORDER BY requested_at, id LIMIT $2`),
   // Ties go to the newest row.
   recentErrors: sql(
     "recent_errors",

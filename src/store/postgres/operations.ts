@@ -35,11 +35,7 @@ export class PostgresOperations implements OperationsStore {
 
   async stuckWork(before: number, limit: number): Promise<StuckWork> {
     const values = [before, bounded(limit)];
-    const [requests, outbound, approvals] = await Promise.all([
-      this.all(O.stuckRequests, values),
-      this.all(O.stuckOutbound, values),
-      this.all(O.stuckApprovals, values),
-    ]);
+    const [requests, outbound, approvals] = await Promise.all([this.all(O.stuckRequests, values), this.all(O.stuckOutbound, values), this.all(O.stuckApprovals, values)]);
     return { requests: requests.map(toRequest), outbound: outbound.map(toOutbound), approvals: await this.quarantine.approvals(approvals) };
   }
 

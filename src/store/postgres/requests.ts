@@ -51,7 +51,16 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
   const change = { kind: "request", sessionKey: input.sessionKey, requestId: input.id } as const;
   const options = input.taskOptions;
   const { rows } = await run(client, S.insertRequest, [
-    input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, encodeChange(change), options?.expiresAt ?? null, options?.metadataJson ?? null,
+    input.id,
+    input.sessionKey,
+    input.externalId,
+    input.kind,
+    input.userId,
+    input.text,
+    now,
+    encodeChange(change),
+    options?.expiresAt ?? null,
+    options?.metadataJson ?? null,
   ]);
   if (rows[0]) {
     if (input.files?.length) await insertFilesWith(client, input.sessionKey, input.id, input.userId, input.files, now);

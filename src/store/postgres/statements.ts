@@ -36,10 +36,7 @@ export const S = {
      SELECT f.id, $1, (SELECT COALESCE(MAX(position), -1) FROM frames WHERE session_key = $1) + f.n::int, f.data
      FROM unnest($2::text[], $3::text[]) WITH ORDINALITY AS f(id, data, n)`,
   ),
-  updateFrames: sql(
-    "update_frames",
-    `UPDATE frames SET data = u.data FROM unnest($1::text[], $2::text[]) AS u(id, data) WHERE frames.frame_id = u.id`,
-  ),
+  updateFrames: sql("update_frames", `UPDATE frames SET data = u.data FROM unnest($1::text[], $2::text[]) AS u(id, data) WHERE frames.frame_id = u.id`),
   popFrames: sql("pop_frames", `DELETE FROM frames WHERE frame_id = ANY($1::text[])`),
   updateTask: sql(
     "update_task",
@@ -145,19 +142,13 @@ export const S = {
      ON CONFLICT (user_id, key) DO NOTHING`,
   ),
   deleteIdempotency: sql("delete_idempotency", `DELETE FROM idempotency_keys WHERE user_id = $1 AND key = $2`),
-  requestByIdempotency: sql(
-    "request_by_idempotency",
-    `SELECT r.* FROM idempotency_keys k JOIN requests r ON r.id = k.request_id WHERE k.user_id = $1 AND k.key = $2`,
-  ),
+  requestByIdempotency: sql("request_by_idempotency", `SELECT r.* FROM idempotency_keys k JOIN requests r ON r.id = k.request_id WHERE k.user_id = $1 AND k.key = $2`),
   saveIdempotent: sql("save_idempotent", `UPDATE idempotency_keys SET response = $1 WHERE user_id = $2 AND key = $3`),
 
   // ── tasks, frames, the context log, usage ───────────────────────────────────────────────────────────────
   taskById: sql("task_by_id", `SELECT * FROM tasks WHERE id = $1`),
   tasksOf: sql("tasks_of", `SELECT * FROM tasks WHERE session_key = $1 ORDER BY created_at, seq`),
-  activeTask: sql(
-    "active_task",
-    `SELECT * FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1`,
-  ),
+  activeTask: sql("active_task", `SELECT * FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1`),
   // The active task's owner, else the sender of the oldest unfinished message (Store.conversationOwner).
   conversationOwner: sql(
     "conversation_owner",
@@ -176,10 +167,7 @@ export const S = {
      ORDER BY updated_at DESC, seq DESC LIMIT 1`,
   ),
   frames: sql("frames", `SELECT frame_id, data FROM frames WHERE session_key = $1 ORDER BY position`),
-  history: sql(
-    "history",
-    `SELECT * FROM context_log WHERE agent_session_id = $1 AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`,
-  ),
+  history: sql("history", `SELECT * FROM context_log WHERE agent_session_id = $1 AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
   sessionLog: sql("session_log", `SELECT * FROM context_log WHERE session_key = $1 ORDER BY seq`),
   openAgentSessions: sql(
     "open_agent_sessions",
@@ -211,16 +199,10 @@ export const S = {
   ),
   markDelivered: sql("mark_delivered", `UPDATE outbox SET delivered_at = $1 WHERE id = $2`),
   markUndelivered: sql("mark_undelivered", `UPDATE outbox SET delivered_at = NULL WHERE id = $1`),
-  markUndeliverable: sql(
-    "mark_undeliverable",
-    `UPDATE outbox SET failed_at = $1, failure = $2, delivered_at = NULL WHERE id = $3 AND failed_at IS NULL`,
-  ),
+  markUndeliverable: sql("mark_undeliverable", `UPDATE outbox SET failed_at = $1, failure = $2, delivered_at = NULL WHERE id = $3 AND failed_at IS NULL`),
   undeliverable: sql("undeliverable", `SELECT * FROM outbox WHERE session_key = $1 AND failed_at IS NOT NULL ORDER BY seq`),
   chunks: sql("chunks", `SELECT chunk FROM deliveries WHERE outbound_id = $1 ORDER BY chunk`),
-  recordChunk: sql(
-    "record_chunk",
-    `INSERT INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-  ),
+  recordChunk: sql("record_chunk", `INSERT INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`),
   saveIndicator: sql(
     "save_indicator",
     `INSERT INTO indicators (session_key, data, created_at) VALUES ($1, $2, $3)
@@ -236,14 +218,8 @@ export const S = {
     `SELECT * FROM approvals WHERE session_key = $1 AND COALESCE(task_id, '') = COALESCE($2::text, '')
      AND tool_use_id = $3 AND tool_name = $4 AND input_hash = $5`,
   ),
-  pendingApprovals: sql(
-    "pending_approvals",
-    `SELECT * FROM approvals WHERE session_key = $1 AND status = 'pending' ORDER BY requested_at, id`,
-  ),
-  decideApproval: sql(
-    "decide_approval",
-    `UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4 AND status = 'pending'`,
-  ),
+  pendingApprovals: sql("pending_approvals", `SELECT * FROM approvals WHERE session_key = $1 AND status = 'pending' ORDER BY requested_at, id`),
+  decideApproval: sql("decide_approval", `UPDATE approvals SET status = $1, decided_by = $2, decided_at = $3 WHERE id = $4 AND status = 'pending'`),
   dueApprovals: sql("due_approvals", `SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at`),
   // Takes the approval out of play (no sweep or click finds it, its call may be asked again) and records it.
   quarantineApproval: sql(

@@ -39,7 +39,16 @@ export class PostgresWorkspaces implements WorkspaceStore {
       if (put.length > 0) {
         await client.query({
           ...S.put,
-          values: [sessionKey, put.map((f) => f.path), put.map((f) => f.kind), put.map((f) => f.mode), put.map((f) => f.size), put.map((f) => f.sha256), put.map((f) => f.content.toString("base64")), this.ctx.now()],
+          values: [
+            sessionKey,
+            put.map((f) => f.path),
+            put.map((f) => f.kind),
+            put.map((f) => f.mode),
+            put.map((f) => f.size),
+            put.map((f) => f.sha256),
+            put.map((f) => f.content.toString("base64")),
+            this.ctx.now(),
+          ],
         });
       }
       if (remove.length > 0) await client.query({ ...S.remove, values: [sessionKey, remove] });

@@ -8,15 +8,7 @@ import type { OutboundInput } from "./outbox.js";
 import type { RequestStatus } from "./requests.js";
 import type { TaskOptions, TaskStatus } from "./tasks.js";
 
-export type LogType =
-  | "message"
-  | "tool_use"
-  | "tool_result"
-  | "compaction"
-  | "agent_session"
-  | "agent_session_complete"
-  | "approval"
-  | "session_reset";
+export type LogType = "message" | "tool_use" | "tool_result" | "compaction" | "agent_session" | "agent_session_complete" | "approval" | "session_reset";
 
 /** A frame's metadata; its history lives in the context log under agentSessionId. */
 export interface FrameRecord {

@@ -427,9 +427,7 @@ export const SCHEMA_VERSION = MIGRATIONS.length;
 export function migrate(db: Database.Database, target = SCHEMA_VERSION): void {
   const current = db.pragma("user_version", { simple: true }) as number;
   if (current > SCHEMA_VERSION) {
-    throw new Error(
-      `the database is at schema version ${current}, newer than this Switchboard (${SCHEMA_VERSION}); upgrade Switchboard or use another DATA_DIR`,
-    );
+    throw new Error(`the database is at schema version ${current}, newer than this Switchboard (${SCHEMA_VERSION}); upgrade Switchboard or use another DATA_DIR`);
   }
   for (let version = current; version < target; version++) {
     db.transaction(() => {

@@ -34,7 +34,18 @@ export class SqliteRequests implements RequestStore {
       if (!ownerAdmits(input.owner, owner, input.userId)) return { status: "busy", ownerId: owner };
     }
     const options = input.taskOptions;
-    const info = s.insertRequest.run(input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, options?.expiresAt ?? null, options?.metadataJson ?? null, now, now);
+    const info = s.insertRequest.run(
+      input.id,
+      input.sessionKey,
+      input.externalId,
+      input.kind,
+      input.userId,
+      input.text,
+      options?.expiresAt ?? null,
+      options?.metadataJson ?? null,
+      now,
+      now,
+    );
     if (info.changes === 0) {
       return { status: "duplicate", request: toRequest(s.requestByExternal.get(input.sessionKey, input.externalId) as Row) };
     }

@@ -45,9 +45,7 @@ export function prepareStatements(db: Database.Database) {
       `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error),
        structured_output = COALESCE(?, structured_output), updated_at = ? WHERE id = ?`,
     ),
-    updateRequest: db.prepare(
-      `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`,
-    ),
+    updateRequest: db.prepare(`UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`),
     addUsage: db.prepare(
       `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,
@@ -81,31 +79,21 @@ export function prepareStatements(db: Database.Database) {
        AND tool_use_id = ? AND tool_name = ? AND input_hash = ?`,
     ),
     quarantineApproval: db.prepare(`UPDATE approvals SET status = 'quarantined', input_hash = 'quarantined:' || id WHERE id = ?`),
-    insertQuarantine: db.prepare(
-      `INSERT OR IGNORE INTO quarantine (kind, row_id, session_key, reason, created_at) VALUES (?, ?, ?, ?, ?)`,
-    ),
+    insertQuarantine: db.prepare(`INSERT OR IGNORE INTO quarantine (kind, row_id, session_key, reason, created_at) VALUES (?, ?, ?, ?, ?)`),
     quarantined: db.prepare(`SELECT * FROM quarantine ORDER BY created_at DESC, rowid DESC`),
     frameRows: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ?`),
     deleteFrames: db.prepare(`DELETE FROM frames WHERE session_key = ?`),
     claimSession: db.prepare(`UPDATE sessions SET owner_id = ? WHERE key = ? AND owner_id IS NULL`),
     idempotency: db.prepare(`SELECT * FROM idempotency_keys WHERE user_id = ? AND key = ?`),
-    insertIdempotency: db.prepare(
-      `INSERT INTO idempotency_keys (user_id, key, request_id, session_key, fingerprint, created_at) VALUES (?, ?, ?, ?, ?, ?)`,
-    ),
+    insertIdempotency: db.prepare(`INSERT INTO idempotency_keys (user_id, key, request_id, session_key, fingerprint, created_at) VALUES (?, ?, ?, ?, ?, ?)`),
     saveIdempotent: db.prepare(`UPDATE idempotency_keys SET response = ? WHERE user_id = ? AND key = ?`),
     outboundFor: db.prepare(`SELECT * FROM outbox WHERE request_id = ? ORDER BY seq`),
     pendingApprovals: db.prepare(`SELECT * FROM approvals WHERE session_key = ? AND status = 'pending' ORDER BY requested_at, id`),
-    decideApproval: db.prepare(
-      `UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`,
-    ),
+    decideApproval: db.prepare(`UPDATE approvals SET status = ?, decided_by = ?, decided_at = ? WHERE id = ? AND status = 'pending'`),
     dueApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND expires_at <= ? ORDER BY expires_at`),
-    setMainSession: db.prepare(
-      `UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, cost_since_reset_nano_usd = 0, updated_at = ? WHERE key = ?`,
-    ),
+    setMainSession: db.prepare(`UPDATE sessions SET main_agent_session_id = ?, tokens_since_reset = 0, cost_since_reset_nano_usd = 0, updated_at = ? WHERE key = ?`),
     getSession: db.prepare(`SELECT * FROM sessions WHERE key = ?`),
-    insertSession: db.prepare(
-      `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`,
-    ),
+    insertSession: db.prepare(`INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES (?, ?, ?, ?)`),
     insertRequest: db.prepare(
       `INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, task_expires_at, task_metadata, created_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?) ON CONFLICT (session_key, external_id) DO NOTHING`,
@@ -136,9 +124,7 @@ export function prepareStatements(db: Database.Database) {
        ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
     ),
     frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
-    history: db.prepare(
-      `SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`,
-    ),
+    history: db.prepare(`SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
     sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
     openAgentSessions: db.prepare(
       `SELECT s.agent_session_id AS id, json_extract(s.payload, '$.agent_name') AS name FROM context_log s
@@ -151,9 +137,7 @@ export function prepareStatements(db: Database.Database) {
     pendingFor: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND session_key = ? ORDER BY seq`),
     markUndeliverable: db.prepare(`UPDATE outbox SET failed_at = ?, failure = ?, delivered_at = NULL WHERE id = ? AND failed_at IS NULL`),
     undeliverable: db.prepare(`SELECT * FROM outbox WHERE session_key = ? AND failed_at IS NOT NULL ORDER BY seq`),
-    saveIndicator: db.prepare(
-      `INSERT INTO indicators (session_key, data, created_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET data = excluded.data`,
-    ),
+    saveIndicator: db.prepare(`INSERT INTO indicators (session_key, data, created_at) VALUES (?, ?, ?) ON CONFLICT (session_key) DO UPDATE SET data = excluded.data`),
     deleteIndicator: db.prepare(`DELETE FROM indicators WHERE session_key = ?`),
     indicators: db.prepare(`SELECT * FROM indicators WHERE substr(session_key, 1, length(?) + 1) = ? || ':' ORDER BY created_at`),
     nextPending: db.prepare(`SELECT seq FROM outbox WHERE session_key = ? AND delivered_at IS NULL AND failed_at IS NULL ORDER BY seq LIMIT 1`),
@@ -183,9 +167,7 @@ export function prepareStatements(db: Database.Database) {
       `SELECT * FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND status IN ('pending', 'running') AND status = 'running' ORDER BY seq`,
     ),
     chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
-    recordChunk: db.prepare(
-      `INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`,
-    ),
+    recordChunk: db.prepare(`INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`),
     // ── long-term memory (memories.ts) ──
     memoriesOf: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY created_at, seq`),
     recentMemories: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`),
@@ -212,18 +194,14 @@ export function prepareStatements(db: Database.Database) {
       `SELECT * FROM memory_jobs WHERE (status = 'pending' AND next_at <= @now) OR (status = 'running' AND claimed_until < @now)
        ORDER BY created_at, rowid LIMIT 1`,
     ),
-    failMemoryJob: db.prepare(
-      `UPDATE memory_jobs SET status = 'failed', holder = NULL, claimed_until = NULL, error = ?, updated_at = ? WHERE task_id = ?`,
-    ),
+    failMemoryJob: db.prepare(`UPDATE memory_jobs SET status = 'failed', holder = NULL, claimed_until = NULL, error = ?, updated_at = ? WHERE task_id = ?`),
     claimMemoryJob: db.prepare(
       `UPDATE memory_jobs SET status = 'running', holder = ?, claimed_until = ?, attempts = attempts + 1, updated_at = ?
        WHERE task_id = ? RETURNING *`,
     ),
     expireMemoryClaims: db.prepare(`UPDATE memory_jobs SET claimed_until = 0 WHERE status = 'running'`),
     heldMemoryJob: db.prepare(`SELECT * FROM memory_jobs WHERE task_id = ? AND status = 'running' AND holder = ?`),
-    finishMemoryJob: db.prepare(
-      `UPDATE memory_jobs SET status = 'done', holder = NULL, claimed_until = NULL, updated_at = ? WHERE task_id = ?`,
-    ),
+    finishMemoryJob: db.prepare(`UPDATE memory_jobs SET status = 'done', holder = NULL, claimed_until = NULL, updated_at = ? WHERE task_id = ?`),
     retryMemoryJob: db.prepare(
       `UPDATE memory_jobs SET status = 'pending', next_at = ?, error = ?, holder = NULL, claimed_until = NULL, updated_at = ?
        WHERE task_id = ? AND status = 'running' AND holder = ?`,
@@ -236,9 +214,7 @@ export function prepareStatements(db: Database.Database) {
     stuckRequests: db.prepare(
       `SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') AND updated_at < ? ORDER BY updated_at, seq LIMIT ?`,
     ),
-    stuckOutbound: db.prepare(
-      `SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND created_at < ? ORDER BY created_at, seq LIMIT ?`,
-    ),
+    stuckOutbound: db.prepare(`SELECT * FROM outbox WHERE delivered_at IS NULL AND failed_at IS NULL AND created_at < ? ORDER BY created_at, seq LIMIT ?`),
     stuckApprovals: db.prepare(`SELECT * FROM approvals WHERE status = 'pending' AND requested_at < ? ORDER BY requested_at, id LIMIT ?`),
     // Each part reads an index (requests_failed, tasks_by_session, outbox_failed); ties go to the newest row.
     recentErrors: db.prepare(

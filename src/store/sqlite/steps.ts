@@ -64,7 +64,21 @@ export class SqliteSteps implements StepStore {
     if (step.outbound) insertOutbound(s, key, step.outbound, now);
     if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
     for (const a of step.approvalsCreated ?? []) {
-      s.insertApproval.run(a.id, key, a.taskId, a.requestId, a.frameId, a.toolUseId, a.toolName, JSON.stringify(a.input), inputHash(a.input), a.agent, a.ownerId, now, now + a.timeoutMs);
+      s.insertApproval.run(
+        a.id,
+        key,
+        a.taskId,
+        a.requestId,
+        a.frameId,
+        a.toolUseId,
+        a.toolName,
+        JSON.stringify(a.input),
+        inputHash(a.input),
+        a.agent,
+        a.ownerId,
+        now,
+        now + a.timeoutMs,
+      );
     }
     if (step.framesQuarantined) {
       for (const row of s.frameRows.all(key) as Row[]) {

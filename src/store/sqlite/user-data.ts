@@ -23,9 +23,7 @@ export function runPlan<T>(db: Database.Database, plan: () => Plan<T>): T {
     let next = steps.next();
     while (!next.done) {
       const step = next.value;
-      next = steps.next(
-        "all" in step ? (db.prepare(step.all.sql).all(bind(step.all.params)) as Row[]) : db.prepare(step.run.sql).run(bind(step.run.params)).changes,
-      );
+      next = steps.next("all" in step ? (db.prepare(step.all.sql).all(bind(step.all.params)) as Row[]) : db.prepare(step.run.sql).run(bind(step.run.params)).changes);
     }
     return next.value;
   })();

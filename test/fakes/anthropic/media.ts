@@ -24,7 +24,8 @@ function mediaBlocks(msgs: Msg[]): Array<{ block: Block; at: string; role: unkno
       if (b.type === "image" || b.type === "document") found.push({ block: b, at: `messages.${n}.content.${i}`, role: m.role });
       if (b.type === "tool_result" && Array.isArray(b.content)) {
         for (const [k, c] of (b.content as Block[]).entries()) {
-          if (isObj(c) && (c.type === "image" || c.type === "document")) found.push({ block: c, at: `messages.${n}.content.${i}.tool_result.content.${k}`, role: m.role });
+          if (isObj(c) && (c.type === "image" || c.type === "document"))
+            found.push({ block: c, at: `messages.${n}.content.${i}.tool_result.content.${k}`, role: m.role });
         }
       }
     }
@@ -69,7 +70,8 @@ function checkImage(block: Block, at: string, many: boolean): string | null {
   const bytes = Buffer.from(source.data, "base64");
   const size = imageSize(bytes);
   if (!size || size.type !== source.media_type) return `${where}.data: Image does not match the provided media type ${source.media_type as string}`;
-  if (many && (size.width > 2000 || size.height > 2000)) return `${where}.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`;
+  if (many && (size.width > 2000 || size.height > 2000))
+    return `${where}.data: At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels`;
   if (size.width > 8000 || size.height > 8000) return `${where}.data: At least one of the image dimensions exceed max allowed size: 8000 pixels`;
   return null;
 }
@@ -77,7 +79,8 @@ function checkImage(block: Block, at: string, many: boolean): string | null {
 function checkDocument(block: Block, at: string, countPages: (pages: number) => void): string | null {
   const bad = extra(block, ["type", "source", "title", "context", "citations", "cache_control"], at);
   if (bad) return bad;
-  if (block.title !== undefined && block.title !== null && (typeof block.title !== "string" || block.title.length > 500)) return `${at}.title: String should have at most 500 characters`;
+  if (block.title !== undefined && block.title !== null && (typeof block.title !== "string" || block.title.length > 500))
+    return `${at}.title: String should have at most 500 characters`;
   const source = block.source;
   if (!isObj(source)) return `${at}.document.source: Field required`;
   if (source.type === "text") {
@@ -85,7 +88,8 @@ function checkDocument(block: Block, at: string, countPages: (pages: number) => 
     if (typeof source.data !== "string") return `${at}.document.source.text.data: Field required`;
     return null;
   }
-  if (source.type !== "base64") return ["url", "file", "content"].includes(source.type as string) ? null : `${at}.document.source.type: Input should be 'base64', 'text', 'content', 'url' or 'file'`;
+  if (source.type !== "base64")
+    return ["url", "file", "content"].includes(source.type as string) ? null : `${at}.document.source.type: Input should be 'base64', 'text', 'content', 'url' or 'file'`;
   if (source.media_type !== "application/pdf") return `${at}.document.source.base64.media_type: Input should be 'application/pdf'`;
   if (typeof source.data !== "string" || source.data === "") return `${at}.pdf.source.base64.data: PDF cannot be empty`;
   if (source.data.length % 4 !== 0 || !BASE64.test(source.data)) return `${at}.pdf.source.base64.data: Invalid base64 data`;
@@ -125,7 +129,8 @@ export function imageSize(b: Buffer): { type: string; width: number; height: num
       const marker = b[i + 1]!;
       const length = b.readUInt16BE(i + 2);
       // SOF0-SOF15 except DHT (C4), JPG (C8) and DAC (CC).
-      if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker)) return { type: "image/jpeg", height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
+      if (marker >= 0xc0 && marker <= 0xcf && ![0xc4, 0xc8, 0xcc].includes(marker))
+        return { type: "image/jpeg", height: b.readUInt16BE(i + 5), width: b.readUInt16BE(i + 7) };
       i += 2 + length;
     }
   }

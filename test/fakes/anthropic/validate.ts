@@ -68,8 +68,20 @@ function checkTopLevel(b: Obj): string | null {
 }
 
 function checkMessages(msgs: Msg[]): string | null {
-  const passes = [checkRoles, checkContentShape, checkTextBlocks, checkToolPlacement, checkUniqueToolUseIds,
-    checkToolUsesAnswered, checkToolResultsExpected, checkSingleResult, checkToolResultsFirst, checkToolResultContent, checkServerToolBlocks, checkMedia];
+  const passes = [
+    checkRoles,
+    checkContentShape,
+    checkTextBlocks,
+    checkToolPlacement,
+    checkUniqueToolUseIds,
+    checkToolUsesAnswered,
+    checkToolResultsExpected,
+    checkSingleResult,
+    checkToolResultsFirst,
+    checkToolResultContent,
+    checkServerToolBlocks,
+    checkMedia,
+  ];
   for (const pass of passes) {
     const err = pass(msgs);
     if (err) return err;
@@ -149,12 +161,16 @@ function checkToolPlacement(msgs: Msg[]): string | null {
 
 function toolUseIds(m: Msg | undefined): string[] {
   if (!m || m.role !== "assistant") return [];
-  return blocksOf(m).filter((b) => b.type === "tool_use").map((b) => b.id as string);
+  return blocksOf(m)
+    .filter((b) => b.type === "tool_use")
+    .map((b) => b.id as string);
 }
 
 function toolResultIds(m: Msg | undefined): string[] {
   if (!m || m.role !== "user") return [];
-  return blocksOf(m).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id as string);
+  return blocksOf(m)
+    .filter((b) => b.type === "tool_result")
+    .map((b) => b.tool_use_id as string);
 }
 
 // Rule 9.
@@ -265,7 +281,9 @@ function checkServerToolBlocks(msgs: Msg[]): string | null {
 
 function checkSearchContent(content: unknown, at: string): string | null {
   if (isObj(content)) {
-    return content.type === "web_search_tool_result_error" && typeof content.error_code === "string" ? null : `${at}.type: Input should be 'web_search_tool_result_error'`;
+    return content.type === "web_search_tool_result_error" && typeof content.error_code === "string"
+      ? null
+      : `${at}.type: Input should be 'web_search_tool_result_error'`;
   }
   if (!Array.isArray(content)) return `${at}: Input should be a valid list`;
   for (const [k, r] of (content as unknown[]).entries()) {

@@ -16,7 +16,12 @@ const base: Tool[] = [
   { name: "pid", description: "This process's id.", inputSchema: object(), annotations: readOnly },
   { name: "crash", description: "Exits in the middle of the call.", inputSchema: object(), annotations: readOnly },
   { name: "huge", description: "Returns `bytes` bytes of text.", inputSchema: object({ bytes: { type: "number" } }), annotations: readOnly },
-  { name: "progress", description: "Sends `steps` progress notifications `ms` apart, then answers.", inputSchema: object({ steps: { type: "number" }, ms: { type: "number" } }), annotations: readOnly },
+  {
+    name: "progress",
+    description: "Sends `steps` progress notifications `ms` apart, then answers.",
+    inputSchema: object({ steps: { type: "number" }, ms: { type: "number" } }),
+    annotations: readOnly,
+  },
   { name: "add_tool", description: "Adds the tool `late` and says the list changed.", inputSchema: object(), annotations: readOnly },
   { name: "bad_image", description: "Returns an image whose data is not a PNG, and an SVG.", inputSchema: object(), annotations: readOnly },
   { name: "fail", description: "Answers with isError.", inputSchema: object(), annotations: readOnly },
@@ -87,7 +92,12 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     case "late":
       return text("late tool ran");
     case "bad_image":
-      return { content: [{ type: "image", mimeType: "image/png", data: Buffer.from("this is not a png at all").toString("base64") }, { type: "image", mimeType: "image/svg+xml", data: Buffer.from("<svg/>").toString("base64") }] };
+      return {
+        content: [
+          { type: "image", mimeType: "image/png", data: Buffer.from("this is not a png at all").toString("base64") },
+          { type: "image", mimeType: "image/svg+xml", data: Buffer.from("<svg/>").toString("base64") },
+        ],
+      };
     case "fail":
       return { content: [{ type: "text", text: "the tool failed on purpose" }], isError: true };
     case "delete_everything":

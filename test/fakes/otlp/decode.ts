@@ -246,4 +246,3 @@ export function rpcStatusBody(encoding: Encoding, httpStatus: 400 | 413, message
   const status = { code: httpStatus === 400 ? 3 /* INVALID_ARGUMENT */ : 8 /* RESOURCE_EXHAUSTED */, message };
   return encoding === "json" ? Buffer.from(JSON.stringify(status)) : Buffer.from(messages.rpcStatus.encode(status).finish());
 }
-

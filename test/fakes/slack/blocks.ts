@@ -14,8 +14,26 @@ export const HEADER_TEXT_MAX = 150;
 export const MARKDOWN_MAX = 12000;
 
 const KNOWN_TYPES = new Set([
-  "actions", "alert", "card", "carousel", "container", "context", "context_actions", "data_table", "divider",
-  "file", "header", "image", "input", "markdown", "rich_text", "section", "table", "task_card", "plan", "video",
+  "actions",
+  "alert",
+  "card",
+  "carousel",
+  "container",
+  "context",
+  "context_actions",
+  "data_table",
+  "divider",
+  "file",
+  "header",
+  "image",
+  "input",
+  "markdown",
+  "rich_text",
+  "section",
+  "table",
+  "task_card",
+  "plan",
+  "video",
 ]);
 
 const invalid = (message: string, pointer: string) => withMessages("invalid_blocks", `[ERROR] ${message} [json-pointer:${pointer}]`);

@@ -17,8 +17,7 @@ export class SlackError extends Error {
 }
 
 /** Slack's way of saying why a request was rejected (the client logs these). */
-export const withMessages = (code: string, ...messages: string[]) =>
-  new SlackError(code, { response_metadata: { messages } });
+export const withMessages = (code: string, ...messages: string[]) => new SlackError(code, { response_metadata: { messages } });
 
 /**
  * A failure to inject:

@@ -117,7 +117,17 @@ export function urlVerification(challenge: string): string {
 }
 
 /** Form body of a slash command, fields in Slack's order. */
-export function slashCommand(fields: { command: string; text: string; user_id: string; channel_id: string; team_id?: string; trigger_id?: string; response_url?: string; user_name?: string; channel_name?: string }): string {
+export function slashCommand(fields: {
+  command: string;
+  text: string;
+  user_id: string;
+  channel_id: string;
+  team_id?: string;
+  trigger_id?: string;
+  response_url?: string;
+  user_name?: string;
+  channel_name?: string;
+}): string {
   const teamId = fields.team_id ?? TEAM_ID;
   return new URLSearchParams({
     token: VERIFICATION_TOKEN,
@@ -160,7 +170,18 @@ export function appMention(o: { channel: string; user: string; text: string; ts:
  * A `message` event. A user's message carries `user` and `client_msg_id`; a bot's carries `bot_id`
  * (and `user` if given); `subtype` is passed through (e.g. "message_changed", "bot_message").
  */
-export function messageEvent(o: { channel: string; user?: string; text: string; ts: string; thread_ts?: string; channel_type: "im" | "channel" | "group" | "mpim"; subtype?: string; bot_id?: string; team?: string; parent_user_id?: string }): Record<string, unknown> {
+export function messageEvent(o: {
+  channel: string;
+  user?: string;
+  text: string;
+  ts: string;
+  thread_ts?: string;
+  channel_type: "im" | "channel" | "group" | "mpim";
+  subtype?: string;
+  bot_id?: string;
+  team?: string;
+  parent_user_id?: string;
+}): Record<string, unknown> {
   return {
     type: "message",
     ...(o.subtype !== undefined && { subtype: o.subtype }),

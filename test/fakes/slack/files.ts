@@ -95,13 +95,13 @@ export function serveDownload(state: State, req: IncomingMessage, res: ServerRes
   const f = filesOf(state);
   const authorized = req.headers.authorization === `Bearer ${botToken}` && f.scope;
   const file = f.byId.get(m[1]!);
-  if (!authorized) return void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SIGN_IN_PAGE), true;
+  if (!authorized) return (void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SIGN_IN_PAGE), true);
   const failing = f.failing.get(m[1]!);
   if (failing && failing.left > 0) {
     failing.left--;
-    return void res.writeHead(failing.status, { "content-type": "text/plain" }).end("error"), true;
+    return (void res.writeHead(failing.status, { "content-type": "text/plain" }).end("error"), true);
   }
-  if (!file) return void res.writeHead(404, { "content-type": "text/plain" }).end("file not found"), true;
+  if (!file) return (void res.writeHead(404, { "content-type": "text/plain" }).end("file not found"), true);
   res.writeHead(200, { "content-type": file.mimetype, "content-length": file.bytes.length }).end(file.bytes);
   return true;
 }
@@ -111,7 +111,7 @@ export async function receiveUpload(state: State, req: IncomingMessage, res: Ser
   const m = /^\/upload\/v1\/([A-Za-z0-9]+)$/.exec(path);
   if (!m || req.method !== "POST") return false;
   const pending = filesOf(state).pending.get(m[1]!);
-  if (!pending) return void res.writeHead(404, { "content-type": "text/plain" }).end("Not Found"), true;
+  if (!pending) return (void res.writeHead(404, { "content-type": "text/plain" }).end("Not Found"), true);
   let bytes = body;
   const type = req.headers["content-type"] ?? "";
   if (type.toLowerCase().startsWith("multipart/form-data")) {
@@ -164,15 +164,33 @@ export const FILE_METHODS: Record<string, Handler> = {
       const pending = typeof id === "string" ? f.pending.get(id) : undefined;
       if (!pending || pending.bytes === null) throw new SlackError("file_not_found");
       if (pending.bytes.length !== pending.length) throw new SlackError("file_upload_size_mismatch" as string);
-      const title = typeof (entry as { title?: unknown }).title === "string" ? ((entry as { title: string }).title) : pending.filename;
+      const title = typeof (entry as { title?: unknown }).title === "string" ? (entry as { title: string }).title : pending.filename;
       return { id: id as string, title, pending };
     });
     if (channel) {
       const comment = text(params, "initial_comment");
       const ts = state.nextTs();
-      state.store({ channel, ts, ...(thread ? { thread_ts: thread } : {}), user: "U0BOT", text: comment ?? "", params: { files: done.map((d) => d.id) }, edits: 0, deleted: false, reactions: [] });
+      state.store({
+        channel,
+        ts,
+        ...(thread ? { thread_ts: thread } : {}),
+        user: "U0BOT",
+        text: comment ?? "",
+        params: { files: done.map((d) => d.id) },
+        edits: 0,
+        deleted: false,
+        reactions: [],
+      });
       for (const d of done) {
-        f.shared.push({ channel, ts, title: d.title, filename: d.pending.filename, bytes: d.pending.bytes!, ...(thread ? { thread_ts: thread } : {}), ...(comment !== undefined ? { initial_comment: comment } : {}) });
+        f.shared.push({
+          channel,
+          ts,
+          title: d.title,
+          filename: d.pending.filename,
+          bytes: d.pending.bytes!,
+          ...(thread ? { thread_ts: thread } : {}),
+          ...(comment !== undefined ? { initial_comment: comment } : {}),
+        });
       }
     }
     for (const d of done) f.pending.delete(d.id);

@@ -194,11 +194,7 @@ export const METHODS: Record<string, Handler> = {
     const channel_id = optString(params, "channel_id");
     const thread_ts = optString(params, "thread_ts");
     const status = optStringKeepEmpty(params, "status");
-    const missing = [
-      ...(channel_id === undefined ? ["channel_id"] : []),
-      ...(thread_ts === undefined ? ["thread_ts"] : []),
-      ...(status === undefined ? ["status"] : []),
-    ];
+    const missing = [...(channel_id === undefined ? ["channel_id"] : []), ...(thread_ts === undefined ? ["thread_ts"] : []), ...(status === undefined ? ["status"] : [])];
     if (missing.length > 0 || channel_id === undefined || thread_ts === undefined || status === undefined) {
       throw withMessages("invalid_arguments", ...missing.map((f) => `[ERROR] missing required field: ${f}`));
     }
@@ -244,4 +240,3 @@ export const METHODS: Record<string, Handler> = {
     return { url: socketMode.open() };
   },
 };
-

@@ -22,14 +22,42 @@ import { decodeJsonFields, isRecord, SlackError, type Params, type SlackFailure 
 import { HISTORY_METHODS, visibleMessages } from "./history.js";
 import { BOT_ID, BOT_USER_ID, METHODS, STATUS_UNAVAILABLE, TEAM_ID, type Handler, type SocketModeLink } from "./methods.js";
 import { RateLimiter, type RateLimit } from "./rate-limits.js";
-import { inferChannel, State, toPosted, toStreamed, type ChannelInfo, type Ephemeral, type Posted, type ReactionEntry, type ResponseUrlPost, type StatusEntry, type Streamed, type StreamRecord, type StoredMessage, type SuggestedPrompts, type VisibleMessage } from "./state.js";
+import {
+  inferChannel,
+  State,
+  toPosted,
+  toStreamed,
+  type ChannelInfo,
+  type Ephemeral,
+  type Posted,
+  type ReactionEntry,
+  type ResponseUrlPost,
+  type StatusEntry,
+  type Streamed,
+  type StreamRecord,
+  type StoredMessage,
+  type SuggestedPrompts,
+  type VisibleMessage,
+} from "./state.js";
 import { endStream, STREAM_METHODS } from "./streaming.js";
 import { FILE_METHODS, filesOf, receiveUpload, serveDownload, type SharedFile, type SlackFile } from "./files.js";
 
 export type { SlackFailure } from "./common.js";
 export type { SharedFile, SlackFile } from "./files.js";
 export type { RateLimit } from "./rate-limits.js";
-export type { ChannelInfo, Ephemeral, Posted, ReactionEntry, ResponseUrlPost, StatusEntry, Streamed, StreamStatus, StreamUpdate, SuggestedPrompts, VisibleMessage } from "./state.js";
+export type {
+  ChannelInfo,
+  Ephemeral,
+  Posted,
+  ReactionEntry,
+  ResponseUrlPost,
+  StatusEntry,
+  Streamed,
+  StreamStatus,
+  StreamUpdate,
+  SuggestedPrompts,
+  VisibleMessage,
+} from "./state.js";
 
 const ALL_METHODS: Readonly<Record<string, Handler>> = { ...METHODS, ...STREAM_METHODS, ...HISTORY_METHODS, ...FILE_METHODS };
 
@@ -219,7 +247,8 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
       if (token === undefined) return send(res, call, 200, { ok: false, error: "not_authed" });
       // apps.connections.open takes the app-level token only; Slack refuses a bot token there by its type.
       const expected = method === "apps.connections.open" ? socketMode?.appToken : botToken;
-      if (token !== expected) return send(res, call, 200, { ok: false, error: method === "apps.connections.open" && token === botToken ? "not_allowed_token_type" : "invalid_auth" });
+      if (token !== expected)
+        return send(res, call, 200, { ok: false, error: method === "apps.connections.open" && token === botToken ? "not_allowed_token_type" : "invalid_auth" });
       if (paramsError) return error(paramsError);
       const retryAfter = limiter.admit(method, call.params);
       if (retryAfter !== null) return fail(res, call, { status: 429, retryAfter });

@@ -141,9 +141,7 @@ export async function startFakeSocketMode(slack: FakeSlack, opts: { appToken?: s
     const before = acks.filter((a) => a.envelope_id === id).length;
     const c = newest();
     if (c) transmit(t, c);
-    const acked = until(() => acks.filter((a) => a.envelope_id === id).length > before, `an ack of ${id}`).then(
-      () => acks.filter((a) => a.envelope_id === id)[before]!,
-    );
+    const acked = until(() => acks.filter((a) => a.envelope_id === id).length > before, `an ack of ${id}`).then(() => acks.filter((a) => a.envelope_id === id)[before]!);
     acked.catch(() => {}); // a test that never awaits it must not fail with an unhandled rejection at close()
     return { envelopeId: id, acked };
   }

@@ -80,8 +80,18 @@ export const hasLoneSurrogate = (s: string) => /[\uD800-\uDBFF](?![\uDC00-\uDFFF
 
 // TDLib's sort order for entities sharing offset and length (get_type_priority): containers first.
 const TYPE_PRIORITY: Record<string, number> = {
-  blockquote: 0, expandable_blockquote: 0, pre: 11, code: 20, text_link: 49, text_mention: 49,
-  bold: 90, italic: 91, underline: 92, strikethrough: 93, spoiler: 94, custom_emoji: 99,
+  blockquote: 0,
+  expandable_blockquote: 0,
+  pre: 11,
+  code: 20,
+  text_link: 49,
+  text_mention: 49,
+  bold: 90,
+  italic: 91,
+  underline: 92,
+  strikethrough: 93,
+  spoiler: 94,
+  custom_emoji: 99,
 };
 const priority = (type: string) => TYPE_PRIORITY[type] ?? 50;
 

@@ -52,7 +52,13 @@ export class FileState {
 
   add(bytes: Buffer, folder = "documents", ext = "bin", declaredSize?: number, fileId?: string): StoredFile {
     const id = randomBytes(8).toString("hex");
-    const file = { file_id: fileId ?? `fake-file-${id}`, file_unique_id: `fake-uniq-${id}`, file_size: declaredSize ?? bytes.length, file_path: `${folder}/file_${id}.${ext}`, bytes };
+    const file = {
+      file_id: fileId ?? `fake-file-${id}`,
+      file_unique_id: `fake-uniq-${id}`,
+      file_size: declaredSize ?? bytes.length,
+      file_path: `${folder}/file_${id}.${ext}`,
+      bytes,
+    };
     this.byId.set(file.file_id, file);
     this.byPath.set(file.file_path, file);
     return file;
@@ -87,7 +93,11 @@ export function download(state: State, path: string): { status: number; body: Bu
   const failing = f.failing.get(path);
   if (failing && failing.left > 0) {
     failing.left--;
-    return { status: failing.status, body: Buffer.from(JSON.stringify({ ok: false, error_code: failing.status, description: "Internal Server Error" })), type: "application/json" };
+    return {
+      status: failing.status,
+      body: Buffer.from(JSON.stringify({ ok: false, error_code: failing.status, description: "Internal Server Error" })),
+      type: "application/json",
+    };
   }
   const file = f.byPath.get(path);
   if (!file) return { status: 404, body: Buffer.from(JSON.stringify({ ok: false, error_code: 404, description: "Not Found" })), type: "application/json" };
@@ -108,7 +118,9 @@ async function sendFile(state: State, params: Params, seq: number, method: "send
   let photo: TgObject[] | undefined;
   if (method === "sendPhoto") {
     if (upload.bytes.length > PHOTO_LIMIT) throw badRequest("PHOTO_INVALID_DIMENSIONS");
-    const meta = await sharp(upload.bytes).metadata().catch(() => null);
+    const meta = await sharp(upload.bytes)
+      .metadata()
+      .catch(() => null);
     if (!meta?.width || !meta.height) throw badRequest("IMAGE_PROCESS_FAILED");
     if (meta.width + meta.height > 10_000 || Math.max(meta.width, meta.height) / Math.min(meta.width, meta.height) > 20) throw badRequest("PHOTO_INVALID_DIMENSIONS");
     const stored = filesOf(state).add(upload.bytes, "photos", "jpg");
@@ -122,7 +134,17 @@ async function sendFile(state: State, params: Params, seq: number, method: "send
     chat: chat.chat,
     date: state.nowSeconds(),
     ...(threadId !== undefined && { message_thread_id: threadId }),
-    ...(photo ? { photo } : { document: { file_id: stored!.file_id, file_unique_id: stored!.file_unique_id, file_name: upload.filename, mime_type: upload.mime, file_size: upload.bytes.length } }),
+    ...(photo
+      ? { photo }
+      : {
+          document: {
+            file_id: stored!.file_id,
+            file_unique_id: stored!.file_unique_id,
+            file_name: upload.filename,
+            mime_type: upload.mime,
+            file_size: upload.bytes.length,
+          },
+        }),
     ...(caption !== undefined && { caption }),
   };
   state.noteMessage(chat, message, true);
@@ -136,7 +158,15 @@ async function sendFile(state: State, params: Params, seq: number, method: "send
     ...(caption !== undefined && { caption }),
     ...(threadId !== undefined && { message_thread_id: threadId }),
   });
-  state.events.push({ kind: "message", chat_id: chat.chat.id as number, ...(threadId !== undefined && { message_thread_id: threadId }), message_id: message.message_id as number, text: caption ?? "", seq, at: state.now() });
+  state.events.push({
+    kind: "message",
+    chat_id: chat.chat.id as number,
+    ...(threadId !== undefined && { message_thread_id: threadId }),
+    message_id: message.message_id as number,
+    text: caption ?? "",
+    seq,
+    at: state.now(),
+  });
   return message;
 }
 

@@ -49,7 +49,10 @@ export class FloodControl {
   private readonly windows: Array<{ window: FloodWindow; applies: (chatId: number, group: boolean) => ((s: Sent) => boolean) | null }>;
   private log: Sent[] = [];
 
-  constructor(limits: FloodLimits, private readonly now: () => number) {
+  constructor(
+    limits: FloodLimits,
+    private readonly now: () => number,
+  ) {
     this.methods = new Set((limits.methods ?? FLOOD_DEFAULTS.methods).map((m) => m.toLowerCase()));
     const perChat = limits.perChat === undefined ? FLOOD_DEFAULTS.perChat : limits.perChat;
     const perGroup = limits.perGroup === undefined ? FLOOD_DEFAULTS.perGroup : limits.perGroup;

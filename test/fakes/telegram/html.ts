@@ -6,15 +6,20 @@
 
 import { byteLength, hasLoneSurrogate, sortEntities, TgError, type MessageEntity } from "./common.js";
 
-const SUPPORTED_TAGS = new Set([
-  "a", "b", "strong", "i", "em", "s", "strike", "del", "u", "ins",
-  "tg-spoiler", "tg-emoji", "span", "pre", "code", "blockquote",
-]);
+const SUPPORTED_TAGS = new Set(["a", "b", "strong", "i", "em", "s", "strike", "del", "u", "ins", "tg-spoiler", "tg-emoji", "span", "pre", "code", "blockquote"]);
 
 const SIMPLE_TAGS: Record<string, string> = {
-  b: "bold", strong: "bold", i: "italic", em: "italic", u: "underline", ins: "underline",
-  s: "strikethrough", strike: "strikethrough", del: "strikethrough",
-  "tg-spoiler": "spoiler", span: "spoiler",
+  b: "bold",
+  strong: "bold",
+  i: "italic",
+  em: "italic",
+  u: "underline",
+  ins: "underline",
+  s: "strikethrough",
+  strike: "strikethrough",
+  del: "strikethrough",
+  "tg-spoiler": "spoiler",
+  span: "spoiler",
 };
 
 const NAMED_ENTITIES: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };

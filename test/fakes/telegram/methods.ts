@@ -9,8 +9,7 @@ import { CHAT_ACTIONS, formatText, readCommands, readReaction, readReplyMarkup }
 
 export type Handler = (state: State, params: Params, seq: number) => unknown;
 
-const NOT_MODIFIED =
-  "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
+const NOT_MODIFIED = "message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message";
 
 function requireMessageId(params: Params): number {
   const id = optInt(params, "message_id");

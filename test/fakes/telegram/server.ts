@@ -292,9 +292,7 @@ export async function startFakeTelegram(opts: FakeTelegramOptions = {}): Promise
     if (chatId === undefined) return null;
     const to = state.migratedTo.get(chatId);
     if (to !== undefined) return TG_ERRORS.migrated(to);
-    const rule = chatRules.find(
-      (r) => r.chatId === chatId && (r.method === undefined || r.method === method) && (r.threadId === undefined || r.threadId === threadId),
-    );
+    const rule = chatRules.find((r) => r.chatId === chatId && (r.method === undefined || r.method === method) && (r.threadId === undefined || r.threadId === threadId));
     return rule?.failure ?? null;
   }
 

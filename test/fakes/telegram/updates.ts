@@ -80,9 +80,7 @@ function replyTo(state: State, chat: ChatState, opts: UserMessageOptions): TgObj
     id = (lastFromBot?.message.message_id as number | undefined) ?? state.allocateMessageId(chat);
   }
   const known = chat.messages.get(id);
-  const message: TgObject = known
-    ? { ...known.message }
-    : { message_id: id, date: state.nowSeconds() - 60, chat: chat.chat, text: "(an earlier message)" };
+  const message: TgObject = known ? { ...known.message } : { message_id: id, date: state.nowSeconds() - 60, chat: chat.chat, text: "(an earlier message)" };
   if (opts.replyToFromBot) message.from = state.botUser;
   delete message.reply_to_message;
   if (!known) state.noteMessage(chat, message, opts.replyToFromBot === true);
@@ -105,9 +103,7 @@ export function buildUserMessage(state: State, opts: UserMessageOptions): Omit<T
   if (opts.edited) {
     const fromUser = (m: TgObject) => (m.from as TgObject | undefined)?.id === opts.fromId;
     original =
-      messageId !== undefined
-        ? chat.messages.get(messageId)?.message
-        : [...chat.messages.values()].reverse().find((m) => !m.fromBot && fromUser(m.message))?.message;
+      messageId !== undefined ? chat.messages.get(messageId)?.message : [...chat.messages.values()].reverse().find((m) => !m.fromBot && fromUser(m.message))?.message;
     messageId ??= original?.message_id as number | undefined;
   }
   messageId ??= state.allocateMessageId(chat);
@@ -136,7 +132,17 @@ export function buildUserMessage(state: State, opts: UserMessageOptions): Omit<T
     ];
   }
   if (opts.sticker) {
-    message.sticker = { ...fileIds(), type: "regular", width: 512, height: 512, is_animated: false, is_video: false, emoji: "👍", set_name: "FakeStickers", file_size: 20_000 };
+    message.sticker = {
+      ...fileIds(),
+      type: "regular",
+      width: 512,
+      height: 512,
+      is_animated: false,
+      is_video: false,
+      emoji: "👍",
+      set_name: "FakeStickers",
+      file_size: 20_000,
+    };
   }
   if (opts.voice) {
     const file = filesOf(state).add(OGG_OPUS, "voice", "oga");

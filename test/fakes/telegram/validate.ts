@@ -5,17 +5,30 @@
 // that breaks them fails here the way it would fail in production.
 
 import { parseHtml } from "./html.js";
-import {
-  badRequest, byteLength, hasLoneSurrogate, isRecord, optJson, optString, sortEntities, TgError,
-  type MessageEntity, type Params,
-} from "./common.js";
+import { badRequest, byteLength, hasLoneSurrogate, isRecord, optJson, optString, sortEntities, TgError, type MessageEntity, type Params } from "./common.js";
 
 export const MAX_MESSAGE_LENGTH = 4096;
 
 const ENTITY_TYPES = new Set([
-  "mention", "hashtag", "cashtag", "bot_command", "url", "email", "phone_number",
-  "bold", "italic", "underline", "strikethrough", "spoiler", "blockquote", "expandable_blockquote",
-  "code", "pre", "text_link", "text_mention", "custom_emoji",
+  "mention",
+  "hashtag",
+  "cashtag",
+  "bot_command",
+  "url",
+  "email",
+  "phone_number",
+  "bold",
+  "italic",
+  "underline",
+  "strikethrough",
+  "spoiler",
+  "blockquote",
+  "expandable_blockquote",
+  "code",
+  "pre",
+  "text_link",
+  "text_mention",
+  "custom_emoji",
 ]);
 
 /** Entities that carry data beyond formatting; TDLib keeps them even when they only cover whitespace. */
@@ -198,8 +211,16 @@ export function readCommands(params: Params): BotCommand[] {
 
 /** Inline button fields that make a button do something; a button with none of them is a "text button". */
 const INLINE_BUTTON_ACTIONS = [
-  "url", "callback_data", "web_app", "login_url", "switch_inline_query", "switch_inline_query_current_chat",
-  "switch_inline_query_chosen_chat", "copy_text", "callback_game", "pay",
+  "url",
+  "callback_data",
+  "web_app",
+  "login_url",
+  "switch_inline_query",
+  "switch_inline_query_current_chat",
+  "switch_inline_query_chosen_chat",
+  "copy_text",
+  "callback_game",
+  "pay",
 ];
 
 export function readReplyMarkup(params: Params): Record<string, unknown> | undefined {
@@ -212,7 +233,7 @@ export function readReplyMarkup(params: Params): Record<string, unknown> | undef
   for (const row of rows) {
     if (!Array.isArray(row)) throw badRequest('field "inline_keyboard" of the InlineKeyboardMarkup must be an Array of Arrays');
     for (const button of row) {
-      if (!isRecord(button) || typeof button.text !== "string") throw badRequest("can't parse inline keyboard button: Field \"text\" must be of type String");
+      if (!isRecord(button) || typeof button.text !== "string") throw badRequest('can\'t parse inline keyboard button: Field "text" must be of type String');
       if (!INLINE_BUTTON_ACTIONS.some((k) => button[k] !== undefined)) throw badRequest("text buttons are unallowed in the inline keyboard");
       const data = button.callback_data;
       // The 64-byte limit is in UTF-8 bytes, a classic trap for non-ASCII payloads.
@@ -229,10 +250,79 @@ export function readReplyMarkup(params: Params): Record<string, unknown> | undef
 
 /** The emoji a bot may react with (Bot API ReactionTypeEmoji); anything else is REACTION_INVALID. */
 export const REACTION_EMOJI = new Set([
-  "👍", "👎", "❤", "🔥", "🥰", "👏", "😁", "🤔", "🤯", "😱", "🤬", "😢", "🎉", "🤩", "🤮", "💩", "🙏", "👌", "🕊",
-  "🤡", "🥱", "🥴", "😍", "🐳", "❤‍🔥", "🌚", "🌭", "💯", "🤣", "⚡", "🍌", "🏆", "💔", "🤨", "😐", "🍓", "🍾",
-  "💋", "🖕", "😈", "😴", "😭", "🤓", "👻", "👨‍💻", "👀", "🎃", "🙈", "😇", "😨", "🤝", "✍", "🤗", "🫡", "🎅",
-  "🎄", "☃", "💅", "🤪", "🗿", "🆒", "💘", "🙉", "🦄", "😘", "💊", "🙊", "😎", "👾", "🤷‍♂", "🤷", "🤷‍♀", "😡",
+  "👍",
+  "👎",
+  "❤",
+  "🔥",
+  "🥰",
+  "👏",
+  "😁",
+  "🤔",
+  "🤯",
+  "😱",
+  "🤬",
+  "😢",
+  "🎉",
+  "🤩",
+  "🤮",
+  "💩",
+  "🙏",
+  "👌",
+  "🕊",
+  "🤡",
+  "🥱",
+  "🥴",
+  "😍",
+  "🐳",
+  "❤‍🔥",
+  "🌚",
+  "🌭",
+  "💯",
+  "🤣",
+  "⚡",
+  "🍌",
+  "🏆",
+  "💔",
+  "🤨",
+  "😐",
+  "🍓",
+  "🍾",
+  "💋",
+  "🖕",
+  "😈",
+  "😴",
+  "😭",
+  "🤓",
+  "👻",
+  "👨‍💻",
+  "👀",
+  "🎃",
+  "🙈",
+  "😇",
+  "😨",
+  "🤝",
+  "✍",
+  "🤗",
+  "🫡",
+  "🎅",
+  "🎄",
+  "☃",
+  "💅",
+  "🤪",
+  "🗿",
+  "🆒",
+  "💘",
+  "🙉",
+  "🦄",
+  "😘",
+  "💊",
+  "🙊",
+  "😎",
+  "👾",
+  "🤷‍♂",
+  "🤷",
+  "🤷‍♀",
+  "😡",
 ]);
 
 export function readReaction(params: Params): Record<string, unknown>[] {
@@ -253,6 +343,15 @@ export function readReaction(params: Params): Record<string, unknown>[] {
 }
 
 export const CHAT_ACTIONS = new Set([
-  "typing", "upload_photo", "record_video", "upload_video", "record_voice", "upload_voice",
-  "upload_document", "choose_sticker", "find_location", "record_video_note", "upload_video_note",
+  "typing",
+  "upload_photo",
+  "record_video",
+  "upload_video",
+  "record_voice",
+  "upload_voice",
+  "upload_document",
+  "choose_sticker",
+  "find_location",
+  "record_video_note",
+  "upload_video_note",
 ]);

@@ -62,7 +62,10 @@ describe("--jsonl files", () => {
     input.write(`${JSON.stringify({ text: "compare", files: [chart, join(dir, "missing.txt"), join(dir, "folder"), bomb] })}\n`);
     input.write(`${JSON.stringify({ files: [contract] })}\n`);
     input.write(`${JSON.stringify({ text: "" })}\n`);
-    const shown = (await finish()).split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const shown = (await finish())
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(shown.filter((l) => l.agent === "switchboard" && !String(l.text).startsWith("Got it")).map((l) => l.text)).toEqual([
       `"${join(dir, "missing.txt")}" could not be opened (ENOENT).`,
       `"${join(dir, "folder")}" is not a file.`,
@@ -82,11 +85,26 @@ describe("--jsonl files", () => {
     const { sink, finish } = await boot(true);
     const out = (name: string, body: string): OutboundFile => {
       const bytes = Buffer.from(body);
-      return { id: `out_${body}`, sessionKey: "console:t", requestId: null, agent: "skill:report", depth: 2, name, mime: "text/csv", kind: "text", size: bytes.length, bytes, publicId: publicFileId() };
+      return {
+        id: `out_${body}`,
+        sessionKey: "console:t",
+        requestId: null,
+        agent: "skill:report",
+        depth: 2,
+        name,
+        mime: "text/csv",
+        kind: "text",
+        size: bytes.length,
+        bytes,
+        publicId: publicFileId(),
+      };
     };
     await sink().deliverFile!(out("../../etc/sales.csv", "first"));
     await sink().deliverFile!({ ...out("sales.csv", "second"), caption: "updated" });
-    const shown = (await finish()).split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const shown = (await finish())
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const files = join(dir, "data", "files");
     expect(shown).toEqual([
       { type: "file", filename: "../../etc/sales.csv", path: join(files, "sales.csv"), mime: "text/csv", agent: "skill:report" },

@@ -15,10 +15,18 @@ afterEach(() => {
 const record = (fields: Record<string, unknown>) => JSON.stringify({ level: 40, time: 1, app: "switchboard", ...fields });
 
 it("turns a warning or an error into one line, its cause after the message unless the message says it already", () => {
-  expect(terminalLine(record({ msg: "telegram getUpdates failed", provider: "telegram", err: { type: "HttpError", message: "Network request for 'getUpdates' failed!\n    at …", stack: "…" } }))).toBe(
-    "! telegram getUpdates failed: Network request for 'getUpdates' failed!",
+  expect(
+    terminalLine(
+      record({
+        msg: "telegram getUpdates failed",
+        provider: "telegram",
+        err: { type: "HttpError", message: "Network request for 'getUpdates' failed!\n    at …", stack: "…" },
+      }),
+    ),
+  ).toBe("! telegram getUpdates failed: Network request for 'getUpdates' failed!");
+  expect(terminalLine(record({ level: 50, msg: "Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN" }))).toBe(
+    "! Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN",
   );
-  expect(terminalLine(record({ level: 50, msg: "Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN" }))).toBe("! Slack refused the bot token (invalid_auth): check SLACK_BOT_TOKEN");
   expect(terminalLine(record({ msg: "cannot reach the Anthropic API", err: { message: "cannot reach the Anthropic API" } }))).toBe("! cannot reach the Anthropic API");
 });
 
@@ -26,7 +34,9 @@ it("leaves out info and debug, and what concerns the terminal chat's own convers
   expect(terminalLine(record({ level: 30, msg: "catalog loaded" }))).toBeNull();
   expect(terminalLine(record({ msg: "model call failed", session: "console:local", request: "r1", err: { message: "overloaded" } }))).toBeNull();
   expect(terminalLine(record({ msg: "delivery failed; retrying", session: "telegram:1001" }))).toBe("! delivery failed; retrying");
-  expect(terminalLine("cannot write the log file /x/switchboard.log (EACCES); logging to stderr\n")).toBe("cannot write the log file /x/switchboard.log (EACCES); logging to stderr");
+  expect(terminalLine("cannot write the log file /x/switchboard.log (EACCES); logging to stderr\n")).toBe(
+    "cannot write the log file /x/switchboard.log (EACCES); logging to stderr",
+  );
 });
 
 it("writes every line to the file and only its one-liners, scrubbed, to whatever draws the terminal now", () => {
@@ -44,8 +54,16 @@ it("writes every line to the file and only its one-liners, scrubbed, to whatever
   log.error({ session: "slack:T1:D1" }, "reply undeliverable: the platform refused it for good; it will not be sent again");
   expect(first).toEqual(["! telegram getUpdates failed: request to https://api.telegram.org/bot[redacted]/getMe failed"]);
   expect(chat).toEqual(["! reply undeliverable: the platform refused it for good; it will not be sent again"]);
-  const file = readFileSync(join(dir, "switchboard.log"), "utf8").trim().split("\n").map((l) => JSON.parse(l) as { msg: string });
-  expect(file.map((l) => l.msg)).toEqual(["catalog loaded", "telegram getUpdates failed", "model call failed", "reply undeliverable: the platform refused it for good; it will not be sent again"]);
+  const file = readFileSync(join(dir, "switchboard.log"), "utf8")
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { msg: string });
+  expect(file.map((l) => l.msg)).toEqual([
+    "catalog loaded",
+    "telegram getUpdates failed",
+    "model call failed",
+    "reply undeliverable: the platform refused it for good; it will not be sent again",
+  ]);
   expect(readFileSync(join(dir, "switchboard.log"), "utf8")).not.toContain(secret);
 });
 

@@ -120,7 +120,13 @@ describe.skipIf(!CHROMIUM)("admin page in headless Chromium", () => {
     // Back on the same address before the page's first retry (1 s), with something new to show.
     h.fake.script(reply(toolUse("transfer", { amount: 7 })));
     await h.send("send Carol 7", { session: "carol", user: "carol" });
-    api = new HttpProvider(h.gateway, { host: "127.0.0.1", port, auth: { tokens: TOKENS }, log: silentLogger(), admin: { tokens: new Map([[ADMIN, "ops"]]), stuckAfterMs: 5 * 60_000 } });
+    api = new HttpProvider(h.gateway, {
+      host: "127.0.0.1",
+      port,
+      auth: { tokens: TOKENS },
+      log: silentLogger(),
+      admin: { tokens: new Map([[ADMIN, "ops"]]), stuckAfterMs: 5 * 60_000 },
+    });
     await api.start();
     await page.locator("#approvals").getByText("console:carol").waitFor();
     await page.locator("#status", { hasText: "live" }).waitFor();

@@ -92,7 +92,11 @@ describe("admin API", () => {
     const base = await boot(new Map());
     for (const path of ["/admin/api/sessions", "/admin/api/events", "/admin/api/sessions/x"]) {
       const r = await get(base, path, ADMIN);
-      expect(await r.json()).toEqual({ type: "error", error: { type: "not_found_error", message: "the admin view is off: set ADMIN_TOKENS" }, request_id: expect.any(String) });
+      expect(await r.json()).toEqual({
+        type: "error",
+        error: { type: "not_found_error", message: "the admin view is off: set ADMIN_TOKENS" },
+        request_id: expect.any(String),
+      });
       expect(r.status).toBe(404);
     }
     const page = await get(base, "/admin", null);
@@ -145,7 +149,10 @@ describe("admin API", () => {
     expect(detail.errors).toEqual([]);
 
     const { approvals } = (await (await get(base, "/admin/api/approvals")).json()) as { approvals: ApprovalItem[] };
-    expect(approvals.map((a) => [a.sessionKey, a.tool])).toEqual([[OLD, "transfer"], ["console:t", "transfer"]]);
+    expect(approvals.map((a) => [a.sessionKey, a.tool])).toEqual([
+      [OLD, "transfer"],
+      ["console:t", "transfer"],
+    ]);
     expect(approvals[0]!.ageMs).toBeGreaterThanOrEqual(2 * HOUR);
 
     const stuck = (await (await get(base, "/admin/api/stuck")).json()) as StuckView;

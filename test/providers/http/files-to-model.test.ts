@@ -17,7 +17,8 @@ afterEach(async () => {
 
 const b64 = (bytes: Buffer) => bytes.toString("base64");
 type Block = { type: string; text?: string; title?: string; source?: { type: string; media_type: string; data: string } };
-const userBlocks = (call: { messages: Array<{ role: string; content: unknown }> }, index: number) => call.messages.filter((m) => m.role === "user")[index]!.content as Block[];
+const userBlocks = (call: { messages: Array<{ role: string; content: unknown }> }, index: number) =>
+  call.messages.filter((m) => m.role === "user")[index]!.content as Block[];
 
 describe("a message's files reach the model", () => {
   it("an image, a PDF and a CSV become image, document and text blocks; the log names them by id, never base64", async () => {
@@ -72,7 +73,9 @@ describe("a message's files reach the model", () => {
     let base: string;
     ({ h, api, base } = await startApi());
     h.fake.fallback(() => text("ok"));
-    const first = (await (await post(base, "/v1/messages", { items: [{ content_type: "image/png", content: b64(await png(32, 32)), filename: "whiteboard.png" }] })).json()) as { session_id: string };
+    const first = (await (
+      await post(base, "/v1/messages", { items: [{ content_type: "image/png", content: b64(await png(32, 32)), filename: "whiteboard.png" }] })
+    ).json()) as { session_id: string };
     for (const t of ["one", "two", "three"]) {
       expect((await post(base, "/v1/messages", { session_id: first.session_id, items: [{ content_type: "text", content: t }] })).status).toBe(200);
     }
@@ -86,8 +89,13 @@ describe("a message's files reach the model", () => {
 
     // view_file brings it back: the image follows the tool's result; a made-up id is refused.
     const id = /^\[Earlier file ([^:]+):/.exec(last[0]!.text!)![1]!;
-    h.fake.script(reply(toolUse("view_file", { file_id: "fil_not_mine" }, "toolu_a"), toolUse("view_file", { file_id: id }, "toolu_b")), text("It says: ship on Friday."));
-    const again = (await (await post(base, "/v1/messages", { session_id: first.session_id, items: [{ content_type: "text", content: "what did the whiteboard say?" }] })).json()) as { text: string };
+    h.fake.script(
+      reply(toolUse("view_file", { file_id: "fil_not_mine" }, "toolu_a"), toolUse("view_file", { file_id: id }, "toolu_b")),
+      text("It says: ship on Friday."),
+    );
+    const again = (await (
+      await post(base, "/v1/messages", { session_id: first.session_id, items: [{ content_type: "text", content: "what did the whiteboard say?" }] })
+    ).json()) as { text: string };
     expect(again.text).toBe("It says: ship on Friday.");
     const shown = h.fake.accepted().at(-1)!.messages.at(-1)!.content as Block[];
     expect(shown.map((b) => b.type)).toEqual(["tool_result", "tool_result", "text", "image"]);

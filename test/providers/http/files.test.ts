@@ -75,7 +75,10 @@ describe("POST /v1/messages with files", () => {
       400,
       'items[1] ("scan.jpg") has content_type image/jpeg but its content is a PDF; send its real type, or application/octet-stream',
     ]);
-    expect(await errorOf(await send({ content_type: "nonsense", content: "eA==" }))).toEqual([400, 'items[1].content_type must be "text" or a MIME type such as image/png']);
+    expect(await errorOf(await send({ content_type: "nonsense", content: "eA==" }))).toEqual([
+      400,
+      'items[1].content_type must be "text" or a MIME type such as image/png',
+    ]);
     expect(h.fake.calls).toHaveLength(0);
   });
 
@@ -98,7 +101,10 @@ describe("POST /v1/messages with files", () => {
       headers: { authorization: "Bearer tok-alice", "content-type": "application/json" },
       body: JSON.stringify({ items: [{ content_type: "application/octet-stream", content: "A".repeat(3 * 1024 * 1024) }] }),
     });
-    expect(await errorOf(huge)).toEqual([413, expect.stringMatching(/^the body is over [\d.]+ MB \(at most 2 files of at most 2 KB each: MAX_FILES_PER_MESSAGE, MAX_FILE_BYTES\)$/)]);
+    expect(await errorOf(huge)).toEqual([
+      413,
+      expect.stringMatching(/^the body is over [\d.]+ MB \(at most 2 files of at most 2 KB each: MAX_FILES_PER_MESSAGE, MAX_FILE_BYTES\)$/),
+    ]);
     expect(h.fake.calls).toHaveLength(0);
   });
 
@@ -147,8 +153,18 @@ describe("GET /v1/files/{id}", () => {
     expect(res.headers.get("content-type")).toBe("application/octet-stream");
     expect(res.headers.get("content-disposition")).toMatch(/^attachment;/);
     expect(res.headers.get("content-security-policy")).toBe("default-src 'none'; sandbox");
-    const png = add("http:alice", "chart.png", "image/png", await sharp({ create: { width: 4, height: 4, channels: 3, background: "#fff" } }).png().toBuffer());
+    const png = add(
+      "http:alice",
+      "chart.png",
+      "image/png",
+      await sharp({ create: { width: 4, height: 4, channels: 3, background: "#fff" } })
+        .png()
+        .toBuffer(),
+    );
     const image = await get(base, png);
-    expect([image.headers.get("content-type"), image.headers.get("content-disposition")]).toEqual(["image/png", `inline; filename="chart.png"; filename*=UTF-8''chart.png`]);
+    expect([image.headers.get("content-type"), image.headers.get("content-disposition")]).toEqual([
+      "image/png",
+      `inline; filename="chart.png"; filename*=UTF-8''chart.png`,
+    ]);
   });
 });

@@ -13,7 +13,13 @@ afterEach(async () => {
 
 async function start(readiness?: () => Record<string, string | null>): Promise<string> {
   h = await startHarness();
-  api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: new Map([["tok-alice", "alice"]]) }, log: silentLogger(), ...(readiness ? { readiness } : {}) });
+  api = new HttpProvider(h.gateway, {
+    host: "127.0.0.1",
+    port: 0,
+    auth: { tokens: new Map([["tok-alice", "alice"]]) },
+    log: silentLogger(),
+    ...(readiness ? { readiness } : {}),
+  });
   await api.start();
   return `http://127.0.0.1:${api.port()}`;
 }

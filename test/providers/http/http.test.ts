@@ -44,7 +44,9 @@ describe("POST /v1/messages", () => {
     expect(task).toMatchObject({ task_id: a.task_id, status: "completed", owner: "http:alice", stack: [] });
     const said = (task.history as Array<{ agent?: string; role?: string; text?: string }>).filter((m) => m.role === "user");
     expect(said.map((m) => `${m.agent}: ${m.text}`)).toEqual(["main: plan a trip", "skill:interview: plan", "skill:interview: Rome"]);
-    const session = (await (await fetch(`${base}/v1/sessions/${String(a.session_id)}`, { headers: { authorization: "Bearer tok-alice" } })).json()) as { tasks: unknown[] };
+    const session = (await (await fetch(`${base}/v1/sessions/${String(a.session_id)}`, { headers: { authorization: "Bearer tok-alice" } })).json()) as {
+      tasks: unknown[];
+    };
     expect(session.tasks).toHaveLength(1);
   });
 
@@ -66,7 +68,10 @@ describe("POST /v1/messages", () => {
     const errorOf = async (r: Response) => [r.status, ((await r.json()) as { error: { message: string } }).error.message];
     expect(await errorOf(await post(base, "/v1/messages", "{nope"))).toEqual([400, "the body is not valid JSON"]);
     expect(await errorOf(await post(base, "/v1/messages", { items: [] }))).toEqual([400, "items must hold at least one item"]);
-    expect(await errorOf(await post(base, "/v1/messages", { items: [{ content_type: "image", content: "x" }] }))).toEqual([400, 'items[0].content_type must be "text" or a MIME type such as image/png']);
+    expect(await errorOf(await post(base, "/v1/messages", { items: [{ content_type: "image", content: "x" }] }))).toEqual([
+      400,
+      'items[0].content_type must be "text" or a MIME type such as image/png',
+    ]);
     expect(await errorOf(await post(base, "/v1/messages", message("x", { session_id: "not-a-uuid" })))).toEqual([400, "session_id must be a UUID"]);
     expect((await post(base, "/v1/messages", message("x".repeat(1024 * 1024 + 10)))).status).toBe(413);
     expect(h.fake.calls).toHaveLength(0);
@@ -165,13 +170,25 @@ describe("JWT", () => {
     const jwk = { ...(await exportJWK(publicKey)), kid: "k1", alg: "RS256" };
     const base = await boot({}, { keySet: { keys: [jwk] } });
     const sign = (claims: Record<string, unknown>, audience = "switchboard", expires = "5m") =>
-      new SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience(audience).setIssuedAt().setExpirationTime(expires).sign(privateKey);
+      new SignJWT(claims)
+        .setProtectedHeader({ alg: "RS256", kid: "k1" })
+        .setIssuer("https://idp.test")
+        .setAudience(audience)
+        .setIssuedAt()
+        .setExpirationTime(expires)
+        .sign(privateKey);
     h.fake.script(text("hello carol"));
     const ok = await post(base, "/v1/messages", message("hi"), await sign({ oid: "carol", sub: "x" }));
     expect(ok.status).toBe(200);
     const task = (await ok.json()) as { task_id: string };
     expect((await h.store.tasks.get(task.task_id))?.ownerId).toBe("jwt:https://idp.test:carol");
-    const expired = await new SignJWT({ sub: "dave" }).setProtectedHeader({ alg: "RS256", kid: "k1" }).setIssuer("https://idp.test").setAudience("switchboard").setIssuedAt(1_600_000_000).setExpirationTime(1_600_000_100).sign(privateKey);
+    const expired = await new SignJWT({ sub: "dave" })
+      .setProtectedHeader({ alg: "RS256", kid: "k1" })
+      .setIssuer("https://idp.test")
+      .setAudience("switchboard")
+      .setIssuedAt(1_600_000_000)
+      .setExpirationTime(1_600_000_100)
+      .sign(privateKey);
     expect((await post(base, "/v1/messages", message("hi"), expired)).status).toBe(401);
     expect((await post(base, "/v1/messages", message("hi"), await sign({ sub: "dave" }, "someone-else"))).status).toBe(401);
   });
@@ -183,7 +200,10 @@ describe("approvals over HTTP", () => {
     const transfer = transferTool(runs);
     const base = await boot({ tools: [transfer] });
     h.fake.script(reply(toolUse("transfer", { amount: 5 })));
-    const asked = (await (await post(base, "/v1/messages", message("send 5"))).json()) as { status: string; pending_approvals: Array<{ approval_id: string; tool: string }> };
+    const asked = (await (await post(base, "/v1/messages", message("send 5"))).json()) as {
+      status: string;
+      pending_approvals: Array<{ approval_id: string; tool: string }>;
+    };
     expect(asked.status).toBe("waiting_approval");
     const [pending] = asked.pending_approvals;
     expect(pending).toMatchObject({ tool: "transfer", approval_id: expect.stringMatching(/^ap_[0-9a-f]{10}$/) });

@@ -21,7 +21,12 @@ const B1 = "mem_b1";
 async function boot(): Promise<string> {
   let base: string;
   ({ h, api, base } = await startApi());
-  await h.store.memories.save("http:alice", { add: [{ id: A1, text: "Name is Alice", kind: "identity" }, { id: A2, text: "Prefers window seats" }] });
+  await h.store.memories.save("http:alice", {
+    add: [
+      { id: A1, text: "Name is Alice", kind: "identity" },
+      { id: A2, text: "Prefers window seats" },
+    ],
+  });
   await h.store.memories.save("http:bob", { add: [{ id: B1, text: "Allergic to peanuts", kind: "health" }] });
   return base;
 }
@@ -68,7 +73,11 @@ describe("GET /v1/memories", () => {
 
   it("needs a token: 401 without one, for every memory route", async () => {
     const base = await boot();
-    for (const [method, path] of [["GET", "/v1/memories"], ["DELETE", "/v1/memories"], ["DELETE", `/v1/memories/${A1}`]] as const) {
+    for (const [method, path] of [
+      ["GET", "/v1/memories"],
+      ["DELETE", "/v1/memories"],
+      ["DELETE", `/v1/memories/${A1}`],
+    ] as const) {
       const res = await call(base, method, path, null);
       expect(res.status, `${method} ${path}`).toBe(401);
     }

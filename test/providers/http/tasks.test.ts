@@ -72,7 +72,10 @@ describe("a task's expiry and metadata", () => {
     const gone = await json(late);
     expect(gone).toEqual({
       type: "error",
-      error: { type: "task_expired_error", message: `task ${String(first.task_id)} expired at 2030-01-01T00:30:00.000Z and has ended; send a message without task_id to start a new task` },
+      error: {
+        type: "task_expired_error",
+        message: `task ${String(first.task_id)} expired at 2030-01-01T00:30:00.000Z and has ended; send a message without task_id to start a new task`,
+      },
       request_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       task_id: first.task_id,
     });
@@ -183,11 +186,20 @@ describe("a task's expiry and metadata", () => {
     const first = await json(await post(base, "/v1/messages", message("plan")));
     const key = `http:${String(first.session_id)}`;
     // As if it had passed the API's check just before the first message's task began.
-    const submitted = await h.gateway.submit({ sessionKey: key, messageId: "raced", userId: "http:alice", text: "Rome", taskOptions: { expiresAt: null, metadataJson: '{"a":1}' } });
+    const submitted = await h.gateway.submit({
+      sessionKey: key,
+      messageId: "raced",
+      userId: "http:alice",
+      text: "Rome",
+      taskOptions: { expiresAt: null, metadataJson: '{"a":1}' },
+    });
     expect(submitted.status).toBe("accepted");
     await h.gateway.idle();
     const request = await h.store.requests.get((submitted as { requestId: string }).requestId);
-    expect(request).toMatchObject({ status: "failed", error: expect.stringMatching(`^Sorry, this message sets an expiry or metadata for a new task, but task ${String(first.task_id)} is still under way`) });
+    expect(request).toMatchObject({
+      status: "failed",
+      error: expect.stringMatching(`^Sorry, this message sets an expiry or metadata for a new task, but task ${String(first.task_id)} is still under way`),
+    });
     expect(await h.store.tasks.get(String(first.task_id))).toMatchObject({ status: "waiting_user", metadata: null });
     expect(h.fake.calls).toHaveLength(2);
   });

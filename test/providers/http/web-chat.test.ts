@@ -63,7 +63,10 @@ async function say(page: Page, words: string) {
 }
 
 /** Who said what, leaving out the gateway's own remarks ("Interview skill finished."), which are configurable. */
-const whoSaid = (page: Page) => page.locator("#log .msg:not(.welcome):not(.notice:not(.approval))").evaluateAll((els) => els.map((e) => `${e.querySelector(".who")!.textContent}: ${e.querySelector(".body")!.textContent!.trim()}`));
+const whoSaid = (page: Page) =>
+  page
+    .locator("#log .msg:not(.welcome):not(.notice:not(.approval))")
+    .evaluateAll((els) => els.map((e) => `${e.querySelector(".who")!.textContent}: ${e.querySelector(".body")!.textContent!.trim()}`));
 
 describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
   it("welcomes, lists skills and agents, chats with the stack under readable names, and approves a pending tool after a reload", async () => {
@@ -73,7 +76,12 @@ describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
     expect(welcome).toContain("the server's HTTP_API_TOKENS (token:user pairs in its .env)");
     expect(welcome).toContain("interview: The interview skill for tests.");
     expect(welcome).toContain("trip-planner: The trip-planner agent for tests.");
-    h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "plan" })), text("Where to?"), reply(toolUse("complete", { result: "Rome" })), reply(toolUse("transfer", { amount: 5 })));
+    h.fake.script(
+      reply(toolUse("use_skill", { name: "interview", message: "plan" })),
+      text("Where to?"),
+      reply(toolUse("complete", { result: "Rome" })),
+      reply(toolUse("transfer", { amount: 5 })),
+    );
     await say(page, "plan a trip");
     await page.getByText("Where to?").waitFor();
     expect(await page.locator(".msg .who").last().textContent()).toBe("Interview skill");
@@ -276,7 +284,9 @@ describe.skipIf(!CHROMIUM)("web chat files in headless Chromium", () => {
     await page.setInputFiles("#files", [{ name: "huge.png", mimeType: "image/png", buffer: pngBombHeader() }]);
     await page.click("form button:has-text('Send')");
     await page.locator(".msg.error").waitFor();
-    expect(await page.locator(".msg.error .body").textContent()).toBe('part 1: "huge.png" is 20000×20000 pixels, more than the 100 megapixels I open; send a smaller image.');
+    expect(await page.locator(".msg.error .body").textContent()).toBe(
+      'part 1: "huge.png" is 20000×20000 pixels, more than the 100 megapixels I open; send a smaller image.',
+    );
     // The browser reports the refused request itself; that is the answer, not a fault of the page.
     errors.splice(0, errors.length, ...errors.filter((e) => !e.includes("status of 400")));
   });

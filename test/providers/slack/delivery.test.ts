@@ -56,15 +56,12 @@ describe("permanent refusals", () => {
     expect(await second.h.store.outbox.pending(key)).toEqual([]);
   });
 
-  it.each(["not_in_channel", "channel_not_found", "is_archived", "account_inactive"])(
-    "the sink reports Slack's %s as a permanent DeliveryError",
-    async (code) => {
-      const { bot } = await world.run();
-      world.slack.failNext("chat.postMessage", { error: code });
-      const error = await deliveryError(bot.sink.deliver(outbound(slackSessionKey(TEAM, CHANNEL, "1700000001.000100")), receipt()));
-      expect(error.disposition).toEqual({ kind: "permanent", reason: code });
-    },
-  );
+  it.each(["not_in_channel", "channel_not_found", "is_archived", "account_inactive"])("the sink reports Slack's %s as a permanent DeliveryError", async (code) => {
+    const { bot } = await world.run();
+    world.slack.failNext("chat.postMessage", { error: code });
+    const error = await deliveryError(bot.sink.deliver(outbound(slackSessionKey(TEAM, CHANNEL, "1700000001.000100")), receipt()));
+    expect(error.disposition).toEqual({ kind: "permanent", reason: code });
+  });
 
   it.each(["invalid_auth", "token_revoked"])("treats %s as the token's problem, not the reply's: it stays pending for a new token", async (code) => {
     const { bot } = await world.run();

@@ -77,7 +77,13 @@ describe("files from Slack", () => {
     );
     await h.gateway.idle();
     // The text still reached the agents.
-    expect(submitted[0]).toMatchObject({ text: "read these", files: [{ ok: false, name: "a.txt" }, { ok: false, name: "b.txt" }] });
+    expect(submitted[0]).toMatchObject({
+      text: "read these",
+      files: [
+        { ok: false, name: "a.txt" },
+        { ok: false, name: "b.txt" },
+      ],
+    });
     expect(lines.filter((l) => l.msg === FILES_SCOPE_FIX)).toHaveLength(1);
   });
 
@@ -107,8 +113,18 @@ describe("files to Slack", () => {
     const root = world.known(CHANNEL, ALICE, `<@${BOT}> chart please`, `${nextTs++}.000200`);
     const bytes = Buffer.from("month,total\nJan,3\n");
     const file: OutboundFile = {
-      id: "out_1", sessionKey: `slack:T0TEST:${CHANNEL}:thread:${root}`, requestId: null, agent: "main", depth: 1,
-      name: "sales.csv", mime: "text/csv", kind: "text", size: bytes.length, bytes, publicId: publicFileId(), caption: "Sales by month",
+      id: "out_1",
+      sessionKey: `slack:T0TEST:${CHANNEL}:thread:${root}`,
+      requestId: null,
+      agent: "main",
+      depth: 1,
+      name: "sales.csv",
+      mime: "text/csv",
+      kind: "text",
+      size: bytes.length,
+      bytes,
+      publicId: publicFileId(),
+      caption: "Sales by month",
     };
     await bot.sink.deliverFile!(file);
     const [shared] = world.slack.shared(CHANNEL);

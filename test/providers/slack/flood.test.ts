@@ -39,8 +39,16 @@ it("in a channel, the member over the limit gets one ephemeral notice, then sile
   await mention(BOB, "hello");
   await nthPost(world.slack, 3);
   await h.gateway.idle();
-  expect(results.map((r) => (r.status === "limited" ? `limited${r.quiet ? " quietly" : ""}` : r.status))).toEqual(["accepted", "accepted", "limited", "limited quietly", "accepted"]);
-  expect(world.slack.ephemerals(CHANNEL)).toEqual([expect.objectContaining({ user: ALICE, text: expect.stringMatching(/^You're sending messages faster than I can take them \(at most 2 a minute\)/) })]);
+  expect(results.map((r) => (r.status === "limited" ? `limited${r.quiet ? " quietly" : ""}` : r.status))).toEqual([
+    "accepted",
+    "accepted",
+    "limited",
+    "limited quietly",
+    "accepted",
+  ]);
+  expect(world.slack.ephemerals(CHANNEL)).toEqual([
+    expect.objectContaining({ user: ALICE, text: expect.stringMatching(/^You're sending messages faster than I can take them \(at most 2 a minute\)/) }),
+  ]);
   expect(world.slack.posted(CHANNEL).map((p) => p.text)).toEqual(["ok", "ok", "ok"]);
   expect(world.model.accepted()).toHaveLength(3);
 });

@@ -75,7 +75,9 @@ describe("indicators across a restart", () => {
     await send(dm(ts));
     await held.entered;
     await world.slack.waitFor("reactions.add");
-    expect(await h.store.indicators.list("slack")).toEqual([{ sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) }]);
+    expect(await h.store.indicators.list("slack")).toEqual([
+      { sessionKey: slackSessionKey(TEAM, DM), data: JSON.stringify({ kind: "reaction", channel: DM, ts, name: "eyes" }) },
+    ]);
     held.release(text("done"));
     await world.posts(1, DM);
     await h.gateway.idle();
@@ -122,12 +124,14 @@ describe("indicators across a restart", () => {
     const second = await world.run();
     await world.posts(1, CHANNEL);
     await second.h.gateway.idle();
-    await expect.poll(() => world.slack.statuses().map((s) => [s.thread_ts, s.status])).toEqual([
-      [root, "is thinking…"],
-      [root, ""],
-      [root, "is thinking…"],
-      [root, ""],
-    ]);
+    await expect
+      .poll(() => world.slack.statuses().map((s) => [s.thread_ts, s.status]))
+      .toEqual([
+        [root, "is thinking…"],
+        [root, ""],
+        [root, "is thinking…"],
+        [root, ""],
+      ]);
     await expect.poll(() => second.h.store.indicators.list("slack")).toEqual([]);
   });
 });

@@ -34,7 +34,9 @@ it("in a channel, the member over the daily limit is told once with the reset ti
   await mention(BOB, "hello");
   expect(world.slack.posted(CHANNEL).map((p) => p.text)).toEqual([
     "ok",
-    expect.stringMatching(/^You've sent 1 message today, the daily limit \(USER_DAILY_MESSAGES\), so I can't take more\. It resets at 00:00 on Sat 28 Nov \(UTC\), in 4 h 0 min\.$/),
+    expect.stringMatching(
+      /^You've sent 1 message today, the daily limit \(USER_DAILY_MESSAGES\), so I can't take more\. It resets at 00:00 on Sat 28 Nov \(UTC\), in 4 h 0 min\.$/,
+    ),
     "ok",
   ]);
   expect(world.model.accepted()).toHaveLength(2);

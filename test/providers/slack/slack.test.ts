@@ -127,7 +127,14 @@ describe("requests from Slack", () => {
     const root = said({ channel: CHANNEL, user: ALICE, text: `<@${world.slack.botUserId}> go`, mention: true });
     await send(root.event);
     await nthPost(1);
-    const body = slashCommand({ command: "/switchboard", text: "cancel", user_id: ALICE, channel_id: CHANNEL, team_id: world.slack.teamId, response_url: world.slack.responseUrl() });
+    const body = slashCommand({
+      command: "/switchboard",
+      text: "cancel",
+      user_id: ALICE,
+      channel_id: CHANNEL,
+      team_id: world.slack.teamId,
+      response_url: world.slack.responseUrl(),
+    });
     expect((await sendSigned(url, body, "application/x-www-form-urlencoded", { secret: SECRET })).status).toBe(200);
     expect(await nthPost(2)).toMatchObject({ thread_ts: root.ts, text: "Cancelled. Stopped: skill:interview." });
   });
@@ -144,7 +151,12 @@ describe("output", () => {
     const posts = world.slack.posted(CHANNEL);
     expect(posts.length).toBe(3);
     expect(posts.every((p) => p.text.length <= 3500 && p.thread_ts === root.ts)).toBe(true);
-    expect(posts.map((p) => p.text).join("\n\n").match(/Part \d+:/g)).toHaveLength(20);
+    expect(
+      posts
+        .map((p) => p.text)
+        .join("\n\n")
+        .match(/Part \d+:/g),
+    ).toHaveLength(20);
   });
 
   it("shows the assistant status while a turn runs, or a 👀 reaction where that is unavailable", async () => {

@@ -105,7 +105,11 @@ describe("connecting", () => {
 
   it("the fake's apps.connections.open takes only the app-level token, and each URL opens one connection", async () => {
     const open = (token: string) => new WebClient(token, { slackApiUrl: world.slack.apiUrl, retryConfig: { retries: 0 } }).apps.connections.open();
-    const refusal = (p: Promise<unknown>) => p.then(() => "ok", (e: unknown) => (e as WebAPIPlatformError).data.error);
+    const refusal = (p: Promise<unknown>) =>
+      p.then(
+        () => "ok",
+        (e: unknown) => (e as WebAPIPlatformError).data.error,
+      );
     expect(await refusal(open("xapp-1-wrong"))).toBe("invalid_auth");
     expect(await refusal(open(world.slack.botToken))).toBe("not_allowed_token_type");
     const { url } = await open(world.socket.appToken);
@@ -121,7 +125,13 @@ describe("connecting", () => {
     const first = await rawClient((await open()).url!);
     await first.next(); // hello
     const delivery = world.socket.event(messageEvent({ channel: DM, user: ALICE, text: "hi", ts: "1700000000.000100", channel_type: "im" }), { eventId: "Ev9" });
-    expect(await first.next()).toMatchObject({ envelope_id: delivery.envelopeId, type: "events_api", retry_attempt: 0, retry_reason: "", payload: { type: "event_callback", event_id: "Ev9" } });
+    expect(await first.next()).toMatchObject({
+      envelope_id: delivery.envelopeId,
+      type: "events_api",
+      retry_attempt: 0,
+      retry_reason: "",
+      payload: { type: "event_callback", event_id: "Ev9" },
+    });
     await world.socket.disconnect("warning");
     const second = await rawClient((await open()).url!);
     await second.next(); // hello

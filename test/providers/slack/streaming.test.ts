@@ -67,7 +67,12 @@ it("in a DM outside threads it posts one message and updates it; with SLACK_STRE
   expect(world.slack.posted(DM).find((m) => m.text.startsWith("It "))!.text).not.toContain("today");
   hold.release();
   await h.gateway.idle();
-  expect(world.slack.posted(DM).filter((m) => m.text.includes("It ")).map((m) => m.text)).toEqual(["It is sunny today."]);
+  expect(
+    world.slack
+      .posted(DM)
+      .filter((m) => m.text.includes("It "))
+      .map((m) => m.text),
+  ).toEqual(["It is sunny today."]);
   await world.stopProviders();
 
   const off = await world.run({ streaming: false });
@@ -171,7 +176,12 @@ it("a skill's turn in a thread: the words before the tool call, the skill's repl
   const bot = world.slack.visible(CHANNEL, root).filter((m) => m.fromBot);
   // Each once, complete; the notice is a message of its own (before or after the answer that was being written).
   expect(bot.map((m) => m.text).slice(0, 2)).toEqual(["Let me ask the interview skill.", "*🧩 interview*\nNoted: Lisbon."]);
-  expect(bot.map((m) => m.text).slice(2).sort()).toEqual(["Booked Lisbon for May.", "Interview skill finished."]);
+  expect(
+    bot
+      .map((m) => m.text)
+      .slice(2)
+      .sort(),
+  ).toEqual(["Booked Lisbon for May.", "Interview skill finished."]);
   expect(bot.filter((m) => m.stream !== undefined).map((m) => [m.text, m.stream])).toEqual([
     ["Let me ask the interview skill.", "stopped"],
     ["*🧩 interview*\nNoted: Lisbon.", "stopped"],
@@ -191,7 +201,12 @@ it("a reply cut off by /switchboard cancel leaves no half-written message: it is
   await world.slack.waitFor("chat.postMessage", (p) => String(p.text).startsWith("Cancelled"));
   hold.release();
   await h.gateway.idle();
-  expect(world.slack.visible(CHANNEL, root).filter((m) => m.fromBot).map((m) => m.text)).toEqual(["Cancelled. Stopped: skill:interview."]);
+  expect(
+    world.slack
+      .visible(CHANNEL, root)
+      .filter((m) => m.fromBot)
+      .map((m) => m.text),
+  ).toEqual(["Cancelled. Stopped: skill:interview."]);
   expect(world.slack.calls.filter((c) => c.method === "chat.delete").map((c) => c.params.ts)).toEqual([started.response.ts]);
 });
 

@@ -17,7 +17,6 @@ const NEW_GROUP = -1004123456789;
 
 const world = useTelegramWorld();
 
-
 const notice = (sessionKey: string): OutboundMessage => ({
   id: `out_${sessionKey}`,
   sessionKey,
@@ -34,12 +33,28 @@ describe("item 6: failures a retry cannot fix", () => {
   it("the sink turns Telegram's permanent refusals, long flood waits and moves into DeliveryErrors", async () => {
     await world.boot({ maxRetries: 2 }); // as in production: auto-retry on, capped at 120 s
     const cases: Array<{ key: string; setup: () => void; disposition: unknown }> = [
-      { key: "telegram:1001", setup: () => world.tg.failChat(1001, TG_ERRORS.blocked), disposition: { kind: "permanent", reason: "Forbidden: bot was blocked by the user" } },
+      {
+        key: "telegram:1001",
+        setup: () => world.tg.failChat(1001, TG_ERRORS.blocked),
+        disposition: { kind: "permanent", reason: "Forbidden: bot was blocked by the user" },
+      },
       { key: "telegram:1002", setup: () => world.tg.failChat(1002, TG_ERRORS.deactivated), disposition: { kind: "permanent", reason: "Forbidden: user is deactivated" } },
-      { key: `telegram:${GROUP}`, setup: () => world.tg.failChat(GROUP, TG_ERRORS.kicked), disposition: { kind: "permanent", reason: "Forbidden: bot was kicked from the group chat" } },
+      {
+        key: `telegram:${GROUP}`,
+        setup: () => world.tg.failChat(GROUP, TG_ERRORS.kicked),
+        disposition: { kind: "permanent", reason: "Forbidden: bot was kicked from the group chat" },
+      },
       { key: "telegram:-1009999", setup: () => {}, disposition: { kind: "permanent", reason: "Bad Request: chat not found" } },
-      { key: `telegram:${FORUM}:topic:99`, setup: () => world.tg.failChat(FORUM, TG_ERRORS.threadNotFound, { threadId: 99 }), disposition: { kind: "permanent", reason: "Bad Request: message thread not found" } },
-      { key: `telegram:${FORUM}:topic:7`, setup: () => world.tg.failChat(FORUM, TG_ERRORS.topicClosed, { threadId: 7 }), disposition: { kind: "permanent", reason: "Bad Request: TOPIC_CLOSED" } },
+      {
+        key: `telegram:${FORUM}:topic:99`,
+        setup: () => world.tg.failChat(FORUM, TG_ERRORS.threadNotFound, { threadId: 99 }),
+        disposition: { kind: "permanent", reason: "Bad Request: message thread not found" },
+      },
+      {
+        key: `telegram:${FORUM}:topic:7`,
+        setup: () => world.tg.failChat(FORUM, TG_ERRORS.topicClosed, { threadId: 7 }),
+        disposition: { kind: "permanent", reason: "Bad Request: TOPIC_CLOSED" },
+      },
       { key: "telegram:1003", setup: () => world.tg.failChat(1003, TG_ERRORS.floodWait(300)), disposition: { kind: "retry_after", ms: 300_000 } },
       { key: `telegram:${OLD_GROUP}`, setup: () => world.tg.migrateChat(OLD_GROUP, NEW_GROUP), disposition: { kind: "moved", to: `telegram:${NEW_GROUP}` } },
     ];
@@ -70,7 +85,9 @@ describe("item 6: failures a retry cannot fix", () => {
     await world.tg.waitFor("sendMessage", (p) => Number(p.chat_id) === USER);
     await h.gateway.idle();
     expect(clock.delays()).toEqual([]); // nothing re-queued
-    expect((await h.store.outbox.undeliverable(`telegram:${USER}`)).map((o) => [o.text, o.failure])).toEqual([["You will never see this", "Forbidden: bot was blocked by the user"]]);
+    expect((await h.store.outbox.undeliverable(`telegram:${USER}`)).map((o) => [o.text, o.failure])).toEqual([
+      ["You will never see this", "Forbidden: bot was blocked by the user"],
+    ]);
 
     await world.stopProviders();
     world.tg.failChat(USER, null); // unblocked later

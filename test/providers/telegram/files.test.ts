@@ -64,10 +64,16 @@ async function boot(options: Partial<TelegramOptions> = {}) {
     return submit(m);
   };
   world.model.fallback(() => text("ok"));
-  return { ...started, submitted, clock, armed, until: async (n: number) => {
-    await world.tg.waitFor("sendMessage", () => world.tg.sent(ALICE).length >= n);
-    return world.tg.sent(ALICE).map((m) => m.text);
-  } };
+  return {
+    ...started,
+    submitted,
+    clock,
+    armed,
+    until: async (n: number) => {
+      await world.tg.waitFor("sendMessage", () => world.tg.sent(ALICE).length >= n);
+      return world.tg.sent(ALICE).map((m) => m.text);
+    },
+  };
 }
 
 /** What the model was last shown of the user's newest message. */
@@ -81,7 +87,13 @@ describe("files from Telegram", () => {
     const small = world.tg.addFile(await png(90, 67), { folder: "photos", ext: "jpg" });
     const medium = world.tg.addFile(photo, { folder: "photos", ext: "jpg" });
     const huge = world.tg.addFile(Buffer.alloc(10), { folder: "photos", ext: "jpg", declaredSize: 25 * MB });
-    const sizes = [small, medium, huge].map((f, i) => ({ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: 90 * (i + 1), height: 67 * (i + 1) }));
+    const sizes = [small, medium, huge].map((f, i) => ({
+      file_id: f.file_id,
+      file_unique_id: f.file_unique_id,
+      file_size: f.file_size,
+      width: 90 * (i + 1),
+      height: 67 * (i + 1),
+    }));
     world.tg.pushUpdate(media({ photo: sizes, caption: "What is on this whiteboard?" }));
     await until(1);
     expect(world.tg.calls.filter((c) => c.method === "getFile").map((c) => c.params.file_id)).toEqual([medium.file_id]);
@@ -100,10 +112,16 @@ describe("files from Telegram", () => {
   it("takes a document and a voice note, keeping the document's name and marking the voice note", async () => {
     const { submitted, until } = await boot();
     const doc = world.tg.addFile(await pdf(2), { ext: "pdf" });
-    world.tg.pushUpdate(media({ document: { file_id: doc.file_id, file_unique_id: doc.file_unique_id, file_name: "../contract.pdf", mime_type: "application/pdf", file_size: doc.file_size } }));
+    world.tg.pushUpdate(
+      media({
+        document: { file_id: doc.file_id, file_unique_id: doc.file_unique_id, file_name: "../contract.pdf", mime_type: "application/pdf", file_size: doc.file_size },
+      }),
+    );
     await until(1);
     const voice = world.tg.addFile(oggOpus(), { folder: "voice", ext: "oga" });
-    world.tg.pushUpdate(media({ voice: { file_id: voice.file_id, file_unique_id: voice.file_unique_id, duration: 3, mime_type: "audio/ogg", file_size: voice.file_size } }));
+    world.tg.pushUpdate(
+      media({ voice: { file_id: voice.file_id, file_unique_id: voice.file_unique_id, duration: 3, mime_type: "audio/ogg", file_size: voice.file_size } }),
+    );
     await until(2);
     expect(received(submitted[0])[0]).toMatchObject({ name: "contract.pdf", kind: "pdf", pages: 2 });
     expect(world.model.accepted()[0]!.messages.at(-1)!.content).toContainEqual(expect.objectContaining({ type: "document", title: "contract.pdf" }));
@@ -113,7 +131,21 @@ describe("files from Telegram", () => {
   it("answers a file over the Bot API's 20 MB from its file_size, without downloading it, and keeps the caption", async () => {
     const { submitted, until } = await boot();
     const big = world.tg.addFile(Buffer.alloc(16), { ext: "mp4", declaredSize: 30 * MB });
-    world.tg.pushUpdate(media({ video: { file_id: big.file_id, file_unique_id: big.file_unique_id, width: 1, height: 1, duration: 60, file_name: "talk.mp4", mime_type: "video/mp4", file_size: big.file_size }, caption: "summarise the talk" }));
+    world.tg.pushUpdate(
+      media({
+        video: {
+          file_id: big.file_id,
+          file_unique_id: big.file_unique_id,
+          width: 1,
+          height: 1,
+          duration: 60,
+          file_name: "talk.mp4",
+          mime_type: "video/mp4",
+          file_size: big.file_size,
+        },
+        caption: "summarise the talk",
+      }),
+    );
     const shown = await until(2);
     expect(shown[0]).toBe('"talk.mp4" is 30 MB; Telegram lets bots download files of up to 20 MB. Send a smaller file or a link to it.');
     expect(world.tg.calls.some((c) => c.method === "getFile")).toBe(false);
@@ -132,7 +164,13 @@ describe("files from Telegram", () => {
     const parts = await Promise.all([png(10, 10), png(20, 20), png(30, 30)]);
     for (const [i, bytes] of parts.entries()) {
       const f = world.tg.addFile(bytes, { folder: "photos", ext: "jpg" });
-      world.tg.pushUpdate(media({ media_group_id: "13579", photo: [{ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: 10, height: 10 }], ...(i === 0 ? { caption: "compare these" } : {}) }));
+      world.tg.pushUpdate(
+        media({
+          media_group_id: "13579",
+          photo: [{ file_id: f.file_id, file_unique_id: f.file_unique_id, file_size: f.file_size, width: 10, height: 10 }],
+          ...(i === 0 ? { caption: "compare these" } : {}),
+        }),
+      );
     }
     await armed(3);
     expect(clock.count(1500)).toBe(1);
@@ -194,7 +232,18 @@ describe("files from Telegram", () => {
 
 describe("files to Telegram", () => {
   const outbound = (bytes: Buffer, name: string, mime: string, kind: OutboundFile["kind"], caption?: string): OutboundFile => ({
-    id: `out_${name}`, sessionKey: `telegram:${ALICE}`, requestId: null, agent: "main", depth: 1, name, mime, kind, size: bytes.length, bytes, publicId: publicFileId(), ...(caption !== undefined ? { caption } : {}),
+    id: `out_${name}`,
+    sessionKey: `telegram:${ALICE}`,
+    requestId: null,
+    agent: "main",
+    depth: 1,
+    name,
+    mime,
+    kind,
+    size: bytes.length,
+    bytes,
+    publicId: publicFileId(),
+    ...(caption !== undefined ? { caption } : {}),
   });
 
   it("sends an image with sendPhoto and anything else with sendDocument, as multipart uploads with the caption", async () => {

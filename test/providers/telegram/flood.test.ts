@@ -18,7 +18,11 @@ it("in a group, the member over the limit hears one notice and then silence; ano
     await world.tg.waitFor("getUpdates", (p) => Number(p.offset) > update.update_id);
     await h.gateway.idle();
   };
-  const botSays = () => world.tg.visible(GROUP).filter((m) => m.fromBot).map((m) => m.text);
+  const botSays = () =>
+    world.tg
+      .visible(GROUP)
+      .filter((m) => m.fromBot)
+      .map((m) => m.text);
 
   await say(ALICE, "one");
   await say(ALICE, "two");

@@ -11,9 +11,7 @@ describe("markdownToTelegram", () => {
     const f = markdownToTelegram(
       "# Plan\n\nHello **bold _both_** and `a<b>&c` with [docs](https://example.com) ~~old~~.\n\n```ts\nconst x = 1 < 2;\n```\n\n- one\n- two\n\n> careful",
     );
-    expect(f.text).toBe(
-      "Plan\n\nHello bold both and a<b>&c with docs old.\n\nconst x = 1 < 2;\n\n• one\n• two\n\ncareful",
-    );
+    expect(f.text).toBe("Plan\n\nHello bold both and a<b>&c with docs old.\n\nconst x = 1 < 2;\n\n• one\n• two\n\ncareful");
     expect(spans(f)).toEqual([
       "bold=Plan",
       "italic=both",

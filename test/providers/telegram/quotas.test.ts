@@ -11,14 +11,20 @@ const world = useTelegramWorld();
 it("in a group, the member over the daily limit hears which limit and when it resets once; the others go on", async () => {
   let now = Date.UTC(2026, 10, 27, 20, 0);
   const alice = `telegram:${ALICE}`;
-  const { h } = await world.boot({}, [], { quotas: { settings: { userDailyMessages: 2 }, now: () => now, zoneOf: async (user) => (user === alice ? "Asia/Tokyo" : null) } });
+  const { h } = await world.boot({}, [], {
+    quotas: { settings: { userDailyMessages: 2 }, now: () => now, zoneOf: async (user) => (user === alice ? "Asia/Tokyo" : null) },
+  });
   world.model.fallback((req) => text(`answer ${req.messages.length}`));
   const say = async (fromId: number, words: string) => {
     const update = world.tg.userMessage({ chatId: GROUP, chatType: "supergroup", fromId, text: `@${world.tg.botUsername} ${words}` });
     await world.tg.waitFor("getUpdates", (p) => Number(p.offset) > update.update_id);
     await h.gateway.idle();
   };
-  const botSays = () => world.tg.visible(GROUP).filter((m) => m.fromBot).map((m) => m.text);
+  const botSays = () =>
+    world.tg
+      .visible(GROUP)
+      .filter((m) => m.fromBot)
+      .map((m) => m.text);
 
   await say(ALICE, "one");
   await say(ALICE, "two");

@@ -122,8 +122,23 @@ describe("item 2: forum topics", () => {
     const { h } = await world.boot();
     world.tg.pushUpdate(telegramFixture("forum-topic-message"));
     world.model.script((req) => text(`topic answer to ${lastUserText(req)}`));
-    const botMessage = { message_id: 50, message_thread_id: 42, from: BOT, chat: { id: FORUM, title: "Test forum", is_forum: true, type: "supergroup" }, date: 1735689650, is_topic_message: true, text: "Which city?" };
-    world.tg.pushUpdate(telegramFixture("forum-topic-message", { message_id: 58, from: { id: USER, is_bot: false, first_name: "Test Firstname" }, reply_to_message: botMessage, text: "Porto" }));
+    const botMessage = {
+      message_id: 50,
+      message_thread_id: 42,
+      from: BOT,
+      chat: { id: FORUM, title: "Test forum", is_forum: true, type: "supergroup" },
+      date: 1735689650,
+      is_topic_message: true,
+      text: "Which city?",
+    };
+    world.tg.pushUpdate(
+      telegramFixture("forum-topic-message", {
+        message_id: 58,
+        from: { id: USER, is_bot: false, first_name: "Test Firstname" },
+        reply_to_message: botMessage,
+        text: "Porto",
+      }),
+    );
     const sent = await world.nth(FORUM, 1);
     expect(sent).toMatchObject({ text: "topic answer to Porto", message_thread_id: 42 });
     await h.gateway.idle();
@@ -154,7 +169,9 @@ describe("item 3: TELEGRAM_ALLOWED_USERS", () => {
     expect(texts(GROUP)).toEqual(["hello, group"]);
     expect(texts(OTHER)).toEqual([NOT_ALLOWED]);
     expect(world.model.calls).toHaveLength(2);
-    expect([...(await h.store.requests.ofSession(`telegram:${GROUP}`)), ...(await h.store.requests.ofSession(`telegram:${OTHER}`))].map((r) => r.userId)).toEqual([`telegram:${USER}`]);
+    expect([...(await h.store.requests.ofSession(`telegram:${GROUP}`)), ...(await h.store.requests.ofSession(`telegram:${OTHER}`))].map((r) => r.userId)).toEqual([
+      `telegram:${USER}`,
+    ]);
   });
 });
 

@@ -23,7 +23,11 @@ const calls = (method: string) => world.tg.calls.filter((c) => c.method === meth
 /** The gateway's notice for a message that arrives while the previous one is being answered. */
 const STILL_WORKING = /I'm still working on your previous message/;
 /** The bot's messages in a chat as its members see them now (deleted ones gone, edits applied). */
-const botSays = (chatId: number) => world.tg.visible(chatId).filter((m) => m.fromBot).map((m) => m.text);
+const botSays = (chatId: number) =>
+  world.tg
+    .visible(chatId)
+    .filter((m) => m.fromBot)
+    .map((m) => m.text);
 
 /** The provider's pacing clock: time moves when the test says; a timeout runs when the test fires it. */
 function pacing() {
@@ -45,7 +49,10 @@ function pacing() {
 async function boot(options: Partial<TelegramOptions>, harnessTimers?: ReturnType<typeof manualTimeouts>, harness: { model?: HarnessOptions["model"] } = {}) {
   const pace = pacing();
   // "draft" is the product's default (the shared world turns streaming off for the other tests).
-  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], { ...(harnessTimers ? { timers: harnessTimers.timers } : {}), ...harness });
+  const started = await world.boot({ streaming: "draft", streamClock: pace.clock, ...options }, [], {
+    ...(harnessTimers ? { timers: harnessTimers.timers } : {}),
+    ...harness,
+  });
   await started.h.gateway.recover();
   const sink = world.sink;
   let written = "";
@@ -321,8 +328,19 @@ describe("groups and TELEGRAM_STREAMING=edit: one message edited in place", () =
     await h.gateway.idle();
     const first = world.tg.sent(GROUP).find((m) => m.message_id === preview.message_id)!;
     expect(first).toMatchObject({ deleted: true, history: [] });
-    expect(world.tg.sent(GROUP).filter((m) => !m.deleted).map((m) => m.text).at(-1)).toBe("Porto is nice.");
-    expect(world.tg.sent(GROUP).filter((m) => !m.deleted).some((m) => m.text.startsWith("Rome"))).toBe(false);
+    expect(
+      world.tg
+        .sent(GROUP)
+        .filter((m) => !m.deleted)
+        .map((m) => m.text)
+        .at(-1),
+    ).toBe("Porto is nice.");
+    expect(
+      world.tg
+        .sent(GROUP)
+        .filter((m) => !m.deleted)
+        .some((m) => m.text.startsWith("Rome")),
+    ).toBe(false);
   });
 });
 

@@ -109,7 +109,12 @@ describe("groups", () => {
     world.model.script(text("Noted: Rome."));
     world.tg.userMessage({ ...group, fromId: ALICE, text: "Rome" });
     expect((await world.nth(GROUP, 5)).text).toBe("🧩 interview\nNoted: Rome.");
-    expect(world.model.accepted().map(lastUserText).filter((t) => t.includes("me next") || t.includes("lunch"))).toEqual([]);
+    expect(
+      world.model
+        .accepted()
+        .map(lastUserText)
+        .filter((t) => t.includes("me next") || t.includes("lunch")),
+    ).toEqual([]);
   });
 
   it("treats forum topics as separate conversations and replies in the same topic", async () => {
@@ -159,7 +164,7 @@ describe("output", () => {
   it("resends as plain text when Telegram rejects the formatting", async () => {
     await boot();
     world.tg.failWhen("sendMessage", (p) =>
-      p.entities ? { error_code: 400, description: "Bad Request: can't parse entities: Unsupported start tag \"x\" at byte offset 0" } : null,
+      p.entities ? { error_code: 400, description: 'Bad Request: can\'t parse entities: Unsupported start tag "x" at byte offset 0' } : null,
     );
     world.model.script(text("**bold** claim"));
     world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "hi" });
@@ -329,7 +334,10 @@ describe("webhook mode", () => {
     const { bot } = await boot({ webhook: { url: "https://bot.example.com/tg", secret: "s3cret", port: 0 } });
     expect(world.tg.webhook()).toMatchObject({ url: "https://bot.example.com/tg", secret_token: "s3cret" });
     const port = bot.webhookPort();
-    const update = { update_id: 1, message: { message_id: 1, date: 0, chat: { id: ALICE, type: "private" }, from: { id: ALICE, is_bot: false, first_name: "A" }, text: "hi" } };
+    const update = {
+      update_id: 1,
+      message: { message_id: 1, date: 0, chat: { id: ALICE, type: "private" }, from: { id: ALICE, is_bot: false, first_name: "A" }, text: "hi" },
+    };
     const post = (secret: string) =>
       fetch(`http://127.0.0.1:${port}/tg`, {
         method: "POST",

@@ -74,12 +74,17 @@ describeSandbox("Bash", () => {
     await start(testSandbox([]), { files: { ...skillFile("stats", "Run scripts/mean.py."), "skills/stats/scripts/mean.py": stats } });
     writeFileSync(join(ws.dir, "numbers.txt"), "1 2 3 4\n");
     const results = await skillCalls(h, "stats", ["Bash", { command: "python3 /skills/stats/scripts/mean.py numbers.txt && touch /skills/stats/x" }]);
-    expect(results).toEqual([{ content: expect.stringMatching(/^Exit code 1\nmean 2\.5\ntouch: cannot touch '\/skills\/stats\/x': Read-only file system$/), error: true }]);
+    expect(results).toEqual([
+      { content: expect.stringMatching(/^Exit code 1\nmean 2\.5\ntouch: cannot touch '\/skills\/stats\/x': Read-only file system$/), error: true },
+    ]);
   });
 
   it("reports a failing command's exit code and output as an error the agent can act on", async () => {
     await start(testSandbox([]));
-    expect(await callTool(h, "Bash", { command: "echo partial; echo 'no such table' >&2; exit 3" })).toEqual({ content: "Exit code 3\npartial\nno such table", error: true });
+    expect(await callTool(h, "Bash", { command: "echo partial; echo 'no such table' >&2; exit 3" })).toEqual({
+      content: "Exit code 3\npartial\nno such table",
+      error: true,
+    });
     expect(await callTool(h, "Bash", { command: "true" })).toEqual({ content: "(no output)", error: false });
   });
 
@@ -109,7 +114,11 @@ describeSandbox("Bash", () => {
 
   it("warns when a command leaves the workspace over its limits, and Write then refuses to add more", async () => {
     await start(testSandbox([]), { maxBytes: 100_000 });
-    const [bash, write] = await callTools(h, ["Bash", { command: "head -c 200000 /dev/zero > blob.bin && echo made" }], ["Write", { file_path: "more.txt", content: "x" }]);
+    const [bash, write] = await callTools(
+      h,
+      ["Bash", { command: "head -c 200000 /dev/zero > blob.bin && echo made" }],
+      ["Write", { file_path: "more.txt", content: "x" }],
+    );
     expect(bash).toEqual({
       content: "made\n[the workspace now holds 195.3 KB of at most 97.7 KB (WORKSPACE_MAX_BYTES): delete files; until then Write and Edit refuse to add more]",
       error: false,
@@ -121,7 +130,9 @@ describeSandbox("Bash", () => {
   it("tells the agent which connections the network allowlist refused, and asks the owner before running", async () => {
     const allow = (parseAllowlist("allowed.example") as { allow: Allowlist }).allow;
     const sandbox = testSandbox([], { network: { allow, socat: probe.ok && probe.socat !== null, resolve: async () => [{ address: "10.1.2.3" }] } });
-    const bash = createWorkspaceTools({ workspaceFor: async () => null, sandbox, searcher: null, bashDefaultTimeoutMs: 30_000 }).tools.find((t) => t.spec.name === "Bash")!;
+    const bash = createWorkspaceTools({ workspaceFor: async () => null, sandbox, searcher: null, bashDefaultTimeoutMs: 30_000 }).tools.find(
+      (t) => t.spec.name === "Bash",
+    )!;
     expect(bash.requiresApproval).toBe(true);
     expect(bash.spec.description).toContain("Only these hosts can be reached, through an HTTP proxy set in HTTP(S)_PROXY: allowed.example.");
     await start(sandbox, { approved: true });
@@ -155,13 +166,24 @@ describe("which workspace tools a deployment offers", () => {
 
   it("takes Claude Code's tool names and input fields", () => {
     const sandbox = probe.ok ? testSandbox([]) : null;
-    const { tools } = createWorkspaceTools({ workspaceFor: async () => null, sandbox, searcher: { search: async () => ({ status: "failed", reason: "" }) }, bashDefaultTimeoutMs: 120_000 });
+    const { tools } = createWorkspaceTools({
+      workspaceFor: async () => null,
+      sandbox,
+      searcher: { search: async () => ({ status: "failed", reason: "" }) },
+      bashDefaultTimeoutMs: 120_000,
+    });
     const schema = (t: (typeof tools)[number]) => t.spec.input_schema as unknown as { properties: object; required: string[] };
     const fields = Object.fromEntries(tools.map((t) => [t.spec.name, [Object.keys(schema(t).properties), schema(t).required]]));
     expect(fields).toMatchObject({
       Read: [["file_path", "offset", "limit"], ["file_path"]],
-      Write: [["file_path", "content"], ["file_path", "content"]],
-      Edit: [["file_path", "old_string", "new_string", "replace_all"], ["file_path", "old_string", "new_string"]],
+      Write: [
+        ["file_path", "content"],
+        ["file_path", "content"],
+      ],
+      Edit: [
+        ["file_path", "old_string", "new_string", "replace_all"],
+        ["file_path", "old_string", "new_string"],
+      ],
       Glob: [["pattern", "path"], ["pattern"]],
       Grep: [["pattern", "path", "glob", "type", "output_mode", "-i", "-n", "-A", "-B", "-C", "head_limit", "multiline"], ["pattern"]],
       ...(sandbox ? { Bash: [["command", "timeout", "description"], ["command"]] } : {}),

@@ -34,7 +34,10 @@ afterEach(async () => {
 
 describe("paths cannot leave the workspace", () => {
   it("refuses `..` out of the workspace into a sibling's", async () => {
-    expect(await callTool(h, "Read", { file_path: "../bob/diary.txt" })).toEqual({ content: expect.stringContaining('Read: "../bob/diary.txt" is outside the workspace'), error: true });
+    expect(await callTool(h, "Read", { file_path: "../bob/diary.txt" })).toEqual({
+      content: expect.stringContaining('Read: "../bob/diary.txt" is outside the workspace'),
+      error: true,
+    });
   });
 
   it("refuses `..` that climbs past the root to the database", async () => {
@@ -142,6 +145,9 @@ describe("a skill's own folder", () => {
   it("cannot be left through a symlink inside it", async () => {
     symlinkSync(database, join(h.root, "skills/stats/db"));
     const [result] = await skillCalls(h, "stats", ["Read", { file_path: "/skills/stats/db" }]);
-    expect(result).toEqual({ content: expect.stringContaining("is outside the workspace: files can be used only under /workspace, /skills/stats (read-only)"), error: true });
+    expect(result).toEqual({
+      content: expect.stringContaining("is outside the workspace: files can be used only under /workspace, /skills/stats (read-only)"),
+      error: true,
+    });
   });
 });

@@ -33,7 +33,11 @@ const lines = (n: number, prefix = "line") => Array.from({ length: n }, (_, i) =
 describe("Write and Read", () => {
   it("writes a file (making its folders) and reads it back numbered like cat -n", async () => {
     await start();
-    const [wrote, read] = await callTools(h, ["Write", { file_path: "notes/todo.md", content: "buy milk\n\tcall Ann\n" }], ["Read", { file_path: "/workspace/notes/todo.md" }]);
+    const [wrote, read] = await callTools(
+      h,
+      ["Write", { file_path: "notes/todo.md", content: "buy milk\n\tcall Ann\n" }],
+      ["Read", { file_path: "/workspace/notes/todo.md" }],
+    );
     expect(wrote).toEqual({ content: "File created successfully at: /workspace/notes/todo.md", error: false });
     expect(read).toEqual({ content: "     1\tbuy milk\n     2\t\tcall Ann", error: false });
     expect(readFileSync(join(ws.dir, "notes/todo.md"), "utf8")).toBe("buy milk\n\tcall Ann\n");
@@ -43,7 +47,10 @@ describe("Write and Read", () => {
   it("says a file was updated when Write replaces it", async () => {
     await start();
     writeFileSync(join(ws.dir, "a.txt"), "old");
-    expect(await callTool(h, "Write", { file_path: "a.txt", content: "new" })).toEqual({ content: "The file /workspace/a.txt has been updated successfully.", error: false });
+    expect(await callTool(h, "Write", { file_path: "a.txt", content: "new" })).toEqual({
+      content: "The file /workspace/a.txt has been updated successfully.",
+      error: false,
+    });
     expect(readFileSync(join(ws.dir, "a.txt"), "utf8")).toBe("new");
   });
 
@@ -81,7 +88,15 @@ describe("Write and Read", () => {
     writeFileSync(join(ws.dir, "empty.txt"), "");
     writeFileSync(join(ws.dir, "two.txt"), "a\nb\n");
     mkdirSync(join(ws.dir, "folder"));
-    expect(await callTools(h, ["Read", { file_path: "empty.txt" }], ["Read", { file_path: "two.txt", offset: 5 }], ["Read", { file_path: "nope.txt" }], ["Read", { file_path: "folder" }])).toEqual([
+    expect(
+      await callTools(
+        h,
+        ["Read", { file_path: "empty.txt" }],
+        ["Read", { file_path: "two.txt", offset: 5 }],
+        ["Read", { file_path: "nope.txt" }],
+        ["Read", { file_path: "folder" }],
+      ),
+    ).toEqual([
       { content: "(/workspace/empty.txt exists but is empty)", error: false },
       { content: "(/workspace/two.txt has 2 lines; offset 5 is past its end)", error: false },
       { content: "Read: file does not exist: /workspace/nope.txt", error: true },
@@ -146,7 +161,13 @@ describe("Edit", () => {
   it("refuses a string that is not there, and an edit that changes nothing", async () => {
     await start();
     writeFileSync(join(ws.dir, "c.txt"), "hello\n");
-    expect(await callTools(h, ["Edit", { file_path: "c.txt", old_string: "bye", new_string: "ciao" }], ["Edit", { file_path: "c.txt", old_string: "hello", new_string: "hello" }])).toEqual([
+    expect(
+      await callTools(
+        h,
+        ["Edit", { file_path: "c.txt", old_string: "bye", new_string: "ciao" }],
+        ["Edit", { file_path: "c.txt", old_string: "hello", new_string: "hello" }],
+      ),
+    ).toEqual([
       { content: "Edit: string to replace not found in /workspace/c.txt.\nString: bye", error: true },
       { content: "Edit: no changes to make: old_string and new_string are exactly the same.", error: true },
     ]);

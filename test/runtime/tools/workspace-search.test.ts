@@ -23,8 +23,14 @@ const FILES: Array<[path: string, content: string, mtime: number]> = [
 ];
 
 const modes: Array<[string, () => Searcher | null]> = [
-  ["inside the sandbox", () => (probe.ok && probe.ripgrep?.inSandbox ? createSearcher({ ripgrep: probe.ripgrep, sandbox: testSandbox([]), timers: systemTimers, clock: systemClock }) : null)],
-  ["outside a sandbox, on opened folders", () => (probe.ripgrep ? createSearcher({ ripgrep: probe.ripgrep, sandbox: null, timers: systemTimers, clock: systemClock }) : null)],
+  [
+    "inside the sandbox",
+    () => (probe.ok && probe.ripgrep?.inSandbox ? createSearcher({ ripgrep: probe.ripgrep, sandbox: testSandbox([]), timers: systemTimers, clock: systemClock }) : null),
+  ],
+  [
+    "outside a sandbox, on opened folders",
+    () => (probe.ripgrep ? createSearcher({ ripgrep: probe.ripgrep, sandbox: null, timers: systemTimers, clock: systemClock }) : null),
+  ],
 ];
 
 describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
@@ -47,13 +53,22 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
   });
 
   it("Glob matches across folders with **, newest first, hidden files included and .git left out", async () => {
-    expect(await callTool(h, "Glob", { pattern: "**/*.py" })).toEqual({ content: "/workspace/.hidden/secret.py\n/workspace/src/util.py\n/workspace/src/app.py", error: false });
+    expect(await callTool(h, "Glob", { pattern: "**/*.py" })).toEqual({
+      content: "/workspace/.hidden/secret.py\n/workspace/src/util.py\n/workspace/src/app.py",
+      error: false,
+    });
     expect((await callTool(h, "Glob", { pattern: "**/config" })).content).toBe("No files found");
   });
 
   it("Glob keeps * inside one folder, and searches the folder named by path or by an absolute pattern", async () => {
     expect(
-      await callTools(h, ["Glob", { pattern: "*.md" }], ["Glob", { pattern: "*.py", path: "src" }], ["Glob", { pattern: "/workspace/src/*.py" }], ["Glob", { pattern: "docs/*.md", path: "undefined" }]),
+      await callTools(
+        h,
+        ["Glob", { pattern: "*.md" }],
+        ["Glob", { pattern: "*.py", path: "src" }],
+        ["Glob", { pattern: "/workspace/src/*.py" }],
+        ["Glob", { pattern: "docs/*.md", path: "undefined" }],
+      ),
     ).toEqual([
       { content: "/workspace/README.md", error: false },
       { content: "/workspace/src/util.py\n/workspace/src/app.py", error: false },
@@ -116,7 +131,11 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
 
   it("Grep shows the first 250 entries unless head_limit says otherwise, and says what it cut", async () => {
     writeFileSync(join(ws.dir, "log.txt"), Array.from({ length: 300 }, (_, i) => `error ${i + 1}`).join("\n"));
-    const [all, few] = await callTools(h, ["Grep", { pattern: "^error", output_mode: "content", path: "log.txt" }], ["Grep", { pattern: "^error", output_mode: "content", path: "log.txt", head_limit: 2 }]);
+    const [all, few] = await callTools(
+      h,
+      ["Grep", { pattern: "^error", output_mode: "content", path: "log.txt" }],
+      ["Grep", { pattern: "^error", output_mode: "content", path: "log.txt", head_limit: 2 }],
+    );
     const lines = all!.content.split("\n");
     expect(lines).toHaveLength(251);
     expect(lines[249]).toBe("/workspace/log.txt:250:error 250");
@@ -163,6 +182,9 @@ describe.each(modes)("Glob and Grep, ripgrep %s", (_mode, makeSearcher) => {
   });
 
   it("Grep refuses a path outside the workspace", async () => {
-    expect(await callTool(h, "Grep", { pattern: "root", path: "/etc/passwd" })).toEqual({ content: expect.stringContaining('Grep: "/etc/passwd" is outside the workspace'), error: true });
+    expect(await callTool(h, "Grep", { pattern: "root", path: "/etc/passwd" })).toEqual({
+      content: expect.stringContaining('Grep: "/etc/passwd" is outside the workspace'),
+      error: true,
+    });
   });
 });

@@ -89,7 +89,9 @@ export class ReplicaChecker {
     const under = fence.token;
     // 1. A successful step was computed under the session's current lease, by its holder; tokens never go down.
     if (fence.holder !== replica) {
-      this.report(`stale commit: ${replica} committed a step of ${key} under ${fence.holder}'s token ${fence.token} (it believed it held token ${record.believed ?? "none"}) while the lease was ${describe(current)}`);
+      this.report(
+        `stale commit: ${replica} committed a step of ${key} under ${fence.holder}'s token ${fence.token} (it believed it held token ${record.believed ?? "none"}) while the lease was ${describe(current)}`,
+      );
     } else if (!current || fence.token !== current.token || fence.holder !== current.holder) {
       this.report(`stale commit: ${replica} committed a step of ${key} under token ${fence.token} while the lease was ${describe(current)}`);
     }
@@ -143,15 +145,26 @@ export class ReplicaChecker {
     const delivered = new Map<string, number>();
     for (const d of outside.delivered) delivered.set(d.id, (delivered.get(d.id) ?? 0) + 1);
     for (const key of sessions) {
-      const requests = this.sql(`SELECT id, text, status FROM requests WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ id: string; text: string; status: string }>;
+      const requests = this.sql(`SELECT id, text, status FROM requests WHERE session_key = ? ORDER BY seq`).all(key) as Array<{
+        id: string;
+        text: string;
+        status: string;
+      }>;
       const log = this.sql(`SELECT type, payload FROM context_log WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ type: string; payload: string }>;
-      const outbox = this.sql(`SELECT id, request_id, text, kind, delivered_at FROM outbox WHERE session_key = ? ORDER BY seq`).all(key) as Array<{ id: string; request_id: string | null; text: string; kind: string; delivered_at: number | null }>;
+      const outbox = this.sql(`SELECT id, request_id, text, kind, delivered_at FROM outbox WHERE session_key = ? ORDER BY seq`).all(key) as Array<{
+        id: string;
+        request_id: string | null;
+        text: string;
+        kind: string;
+        delivered_at: number | null;
+      }>;
       // 4. Nothing stuck; no reply committed twice for a request; every reply delivered exactly once.
       for (const r of requests) {
         if (r.status !== "done" && r.status !== "failed") this.report(`stuck: request ${r.id} ("${r.text}") of ${key} is still ${r.status}`);
         // Notices ("Interview skill finished.") go beside a request's reply; they are not a second answer.
         const replies = outbox.filter((o) => o.request_id === r.id && o.kind !== "notice");
-        if (replies.length > 1) this.report(`reply twice: request ${r.id} of ${key} has ${replies.length} replies: ${replies.map((o) => JSON.stringify(o.text)).join(", ")}`);
+        if (replies.length > 1)
+          this.report(`reply twice: request ${r.id} of ${key} has ${replies.length} replies: ${replies.map((o) => JSON.stringify(o.text)).join(", ")}`);
         if (r.status === "done" && replies.length === 0) this.report(`stuck: request ${r.id} of ${key} is done without a reply`);
         const reached = log.filter((e) => e.type === "message" && userText(e.payload) === r.text).length;
         if (r.status === "done" && reached !== 1) this.report(`exactly once: "${r.text}" reached an agent ${reached} times`);
@@ -166,7 +179,9 @@ export class ReplicaChecker {
       const stored = log.map((e) => `${e.type} ${e.payload}`);
       const first = stored.findIndex((row, i) => row !== written.log[i]);
       if (stored.length !== written.log.length || first >= 0) {
-        this.report(`state: the log of ${key} is not what the accepted commits wrote (${stored.length} rows stored, ${written.log.length} accepted; first difference at row ${first >= 0 ? first : Math.min(stored.length, written.log.length)})`);
+        this.report(
+          `state: the log of ${key} is not what the accepted commits wrote (${stored.length} rows stored, ${written.log.length} accepted; first difference at row ${first >= 0 ? first : Math.min(stored.length, written.log.length)})`,
+        );
       }
       for (const o of outbox) if (!written.outbound.has(o.id)) this.report(`state: reply ${o.id} of ${key} is in the outbox, but no accepted commit wrote it`);
       for (const id of written.outbound.keys()) if (!outbox.some((o) => o.id === id)) this.report(`state: reply ${id} of ${key} was committed but is not in the outbox`);

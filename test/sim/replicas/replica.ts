@@ -112,7 +112,8 @@ export class Replica {
     };
     const orchestrator = new Orchestrator(runtime);
     const handle = orchestrator.handleMessage.bind(orchestrator);
-    orchestrator.handleMessage = (request, writer, signal) => currentTurn.run({ sessionKey: request.sessionKey, requestId: request.id }, () => handle(request, writer, signal));
+    orchestrator.handleMessage = (request, writer, signal) =>
+      currentTurn.run({ sessionKey: request.sessionKey, requestId: request.id }, () => handle(request, writer, signal));
     this.gateway = new Gateway({ store: this.store, leases: this.leases, model, orchestrator, runtime, ids, log: silentLogger(), retryBaseMs: 1 });
     runtime.onEvent = (key, event) => this.gateway.emit(key, event);
     if (options.plants?.noTakeover) this.gateway.poll = async () => {};

@@ -123,7 +123,8 @@ export async function runReplicaScenario(options: ReplicaScenarioOptions): Promi
           const again = prng.pick(sent);
           const via = prng.pick(world.live()).name;
           const result = await world.submit(via, again.sessionKey, again.text, again.id);
-          if (result && result.status !== "duplicate") world.checker.report(`exactly once: message ${again.id} delivered again via ${via} was ${result.status}, not a duplicate`);
+          if (result && result.status !== "duplicate")
+            world.checker.report(`exactly once: message ${again.id} delivered again via ${via} was ${result.status}, not a duplicate`);
           break;
         }
         case "poll":

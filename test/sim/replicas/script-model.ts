@@ -76,7 +76,13 @@ export class ScriptedModel implements Model {
       shared.violations.push(`no progress: more than ${shared.maxCalls} model calls (replica ${this.replica} on ${turn?.requestId ?? "?"}); something spins`);
       return new Promise(() => {});
     }
-    const body = { model: request.model, max_tokens: 1024, system: request.system, messages: request.messages, ...(request.tools.length ? { tools: request.tools } : {}) };
+    const body = {
+      model: request.model,
+      max_tokens: 1024,
+      system: request.system,
+      messages: request.messages,
+      ...(request.tools.length ? { tools: request.tools } : {}),
+    };
     const invalid = validateRequest(JSON.parse(JSON.stringify(body)));
     if (invalid) {
       shared.violations.push(`model request rejected by the Messages API rules (replica ${this.replica}, ${turn?.requestId ?? "?"}): ${invalid.message}`);

@@ -68,7 +68,17 @@ export class ReplicaWorld {
     copyFileSync(template, this.dbFile);
     this.checker = new ReplicaChecker(this.dbFile);
     this.start0 = this.clock.now();
-    this.shared = { prng: this.prng, clock: this.clock, violations: [], trace: (l) => this.trace(l), toolIds: 0, calls: 0, staleCalls: 0, maxCalls: options.maxModelCalls ?? 400, midCall: 0 };
+    this.shared = {
+      prng: this.prng,
+      clock: this.clock,
+      violations: [],
+      trace: (l) => this.trace(l),
+      toolIds: 0,
+      calls: 0,
+      staleCalls: 0,
+      maxCalls: options.maxModelCalls ?? 400,
+      midCall: 0,
+    };
   }
 
   trace(line: string): void {
@@ -162,7 +172,9 @@ export class ReplicaWorld {
   pause(name: string, point: PausePoint | "now", nth = 1, then: "pause" | "die" = "pause"): void {
     const gate = this.get(name).gate;
     if (point !== "now") {
-      this.trace(`${name} will ${then === "die" ? "crash" : "pause"} at its ${nth === 1 ? "next" : `${nth}${nth === 2 ? "nd" : nth === 3 ? "rd" : "th"} next`} ${point === "model" ? "model answer" : "ledger call"}`);
+      this.trace(
+        `${name} will ${then === "die" ? "crash" : "pause"} at its ${nth === 1 ? "next" : `${nth}${nth === 2 ? "nd" : nth === 3 ? "rd" : "th"} next`} ${point === "model" ? "model answer" : "ledger call"}`,
+      );
       gate.arm(point, nth, then);
     } else if (then === "die") gate.kill();
     else gate.pause();

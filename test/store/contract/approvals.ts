@@ -16,8 +16,21 @@ export function approvalContract(ctx: ContractContext): void {
       const input = { method: "POST", url: "https://example.test/x", headers: { a: "1" } };
       await commitStep(store, { sessionKey: K, approvalsCreated: [newApproval("a1", { taskId: "t1", input, timeoutMs: 30_000 })] });
       expect(await store.approvals.get("a1")).toEqual({
-        id: "a1", sessionKey: K, taskId: "t1", requestId: null, frameId: "f-main", toolUseId: "toolu_a1", toolName: "http_request", input,
-        agent: "main", ownerId: ALICE, status: "pending", requestedAt: clock.t, expiresAt: clock.t + 30_000, decidedBy: null, decidedAt: null,
+        id: "a1",
+        sessionKey: K,
+        taskId: "t1",
+        requestId: null,
+        frameId: "f-main",
+        toolUseId: "toolu_a1",
+        toolName: "http_request",
+        input,
+        agent: "main",
+        ownerId: ALICE,
+        status: "pending",
+        requestedAt: clock.t,
+        expiresAt: clock.t + 30_000,
+        decidedBy: null,
+        decidedAt: null,
       });
       expect(await store.approvals.get("a-none")).toBeNull();
     });
@@ -81,7 +94,10 @@ export function approvalContract(ctx: ContractContext): void {
       expect(await store.approvals.forCall(call, { sessionKey: K, taskId: "t2" })).toBeNull();
       expect(await store.approvals.forCall(call, { sessionKey: K, taskId: null })).toBeNull();
       // …so each is asked for anew, and stored beside the first instead of being dropped as its duplicate.
-      await commitStep(store, { sessionKey: OTHER, approvalsCreated: [newApproval("b1", { taskId: "t1", toolUseId: call.id, toolName: call.name, input: call.input, ownerId: BOB })] });
+      await commitStep(store, {
+        sessionKey: OTHER,
+        approvalsCreated: [newApproval("b1", { taskId: "t1", toolUseId: call.id, toolName: call.name, input: call.input, ownerId: BOB })],
+      });
       await commitStep(store, { sessionKey: K, approvalsCreated: [newApproval("a2", { taskId: "t2", toolUseId: call.id, toolName: call.name, input: call.input })] });
       expect(await store.approvals.forCall(call, { sessionKey: OTHER, taskId: "t1" })).toMatchObject({ id: "b1", status: "pending", ownerId: BOB });
       expect(await store.approvals.forCall(call, { sessionKey: K, taskId: "t2" })).toMatchObject({ id: "a2", status: "pending" });

@@ -62,8 +62,15 @@ export class ChangeRecorder {
   }
 }
 
-export const isRequest = (sessionKey: string, requestId: string): Match => (c) =>
-  c.kind === "request" && c.sessionKey === sessionKey && c.requestId === requestId;
-export const isDone = (sessionKey: string, requestId: string): Match => (c) =>
-  c.kind === "done" && c.sessionKey === sessionKey && c.requestId === requestId;
-export const isOutbound = (sessionKey: string): Match => (c) => c.kind === "outbound" && c.sessionKey === sessionKey;
+export const isRequest =
+  (sessionKey: string, requestId: string): Match =>
+  (c) =>
+    c.kind === "request" && c.sessionKey === sessionKey && c.requestId === requestId;
+export const isDone =
+  (sessionKey: string, requestId: string): Match =>
+  (c) =>
+    c.kind === "done" && c.sessionKey === sessionKey && c.requestId === requestId;
+export const isOutbound =
+  (sessionKey: string): Match =>
+  (c) =>
+    c.kind === "outbound" && c.sessionKey === sessionKey;

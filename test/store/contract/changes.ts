@@ -46,7 +46,10 @@ export function changeContract(ctx: ContractContext): void {
     });
 
     it("a step that queues replies announces them with their request ids", async () => {
-      await commitStep(ctx.store, { sessionKey: K, outbound: [outbound("o1", { requestId: "r1" }), outbound("o2", { requestId: null }), outbound("o3", { requestId: "r1" })] });
+      await commitStep(ctx.store, {
+        sessionKey: K,
+        outbound: [outbound("o1", { requestId: "r1" }), outbound("o2", { requestId: null }), outbound("o3", { requestId: "r1" })],
+      });
       const change = await changes.waitFor(isOutbound(K));
       expect(change.kind === "outbound" && new Set(change.requestIds)).toEqual(new Set(["r1", null]));
     });

@@ -10,8 +10,16 @@ const K = "telegram:42";
 function file(id: string, content: string, over: Partial<NewStoredFile> = {}): NewStoredFile {
   const bytes = Buffer.from(content);
   return {
-    id, publicId: `file_${id.padEnd(24, "x")}`, sha256: createHash("sha256").update(bytes).digest("hex"),
-    name: `${id}.txt`, mime: "text/plain", kind: "text", size: bytes.length, voice: false, bytes, ...over,
+    id,
+    publicId: `file_${id.padEnd(24, "x")}`,
+    sha256: createHash("sha256").update(bytes).digest("hex"),
+    name: `${id}.txt`,
+    mime: "text/plain",
+    kind: "text",
+    size: bytes.length,
+    voice: false,
+    bytes,
+    ...over,
   };
 }
 
@@ -19,7 +27,9 @@ export function fileContract(ctx: ContractContext): void {
   describe("files", () => {
     it("stores a message's files with it: described by id and public id, bytes by content, in order", async () => {
       const { store, clock } = ctx;
-      const result = await store.requests.insert(newRequest("r1", K, { files: [file("f1", "hello"), file("f2", "voice", { kind: "audio", mime: "audio/ogg", voice: true })] }));
+      const result = await store.requests.insert(
+        newRequest("r1", K, { files: [file("f1", "hello"), file("f2", "voice", { kind: "audio", mime: "audio/ogg", voice: true })] }),
+      );
       expect(result.status).toBe("inserted");
       const files = await store.files.ofRequest("r1");
       expect(files.map((f) => [f.id, f.kind, f.voice, f.ownerId, f.sessionKey, f.requestId, f.createdAt])).toEqual([

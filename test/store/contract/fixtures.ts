@@ -1,14 +1,6 @@
 // Records for the Store contract suite, and the few multi-call set-ups many of its tests share. Everything
 // goes through the Store interface, awaited, so the suite runs unchanged once the interface is asynchronous.
-import type {
-  FrameRecord,
-  LogEntryInput,
-  LogType,
-  NewApproval,
-  NewRequest,
-  OutboundInput,
-  Store,
-} from "../../../src/store/store.js";
+import type { FrameRecord, LogEntryInput, LogType, NewApproval, NewRequest, OutboundInput, Store } from "../../../src/store/store.js";
 import type { StoreBackend } from "./backends.js";
 import { commitStep } from "../../helpers/steps.js";
 
@@ -94,11 +86,7 @@ export const freshAgentSessionId = (): string => `as-main-${++sessionIds}`;
  * The start of a turn as the runtime writes it: the session, the request that came in, and a step creating
  * its task (running) with the request running under it.
  */
-export async function startTask(
-  store: Store,
-  sessionKey: string,
-  ids: { task: string; request: string; owner?: string; frames?: FrameRecord[] },
-): Promise<void> {
+export async function startTask(store: Store, sessionKey: string, ids: { task: string; request: string; owner?: string; frames?: FrameRecord[] }): Promise<void> {
   const owner = ids.owner ?? ALICE;
   await store.sessions.open(sessionKey, freshAgentSessionId);
   const inserted = await store.requests.insert(newRequest(ids.request, sessionKey, { userId: owner }));

@@ -7,9 +7,16 @@ import { commitStep } from "../../helpers/steps.js";
 export function footprintContract(ctx: ContractContext): void {
   it("counts the sessions a user owns and the bytes of their logs and memories, not other users' nor shared chats", async () => {
     const { store } = ctx;
-    const payloads = [{ role: "user", content: "Grüße aus Zürich" }, { role: "assistant", content: "¡Hola! 👋" }];
+    const payloads = [
+      { role: "user", content: "Grüße aus Zürich" },
+      { role: "assistant", content: "¡Hola! 👋" },
+    ];
     const bytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value), "utf8");
-    for (const [n, key, user] of [["1", "http:a1", ALICE], ["2", "http:a2", ALICE], ["3", "http:b1", BOB]] as const) {
+    for (const [n, key, user] of [
+      ["1", "http:a1", ALICE],
+      ["2", "http:a2", ALICE],
+      ["3", "http:b1", BOB],
+    ] as const) {
       expect((await store.requests.insert(newRequest(`r${n}`, key, { userId: user, claimSession: { mainAgentSessionId: `as-${n}` } }))).status).toBe("inserted");
       await commitStep(store, { sessionKey: key, log: payloads.map((p) => logEntry("message", p, { requestId: `r${n}`, agentSessionId: `as-${n}` })) });
     }

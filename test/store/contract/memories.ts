@@ -21,7 +21,12 @@ export function memoryContract(ctx: ContractContext): void {
     it("lists a user's memories oldest first, as written", async () => {
       const { store, clock } = ctx;
       clock.advance(1_000);
-      await store.memories.save(ALICE, { add: [{ id: "m1", text: "Prefers tea", kind: "preference" }, { id: "m2", text: "Works on Switchboard" }] });
+      await store.memories.save(ALICE, {
+        add: [
+          { id: "m1", text: "Prefers tea", kind: "preference" },
+          { id: "m2", text: "Works on Switchboard" },
+        ],
+      });
       const t1 = clock.t;
       clock.advance(1_000);
       await store.memories.save(ALICE, { add: [{ id: "m3", text: "Lives in Lisbon", kind: "identity" }] });
@@ -38,7 +43,13 @@ export function memoryContract(ctx: ContractContext): void {
       await remember(ALICE, { id: "m1", text: "Timezone is Europe/Lisbon" }, { id: "m2", text: "Has a cat" });
       const created = (await store.memories.list(ALICE))[0]!.createdAt;
       clock.advance(5_000);
-      await store.memories.save(ALICE, { remove: ["m2"], add: [{ id: "m1", text: "Timezone is Asia/Tokyo", kind: "identity" }, { id: "m3", text: "Has a dog" }] });
+      await store.memories.save(ALICE, {
+        remove: ["m2"],
+        add: [
+          { id: "m1", text: "Timezone is Asia/Tokyo", kind: "identity" },
+          { id: "m3", text: "Has a dog" },
+        ],
+      });
       const after = await store.memories.list(ALICE);
       expect(after.map((m) => [m.id, m.text, m.kind])).toEqual([
         ["m1", "Timezone is Asia/Tokyo", "identity"],
@@ -89,7 +100,13 @@ export function memoryContract(ctx: ContractContext): void {
   });
 
   describe("searchMemories", () => {
-    const facts = ["Has two cats named Miso and Tofu", "Works as a nurse in Porto", "My timezone is Europe/Lisbon", "Allergic to peanuts", "Prefers answers in Portuguese"];
+    const facts = [
+      "Has two cats named Miso and Tofu",
+      "Works as a nurse in Porto",
+      "My timezone is Europe/Lisbon",
+      "Allergic to peanuts",
+      "Prefers answers in Portuguese",
+    ];
 
     it("finds the memory a query is about first, among unrelated facts", async () => {
       await remember(ALICE, ...facts);

@@ -24,18 +24,19 @@ export function memoryJobContract(ctx: ContractContext): void {
       const queuedAt = clock.t;
       clock.advance(1_000);
       await commitStep(store, { sessionKey: OTHER, memoryJob: { taskId: "t1", userId: BOB } });
-      expect(await store.memories.pendingJobs()).toEqual([
-        { taskId: "t1", userId: ALICE, sessionKey: K, attempts: 0, status: "pending", nextAt: queuedAt, error: null },
-      ]);
+      expect(await store.memories.pendingJobs()).toEqual([{ taskId: "t1", userId: ALICE, sessionKey: K, attempts: 0, status: "pending", nextAt: queuedAt, error: null }]);
     });
 
     it("is part of the step: a fenced step that is refused queues nothing", async () => {
       const { store } = ctx;
       const lease = (await store.leases.acquire(K, "replica-a", 10_000))!;
-      const refused = await store.steps.writer({ ...lease, token: lease.token + 1 }).commit({ memoryJob: { taskId: "t1", userId: ALICE } }).then(
-        () => null,
-        (error: unknown) => error,
-      );
+      const refused = await store.steps
+        .writer({ ...lease, token: lease.token + 1 })
+        .commit({ memoryJob: { taskId: "t1", userId: ALICE } })
+        .then(
+          () => null,
+          (error: unknown) => error,
+        );
       expect(refused).toBeInstanceOf(FencedError);
       expect(await store.memories.pendingJobs()).toEqual([]);
     });
@@ -48,7 +49,10 @@ export function memoryJobContract(ctx: ContractContext): void {
       expect(await claim("w1")).toEqual({ taskId: "t1", userId: ALICE, sessionKey: K, attempts: 1 });
       expect(await claim("w2")).toEqual({ taskId: "t2", userId: BOB, sessionKey: OTHER, attempts: 1 });
       expect(await claim("w3")).toBeNull();
-      expect(await store.memories.pendingJobs()).toMatchObject([{ taskId: "t1", status: "running" }, { taskId: "t2", status: "running" }]);
+      expect(await store.memories.pendingJobs()).toMatchObject([
+        { taskId: "t1", status: "running" },
+        { taskId: "t2", status: "running" },
+      ]);
       expect(await store.memories.finishJob("t1", "w1", null)).toBe(true);
       expect(await store.memories.finishJob("t1", "w1", null)).toBe(false);
       expect(await jobIds()).toEqual(["t2"]);
@@ -79,7 +83,10 @@ export function memoryJobContract(ctx: ContractContext): void {
       expect(await claim("w2")).toBeNull(); // still held at the very end of the claim
       clock.advance(1);
       expect(await claim("w2")).toEqual({ taskId: "t1", userId: ALICE, sessionKey: K, attempts: 2 });
-      const late = { add: [{ id: "m-late", text: "written by a worker that lost its claim" }], usage: { sessionKey: K, inputTokens: 9, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 } };
+      const late = {
+        add: [{ id: "m-late", text: "written by a worker that lost its claim" }],
+        usage: { sessionKey: K, inputTokens: 9, outputTokens: 9, cacheReadTokens: 0, cacheWriteTokens: 0, costNanoUsd: 0 },
+      };
       expect(await store.memories.finishJob("t1", "w1", late)).toBe(false);
       await store.memories.retryJob("t1", "w1", "boom", clock.t + 1);
       expect(await store.memories.list(ALICE)).toEqual([]);

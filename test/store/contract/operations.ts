@@ -44,7 +44,16 @@ export function operationsContract(ctx: ContractContext): void {
       await store.sessions.open(OTHER, freshAgentSessionId);
       clock.advance(10);
       expect(await store.operations.sessionSummary(OTHER)).toEqual<SessionSummary>({
-        key: OTHER, provider: "slack", ownerId: null, stack: [], status: "idle", taskId: null, lastActivity: created, costUsd: 0, tokens: 0, pendingApprovals: 0,
+        key: OTHER,
+        provider: "slack",
+        ownerId: null,
+        stack: [],
+        status: "idle",
+        taskId: null,
+        lastActivity: created,
+        costUsd: 0,
+        tokens: 0,
+        pendingApprovals: 0,
       });
       expect(await store.operations.sessionSummary("telegram:none")).toBeNull();
     });
@@ -127,7 +136,11 @@ export function operationsContract(ctx: ContractContext): void {
       clock.advance(10);
       await commitStep(store, { sessionKey: K, approvalsCreated: [newApproval("a1"), newApproval("a3")] });
       await store.approvals.decide("a3", "approved", ALICE);
-      expect((await store.operations.allPendingApprovals()).map((a) => [a.id, a.sessionKey])).toEqual([["a2", K], ["b1", OTHER], ["a1", K]]);
+      expect((await store.operations.allPendingApprovals()).map((a) => [a.id, a.sessionKey])).toEqual([
+        ["a2", K],
+        ["b1", OTHER],
+        ["a1", K],
+      ]);
     });
 
     it("an unreadable approval is quarantined and skipped; the others are still listed", async (test) => {
@@ -213,7 +226,11 @@ export function operationsContract(ctx: ContractContext): void {
       await store.requests.insert(newRequest("r2", K));
       await commitStep(store, { sessionKey: K, request: { id: "r2", status: "done" } });
       await startTask(store, OTHER, { task: "t2", request: "r3" });
-      await commitStep(store, { sessionKey: OTHER, task: { id: "t2", status: "failed", error: "elsewhere" }, request: { id: "r3", status: "failed", error: "elsewhere" } });
+      await commitStep(store, {
+        sessionKey: OTHER,
+        task: { id: "t2", status: "failed", error: "elsewhere" },
+        request: { id: "r3", status: "failed", error: "elsewhere" },
+      });
 
       expect(await store.operations.recentErrors(K, 10)).toEqual([
         { at: taskFailed, source: "task", id: "t1", error: "max iterations" },

@@ -43,7 +43,9 @@ export function ownerContract(ctx: ContractContext): void {
       const { store } = ctx;
       expect(await store.requests.insert(newRequest("r1", K, { userId: ALICE, owner: "mine-or-free" }))).toMatchObject({ status: "inserted" });
       expect(await store.requests.insert(newRequest("r2", K, { userId: BOB, owner: "mine-or-free" }))).toEqual({ status: "busy", ownerId: ALICE });
-      expect(await store.requests.insert(newRequest("r3", K, { userId: ALICE, owner: "mine-or-free", kind: "command", text: "/cancel" }))).toMatchObject({ status: "inserted" });
+      expect(await store.requests.insert(newRequest("r3", K, { userId: ALICE, owner: "mine-or-free", kind: "command", text: "/cancel" }))).toMatchObject({
+        status: "inserted",
+      });
       expect((await store.requests.ofSession(K)).map((r) => r.id)).toEqual(["r1", "r3"]);
       expect(await store.requests.get("r2")).toBeNull();
     });

@@ -30,9 +30,23 @@ export function requestContract(ctx: ContractContext): void {
       const { store, clock } = ctx;
       const result = await store.requests.insert(newRequest("r1", K, { externalId: "m1", text: "hello", kind: "command" }));
       const expected = {
-        id: "r1", sessionKey: K, externalId: "m1", kind: "command", userId: ALICE, text: "hello", status: "pending",
-        taskId: null, error: null, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0,
-        taskOptions: null, createdAt: clock.t, updatedAt: clock.t,
+        id: "r1",
+        sessionKey: K,
+        externalId: "m1",
+        kind: "command",
+        userId: ALICE,
+        text: "hello",
+        status: "pending",
+        taskId: null,
+        error: null,
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        costUsd: 0,
+        taskOptions: null,
+        createdAt: clock.t,
+        updatedAt: clock.t,
       };
       expect(result).toEqual({ status: "inserted", request: expected });
       expect(await store.requests.get("r1")).toEqual(expected);
@@ -87,7 +101,14 @@ export function requestContract(ctx: ContractContext): void {
     it("record the first request and, once saved, its response", async () => {
       const { store } = ctx;
       await store.requests.insert(newRequest("r1", K, { idempotency: { key: "idem-1", fingerprint: "fp-1" } }));
-      expect(await store.requests.idempotency(ALICE, "idem-1")).toEqual({ userId: ALICE, key: "idem-1", requestId: "r1", sessionKey: K, fingerprint: "fp-1", response: null });
+      expect(await store.requests.idempotency(ALICE, "idem-1")).toEqual({
+        userId: ALICE,
+        key: "idem-1",
+        requestId: "r1",
+        sessionKey: K,
+        fingerprint: "fp-1",
+        response: null,
+      });
       await store.requests.saveIdempotentResponse(ALICE, "idem-1", '{"status":"done"}');
       expect((await store.requests.idempotency(ALICE, "idem-1"))?.response).toBe('{"status":"done"}');
       expect(await store.requests.idempotency(BOB, "idem-1")).toBeNull();
@@ -137,7 +158,13 @@ export function requestContract(ctx: ContractContext): void {
   describe("request status", () => {
     it("unfinishedRequests lists pending and running requests of every session, oldest first", async () => {
       const { store, clock } = ctx;
-      for (const [id, key] of [["r1", K], ["r2", OTHER], ["r3", K], ["r4", OTHER], ["r5", K]] as const) {
+      for (const [id, key] of [
+        ["r1", K],
+        ["r2", OTHER],
+        ["r3", K],
+        ["r4", OTHER],
+        ["r5", K],
+      ] as const) {
         await store.requests.insert(newRequest(id, key));
         clock.advance(10);
       }
@@ -154,7 +181,12 @@ export function requestContract(ctx: ContractContext): void {
 
     it("unfinishedRequestsOf lists one session's pending and running requests, oldest first", async () => {
       const { store, clock } = ctx;
-      for (const [id, key] of [["r1", K], ["r2", OTHER], ["r3", K], ["r4", K]] as const) {
+      for (const [id, key] of [
+        ["r1", K],
+        ["r2", OTHER],
+        ["r3", K],
+        ["r4", K],
+      ] as const) {
         await store.requests.insert(newRequest(id, key));
         clock.advance(10);
       }
@@ -169,7 +201,13 @@ export function requestContract(ctx: ContractContext): void {
 
     it("runningRequests lists only the session's running requests", async () => {
       const { store } = ctx;
-      for (const [id, key] of [["r1", K], ["r2", K], ["r3", OTHER], ["r4", K]] as const) await store.requests.insert(newRequest(id, key));
+      for (const [id, key] of [
+        ["r1", K],
+        ["r2", K],
+        ["r3", OTHER],
+        ["r4", K],
+      ] as const)
+        await store.requests.insert(newRequest(id, key));
       await commitStep(store, { sessionKey: K, request: { id: "r1", status: "running" } });
       await commitStep(store, { sessionKey: OTHER, request: { id: "r3", status: "running" } });
       await commitStep(store, { sessionKey: K, request: { id: "r4", status: "running" } });
@@ -200,8 +238,18 @@ export function requestContract(ctx: ContractContext): void {
       clock.advance(100);
       await startTask(store, K, { task: "t1", request: "r2" });
       expect(await store.tasks.get("t2")).toEqual({
-        id: "t2", sessionKey: K, ownerId: BOB, status: "completed", requestId: "r1", result: "done", error: null,
-        structuredOutput: null, expiresAt: null, metadata: null, createdAt: t0, updatedAt: t0,
+        id: "t2",
+        sessionKey: K,
+        ownerId: BOB,
+        status: "completed",
+        requestId: "r1",
+        result: "done",
+        error: null,
+        structuredOutput: null,
+        expiresAt: null,
+        metadata: null,
+        createdAt: t0,
+        updatedAt: t0,
       });
       expect((await store.tasks.ofSession(K)).map((t) => t.id)).toEqual(["t2", "t1"]);
       expect(await store.tasks.ofSession(OTHER)).toEqual([]);
@@ -215,7 +263,13 @@ export function requestContract(ctx: ContractContext): void {
       await commitStep(store, { sessionKey: K, task: { id: "t1", status: "waiting_user", result: "partial", structuredOutput: { rows: [1, 2] } } });
       const later = clock.advance(1_000);
       await commitStep(store, { sessionKey: K, task: { id: "t1", status: "failed", error: "model down" } });
-      expect(await store.tasks.get("t1")).toMatchObject({ status: "failed", result: "partial", error: "model down", structuredOutput: { rows: [1, 2] }, updatedAt: later });
+      expect(await store.tasks.get("t1")).toMatchObject({
+        status: "failed",
+        result: "partial",
+        error: "model down",
+        structuredOutput: { rows: [1, 2] },
+        updatedAt: later,
+      });
     });
 
     it("activeTask is the session's newest task under way, null once it ended", async () => {

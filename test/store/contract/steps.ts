@@ -191,7 +191,14 @@ export function stepContract(ctx: ContractContext): void {
     });
 
     it("keeps nested payloads exactly", async () => {
-      const payload = { role: "user", content: [{ type: "text", text: "héllo \u{1F600}" }, { type: "tool_result", tool_use_id: "t", is_error: true }], n: null };
+      const payload = {
+        role: "user",
+        content: [
+          { type: "text", text: "héllo \u{1F600}" },
+          { type: "tool_result", tool_use_id: "t", is_error: true },
+        ],
+        n: null,
+      };
       await commitStep(ctx.store, { sessionKey: K, log: [logEntry("message", payload)] });
       expect((await ctx.store.steps.log(K))[0]?.payload).toEqual(payload);
     });
@@ -255,15 +262,38 @@ export function stepContract(ctx: ContractContext): void {
   });
 
   describe("usage", () => {
-    const usage = (requestId: string, i: number, o: number, r = 0, w = 0) => ({ requestId, inputTokens: i, outputTokens: o, cacheReadTokens: r, cacheWriteTokens: w, costNanoUsd: 0 });
+    const usage = (requestId: string, i: number, o: number, r = 0, w = 0) => ({
+      requestId,
+      inputTokens: i,
+      outputTokens: o,
+      cacheReadTokens: r,
+      cacheWriteTokens: w,
+      costNanoUsd: 0,
+    });
 
     it("sessionUsage sums every step's usage; sinceReset counts all four kinds", async () => {
       const { store } = ctx;
       await startTask(store, K, { task: "t1", request: "r1" });
       await commitStep(store, { sessionKey: K, usage: usage("r1", 100, 20, 3, 4) });
       await commitStep(store, { sessionKey: K, usage: usage("r1", 50, 10, 1, 2) });
-      expect(await store.sessions.usage(K)).toEqual({ inputTokens: 150, outputTokens: 30, cacheReadTokens: 4, cacheWriteTokens: 6, sinceReset: 190, costUsd: 0, costSinceResetUsd: 0 });
-      expect(await store.sessions.usage("telegram:unknown")).toEqual({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, sinceReset: 0, costUsd: 0, costSinceResetUsd: 0 });
+      expect(await store.sessions.usage(K)).toEqual({
+        inputTokens: 150,
+        outputTokens: 30,
+        cacheReadTokens: 4,
+        cacheWriteTokens: 6,
+        sinceReset: 190,
+        costUsd: 0,
+        costSinceResetUsd: 0,
+      });
+      expect(await store.sessions.usage("telegram:unknown")).toEqual({
+        inputTokens: 0,
+        outputTokens: 0,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+        sinceReset: 0,
+        costUsd: 0,
+        costSinceResetUsd: 0,
+      });
     });
 
     it("newMainAgentSessionId resets sinceReset, keeps the totals and becomes the session's main agent session", async () => {

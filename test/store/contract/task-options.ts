@@ -50,7 +50,11 @@ export function taskOptionContract(ctx: ContractContext): void {
     it("an expired task is no longer active; its withdrawn approvals are no longer pending", async () => {
       const { store } = ctx;
       await startTask(store, K, { task: "t1", request: "r1" });
-      await commitStep(store, { sessionKey: K, task: { id: "t1", status: "waiting_approval" }, approvalsCreated: [newApproval("a1", { taskId: "t1", requestId: "r1" })] });
+      await commitStep(store, {
+        sessionKey: K,
+        task: { id: "t1", status: "waiting_approval" },
+        approvalsCreated: [newApproval("a1", { taskId: "t1", requestId: "r1" })],
+      });
       expect(await store.approvals.decide("a1", "withdrawn", "task-expired")).toBe(true);
       await commitStep(store, { sessionKey: K, task: { id: "t1", status: "expired", error: "the task expired" } });
       expect(await store.tasks.active(K)).toBeNull();

@@ -11,7 +11,14 @@ export function usageContract(ctx: ContractContext): void {
   describe("daily usage", () => {
     it("counts nothing until something is added, then adds up per subject and day", async () => {
       const { store, clock } = ctx;
-      expect(await store.usage.get("user", ANN, "2026-11-27")).toEqual<UsageDay>({ scope: "user", subject: ANN, day: "2026-11-27", messages: 0, costNanoUsd: 0, updatedAt: 0 });
+      expect(await store.usage.get("user", ANN, "2026-11-27")).toEqual<UsageDay>({
+        scope: "user",
+        subject: ANN,
+        day: "2026-11-27",
+        messages: 0,
+        costNanoUsd: 0,
+        updatedAt: 0,
+      });
       await store.usage.add([{ scope: "user", subject: ANN, day: "2026-11-27", messages: 1 }]);
       const at = clock.advance(10);
       await store.usage.add([
@@ -19,7 +26,14 @@ export function usageContract(ctx: ContractContext): void {
         { scope: "user", subject: ANN, day: "2026-11-27", messages: 1, costNanoUsd: 1 },
         { scope: "chat", subject: GROUP, day: "2026-11-27", costNanoUsd: 2_500_000_001 },
       ]);
-      expect(await store.usage.get("user", ANN, "2026-11-27")).toEqual<UsageDay>({ scope: "user", subject: ANN, day: "2026-11-27", messages: 2, costNanoUsd: 2_500_000_001, updatedAt: at });
+      expect(await store.usage.get("user", ANN, "2026-11-27")).toEqual<UsageDay>({
+        scope: "user",
+        subject: ANN,
+        day: "2026-11-27",
+        messages: 2,
+        costNanoUsd: 2_500_000_001,
+        updatedAt: at,
+      });
       expect(await store.usage.get("chat", GROUP, "2026-11-27")).toMatchObject({ messages: 0, costNanoUsd: 2_500_000_001 });
       // Another day, another scope with the same name: separate counters.
       expect(await store.usage.get("user", ANN, "2026-11-28")).toMatchObject({ messages: 0, costNanoUsd: 0 });

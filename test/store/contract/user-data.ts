@@ -29,7 +29,9 @@ export function userDataContract(ctx: ContractContext): void {
   async function world(): Promise<void> {
     const { store } = ctx;
     // Alice's private HTTP session: a task waiting for her approval, its frame, an idempotency key, a memory job.
-    expect((await store.requests.insert(newRequest("r-h1", HTTP, { claimSession: { mainAgentSessionId: "as-h" }, idempotency: { key: "k1", fingerprint: "f" } }))).status).toBe("inserted");
+    expect(
+      (await store.requests.insert(newRequest("r-h1", HTTP, { claimSession: { mainAgentSessionId: "as-h" }, idempotency: { key: "k1", fingerprint: "f" } }))).status,
+    ).toBe("inserted");
     await commitStep(store, {
       sessionKey: HTTP,
       taskCreated: { id: "t-h", ownerId: ALICE, requestId: "r-h1" },
@@ -54,7 +56,12 @@ export function userDataContract(ctx: ContractContext): void {
     const file = (path: string, text: string) => ({ path, kind: "file" as const, mode: 0o644, size: text.length, sha256: "0".repeat(64), content: Buffer.from(text) });
     await store.workspaces.save(HTTP, httpLease, [file("booking.txt", "table for two")], []);
     await store.workspaces.save(GROUP, (await writerFor(store, GROUP)).fence, [file("agenda.md", "group agenda")], []);
-    await store.memories.save(ALICE, { add: [{ id: "ma1", text: "Alice lives in Lisbon" }, { id: "ma2", text: "Alice is vegetarian" }] });
+    await store.memories.save(ALICE, {
+      add: [
+        { id: "ma1", text: "Alice lives in Lisbon" },
+        { id: "ma2", text: "Alice is vegetarian" },
+      ],
+    });
     await store.memories.save(BOB, { add: [{ id: "mb1", text: "Bob lives in Porto" }] });
   }
 
@@ -67,7 +74,13 @@ export function userDataContract(ctx: ContractContext): void {
       expect(new Date(data.exportedAt).getTime()).toBe(ctx.clock.t);
       expect(data.memories.map((m) => m.text)).toEqual(["Alice lives in Lisbon", "Alice is vegetarian"]);
       const byKey = (x: unknown[], y: unknown[]) => (String(x[0]) < String(y[0]) ? -1 : 1);
-      expect(data.sessions.map((s) => [s.sessionKey, s.owned]).sort(byKey)).toEqual([[DM, true], [HTTP, true], [GROUP, false]].sort(byKey));
+      expect(data.sessions.map((s) => [s.sessionKey, s.owned]).sort(byKey)).toEqual(
+        [
+          [DM, true],
+          [HTTP, true],
+          [GROUP, false],
+        ].sort(byKey),
+      );
       const of = (key: string) => data.sessions.find((s) => s.sessionKey === key)!;
       expect(of(HTTP).requests.map((r) => r.id)).toEqual(["r-h1"]);
       expect(of(HTTP).tasks.map((t) => t.id)).toEqual(["t-h"]);
@@ -89,7 +102,9 @@ export function userDataContract(ctx: ContractContext): void {
       await world();
       const data = await store.userData.export(ALICE);
       const workspaceOf = (key: string) => data.sessions.find((s) => s.sessionKey === key)?.workspace;
-      expect(workspaceOf(HTTP)).toEqual([{ path: "booking.txt", kind: "file", mode: 0o644, size: 13, sha256: "0".repeat(64), contentBase64: Buffer.from("table for two").toString("base64") }]);
+      expect(workspaceOf(HTTP)).toEqual([
+        { path: "booking.txt", kind: "file", mode: 0o644, size: 13, sha256: "0".repeat(64), contentBase64: Buffer.from("table for two").toString("base64") },
+      ]);
       expect(workspaceOf(GROUP)).toEqual([]);
       await store.userData.erase(ALICE);
       expect(await store.workspaces.manifest(HTTP)).toEqual([]);
@@ -166,13 +181,23 @@ export function userDataContract(ctx: ContractContext): void {
       expect(job?.taskId).toBe("t-h"); // the oldest first
       await store.memories.finishJob("t-h", "w1", { add: [{ id: "ma3", text: "Alice books tables" }] });
       // The session is leased to replica-a (world()): the step is that replica's.
-      await (await writerFor(store, HTTP, "replica-a")).commit({ taskCreated: { id: "t-h2", ownerId: ALICE, requestId: "r-h1" }, memoryJob: { taskId: "t-h2", userId: BOB } });
-      const claimed = [await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3), await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3), await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3)];
+      await (await writerFor(store, HTTP, "replica-a")).commit({
+        taskCreated: { id: "t-h2", ownerId: ALICE, requestId: "r-h1" },
+        memoryJob: { taskId: "t-h2", userId: BOB },
+      });
+      const claimed = [
+        await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3),
+        await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3),
+        await store.memories.claimJob("w2", ctx.clock.t, 60_000, 3),
+      ];
       expect(claimed.map((j) => j?.taskId)).toEqual(["t-g", "t-dm", "t-h2"]);
       await store.memories.finishJob("t-h2", "w2", { add: [{ id: "mb2", text: "Bob was mentioned" }] });
       expect((await store.memories.list(BOB)).find((m) => m.id === "mb2")?.taskId).toBe("t-h2");
       await store.userData.erase(ALICE);
-      expect((await store.memories.list(BOB)).map((m) => [m.id, m.taskId])).toEqual([["mb1", null], ["mb2", null]]);
+      expect((await store.memories.list(BOB)).map((m) => [m.id, m.taskId])).toEqual([
+        ["mb1", null],
+        ["mb2", null],
+      ]);
     });
   });
 }

@@ -20,7 +20,14 @@ export function workspaceContract(ctx: ContractContext): void {
     it("saves files and symlinks under the lease and reads back the manifest (by path) and the bytes", async () => {
       const { store } = ctx;
       const lease = (await store.leases.acquire(K, "replica-a", TTL))!;
-      const binary: WorkspaceFile = { ...file("data/blob.bin", ""), content: Buffer.from([0, 255, 10, 13]), size: 4, sha256: createHash("sha256").update(Buffer.from([0, 255, 10, 13])).digest("hex") };
+      const binary: WorkspaceFile = {
+        ...file("data/blob.bin", ""),
+        content: Buffer.from([0, 255, 10, 13]),
+        size: 4,
+        sha256: createHash("sha256")
+          .update(Buffer.from([0, 255, 10, 13]))
+          .digest("hex"),
+      };
       const notes = file("notes.txt", "alpha\n");
       const link = file("latest", "notes.txt", "symlink");
       await store.workspaces.save(K, lease, [notes, binary, link], []);

@@ -53,10 +53,7 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
 
   /** Ends the store's connections of one kind from the server side, as a restart or an admin would. */
   const terminate = (applicationName: string) =>
-    serverAdminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`, [
-      database.name,
-      applicationName,
-    ]);
+    serverAdminQuery(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = $2`, [database.name, applicationName]);
 
   it("a step queuing more replies than one notification could carry commits, and every request id is announced", async () => {
     const requestIds = Array.from({ length: 400 }, (_, i) => `request-${String(i).padStart(4, "0")}-${"x".repeat(60)}`);
@@ -142,7 +139,11 @@ describeIfPostgres("PostgreSQL store: change feed", () => {
   it("a row is read for a minute only: an older id names nothing, and old rows are deleted", async () => {
     // A change written ten minutes ago (the database's clock decides), then its id on the channel.
     const change = JSON.stringify({ kind: "request", sessionKey: K, requestId: "stale" });
-    const { rows } = await adminQuery<{ id: string }>(database, "INSERT INTO change_feed (change, created_at) VALUES ($1, now() - interval '10 minutes') RETURNING id::text AS id", [change]);
+    const { rows } = await adminQuery<{ id: string }>(
+      database,
+      "INSERT INTO change_feed (change, created_at) VALUES ($1, now() - interval '10 minutes') RETURNING id::text AS id",
+      [change],
+    );
     await adminQuery(database, "SELECT pg_notify('switchboard_changes', $1)", [rows[0]!.id]);
     expect(await changes.settle()).toEqual([]);
     // The first change this replica wrote or read also had it delete rows older than two minutes.

@@ -80,7 +80,10 @@ describeIfPostgres("PostgreSQL store: replicas sharing one database", () => {
     for (const [i, pair] of results.entries()) {
       const stored = pair.flatMap((r) => (r.status === "inserted" ? [r.request.userId] : []));
       expect(stored, keys[i]).toHaveLength(1);
-      expect(pair.find((r) => r.status === "busy"), keys[i]).toEqual({ status: "busy", ownerId: stored[0] });
+      expect(
+        pair.find((r) => r.status === "busy"),
+        keys[i],
+      ).toEqual({ status: "busy", ownerId: stored[0] });
       expect(await b.requests.conversationOwner(keys[i]!)).toBe(stored[0]);
     }
   });

@@ -30,16 +30,38 @@ describeIfPostgres("PostgreSQL: two replicas' schedulers racing for the same due
     for (let i = 0; i < JOBS; i++) {
       const due = Date.parse("2026-11-27T10:00:00Z");
       const base = { id: `sch_${i}`, ownerId: "telegram:1001", sessionKey: `telegram:${i}`, instruction: `job ${i}`, timezone: "UTC", createdByTask: null };
-      await a.schedules.create(i % 2 ? { ...base, schedule: { kind: "cron", cron: "* * * * *" }, nextDue: due } : { ...base, schedule: { kind: "once", at: due }, nextDue: due }, 1000);
+      await a.schedules.create(
+        i % 2 ? { ...base, schedule: { kind: "cron", cron: "* * * * *" }, nextDue: due } : { ...base, schedule: { kind: "once", at: due }, nextDue: due },
+        1000,
+      );
     }
-    await a.schedules.create({ id: "sch_late", ownerId: "telegram:1001", sessionKey: "telegram:late", instruction: "late", timezone: "UTC", createdByTask: null, schedule: { kind: "once", at: NOW - 7_200_000 }, nextDue: NOW - 7_200_000 }, 1000);
+    await a.schedules.create(
+      {
+        id: "sch_late",
+        ownerId: "telegram:1001",
+        sessionKey: "telegram:late",
+        instruction: "late",
+        timezone: "UTC",
+        createdByTask: null,
+        schedule: { kind: "once", at: NOW - 7_200_000 },
+        nextDue: NOW - 7_200_000,
+      },
+      1000,
+    );
     const counts = { run: 0, skipped: 0, notices: 0 };
     const scheduler = (store: PostgresStore) =>
       new Scheduler({
         store,
         // As the gateway stores a message: a new request unless (session, external id) was stored before.
         submit: async (m): Promise<SubmitResult> => {
-          const result = await store.requests.insert({ id: randomUUID(), sessionKey: m.sessionKey, externalId: m.messageId, kind: "message", userId: m.userId, text: m.text });
+          const result = await store.requests.insert({
+            id: randomUUID(),
+            sessionKey: m.sessionKey,
+            externalId: m.messageId,
+            kind: "message",
+            userId: m.userId,
+            text: m.text,
+          });
           return result.status === "duplicate" ? { status: "duplicate", requestId: result.request.id } : { status: "accepted", requestId: randomUUID() };
         },
         notify: async () => void counts.notices++,
@@ -56,7 +78,9 @@ describeIfPostgres("PostgreSQL: two replicas' schedulers racing for the same due
       const requests = await b.requests.ofSession(`telegram:${i}`);
       expect(requests.map((r) => r.externalId)).toEqual([`schedule:sch_${i}:2026-11-27T10:00:00.000Z`]);
       const job = await b.schedules.get(`sch_${i}`);
-      expect(job).toMatchObject(i % 2 ? { status: "active", nextDue: Date.parse("2026-11-27T10:01:00Z"), lastResult: "run" } : { status: "done", nextDue: null, lastResult: "run" });
+      expect(job).toMatchObject(
+        i % 2 ? { status: "active", nextDue: Date.parse("2026-11-27T10:01:00Z"), lastResult: "run" } : { status: "done", nextDue: null, lastResult: "run" },
+      );
     }
     expect(counts).toEqual({ run: JOBS, skipped: 1, notices: 1 });
     expect(await b.requests.ofSession("telegram:late")).toEqual([]);

@@ -46,7 +46,14 @@ export function normalise(sql: string): string {
     if (stripped === s) break;
     s = stripped;
   }
-  return s.replace(/⟨/g, "(").replace(/⟩/g, ")").replace(/\s*,\s*/g, ", ").replace(/\s+/g, " ").replace(/\( /g, "(").replace(/ \)/g, ")").trim();
+  return s
+    .replace(/⟨/g, "(")
+    .replace(/⟩/g, ")")
+    .replace(/\s*,\s*/g, ", ")
+    .replace(/\s+/g, " ")
+    .replace(/\( /g, "(")
+    .replace(/ \)/g, ")")
+    .trim();
 }
 
 /** `CREATE [UNIQUE] INDEX name ON table [USING method] (on) [WHERE where]`, its parts (the column list balanced). */
@@ -129,7 +136,12 @@ export async function readPostgresSchema(client: pg.ClientBase): Promise<LiveSch
     const parts = indexParts(index.indexdef);
     if (!parts) throw new Error(`cannot read the PostgreSQL index ${index.indexname}: ${index.indexdef}`);
     const method = parts.method === "btree" ? "" : ` using ${parts.method}`;
-    schema.indexes[index.indexname] = { table: index.tablename, on: normalise(parts.on) + method, unique: parts.unique, where: parts.where ? normalise(parts.where) : null };
+    schema.indexes[index.indexname] = {
+      table: index.tablename,
+      on: normalise(parts.on) + method,
+      unique: parts.unique,
+      where: parts.where ? normalise(parts.where) : null,
+    };
   }
   return schema;
 }

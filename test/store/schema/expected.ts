@@ -14,7 +14,11 @@ const described = TABLES as Record<string, TableDescription>;
 
 /** The columns SQLite keeps as the rowid of `table`. */
 function rowidColumns(table: TableDescription): Set<string> {
-  return new Set(Object.entries(table.columns).filter(([, c]) => c.sqlite === "rowid").map(([name]) => name));
+  return new Set(
+    Object.entries(table.columns)
+      .filter(([, c]) => c.sqlite === "rowid")
+      .map(([name]) => name),
+  );
 }
 
 /** The schema `dialect` must have, the declared dialect-only objects aside. */

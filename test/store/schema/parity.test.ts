@@ -61,7 +61,10 @@ describeIfPostgres("the PostgreSQL schema", () => {
     await client.query("BEGIN");
     try {
       await client.query(`ALTER TABLE leases ALTER COLUMN holder DROP NOT NULL; DROP INDEX outbox_by_request`);
-      expect(differences("postgres", await readPostgresSchema(client))).toEqual(["column leases.holder: text, described text not null", "index outbox_by_request: missing"]);
+      expect(differences("postgres", await readPostgresSchema(client))).toEqual([
+        "column leases.holder: text, described text not null",
+        "index outbox_by_request: missing",
+      ]);
     } finally {
       await client.query("ROLLBACK");
     }

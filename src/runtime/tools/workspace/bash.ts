@@ -63,9 +63,7 @@ function summarize(result: Exclude<SandboxResult, { status: "busy" | "failed" }>
 export function createBashTool(options: BashOptions): Tool {
   const { sandbox } = options;
   const hosts = "hosts" in sandbox.network ? sandbox.network.hosts : [];
-  const network = hosts.length
-    ? `Only these hosts can be reached, through an HTTP proxy set in HTTP(S)_PROXY: ${hosts.join(", ")}.`
-    : "There is no network.";
+  const network = hosts.length ? `Only these hosts can be reached, through an HTTP proxy set in HTTP(S)_PROXY: ${hosts.join(", ")}.` : "There is no network.";
   return {
     spec: {
       name: BASH,
@@ -80,7 +78,7 @@ export function createBashTool(options: BashOptions): Tool {
         properties: {
           command: { type: "string", description: "The command to execute." },
           timeout: { type: "number", description: `Optional timeout in milliseconds (max ${sandbox.maxTimeoutMs}).` },
-          description: { type: "string", description: "What the command does, in 5-10 words (e.g. \"Count rows in data.csv\")." },
+          description: { type: "string", description: 'What the command does, in 5-10 words (e.g. "Count rows in data.csv").' },
         },
         required: ["command"],
       },

@@ -60,23 +60,37 @@ export function createGlobTool(options: SearchToolOptions): Tool {
       if (!parsed.ok) return parsed.output;
       const split = splitPattern(parsed.value.pattern, omitted(parsed.value.path) ? undefined : parsed.value.path);
       if (split.pattern === "/") return fail(`${GLOB}: the pattern names no files; add one such as *.md`);
-      const searched = await searchPath(GLOB, ctx, options, split.folder, () => [
-        "--files",
-        "--hidden",
-        "--no-ignore",
-        "--no-messages",
-        // Glued to its option, so a pattern that starts with "-" is never read as one.
-        `--glob=${split.pattern}`,
-        "--glob", "!.git",
-        "--sortr", "modified",
-      ], true);
+      const searched = await searchPath(
+        GLOB,
+        ctx,
+        options,
+        split.folder,
+        () => [
+          "--files",
+          "--hidden",
+          "--no-ignore",
+          "--no-messages",
+          // Glued to its option, so a pattern that starts with "-" is never read as one.
+          `--glob=${split.pattern}`,
+          "--glob",
+          "!.git",
+          "--sortr",
+          "modified",
+        ],
+        true,
+      );
       if (!searched.ok) return searched.output;
       const base = searched.target === "/" ? "" : searched.target;
-      const files = searched.result.stdout.split("\n").filter(Boolean).map((f) => `${base}/${f}`);
+      const files = searched.result.stdout
+        .split("\n")
+        .filter(Boolean)
+        .map((f) => `${base}/${f}`);
       if (files.length === 0) return { content: "No files found" };
       const { text, shown } = firstEntries(files, GLOB_LIMIT, maxChars);
       if (shown === files.length && !searched.result.truncated) return { content: text };
-      return { content: `${text}\n(Results are truncated: ${shown} of ${files.length}${searched.result.truncated ? "+" : ""} shown. Use a more specific path or pattern.)` };
+      return {
+        content: `${text}\n(Results are truncated: ${shown} of ${files.length}${searched.result.truncated ? "+" : ""} shown. Use a more specific path or pattern.)`,
+      };
     },
   };
 }

@@ -102,10 +102,13 @@ export function createGrepTool(options: SearchToolOptions): Tool {
       if (mode === "files_with_matches") {
         entries = result.stdout.split("\n").filter(Boolean).map(named);
       } else {
-        entries = result.stdout.split("\n").filter((l) => l !== "").map((line) => {
-          const nul = line.indexOf("\0");
-          return nul === -1 ? line : `${named(line.slice(0, nul))}:${line.slice(nul + 1)}`;
-        });
+        entries = result.stdout
+          .split("\n")
+          .filter((l) => l !== "")
+          .map((line) => {
+            const nul = line.indexOf("\0");
+            return nul === -1 ? line : `${named(line.slice(0, nul))}:${line.slice(nul + 1)}`;
+          });
       }
       if (entries.length === 0) return { content: mode === "files_with_matches" ? "No files found" : "No matches found" };
       const limit = i.head_limit ?? GREP_DEFAULT_LIMIT;

@@ -4,8 +4,7 @@ import { z } from "zod";
 import { fail, type ToolOutput } from "../tool.js";
 
 /** A whole number ≥ `min`, also written as a string of digits. */
-export const count = (min: number) =>
-  z.preprocess((v) => (typeof v === "string" && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().min(min));
+export const count = (min: number) => z.preprocess((v) => (typeof v === "string" && /^\s*\d+\s*$/.test(v) ? Number(v) : v), z.number().int().min(min));
 
 /** A boolean, also written "true" or "false". */
 export const flag = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());

@@ -55,10 +55,7 @@ export function skillFolderMount(ctx: Pick<ToolContext, "frame" | "catalog">): M
 
 /** The roots a tool call may touch: the workspace first (relative paths start there), then the read-only ones. */
 export function rootsOf(access: WorkspaceAccess): Root[] {
-  return [
-    { path: WORKSPACE_PATH, dir: access.workspace.dir, writable: true },
-    ...access.readOnly.map((m) => ({ path: m.path, dir: m.dir, writable: false })),
-  ];
+  return [{ path: WORKSPACE_PATH, dir: access.workspace.dir, writable: true }, ...access.readOnly.map((m) => ({ path: m.path, dir: m.dir, writable: false }))];
 }
 
 /** The call's workspace and roots, or the tool error saying there is none. */

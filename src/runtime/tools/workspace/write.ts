@@ -29,7 +29,14 @@ export function notWritable(tool: string, at: Located): string | null {
 }
 
 /** Replaces `at`'s content within the workspace's limits; null when written, else the tool error's text. */
-export async function replaceContent(tool: string, at: Located, workspace: Workspace, oldBytes: number | null, content: string, owner: SandboxUser | null): Promise<string | null> {
+export async function replaceContent(
+  tool: string,
+  at: Located,
+  workspace: Workspace,
+  oldBytes: number | null,
+  content: string,
+  owner: SandboxUser | null,
+): Promise<string | null> {
   const refusal = await checkWrite(workspace, oldBytes, Buffer.byteLength(content, "utf8"));
   if (refusal) return `${tool}: ${refusal}`;
   const written = await writeWhole(at, content, owner);
