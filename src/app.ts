@@ -288,6 +288,8 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
         exemptUsers: config.QUOTA_EXEMPT_USERS,
       },
       now: Date.now,
+      // A user's day ends at their midnight: the zone they set with /timezone, else DEFAULT_TIMEZONE, else UTC.
+      zoneOf: async (userId) => (await store.schedules.timezone(userId)) ?? config.DEFAULT_TIMEZONE ?? null,
       log: log.child({ part: "quota" }),
       refused: (limit, place) => telemetry.quotaRefused(limit, place),
     }),
