@@ -14,8 +14,8 @@ export const PROXY_SOCKET = "/run/switchboard/proxy.sock";
 export const PROXY_PORT = 3128;
 
 export interface Limits {
-  /** CPU seconds per process: SIGXCPU at this, SIGKILL a second later. */
-  cpuSeconds: number;
+  /** CPU seconds per process: SIGXCPU at this, SIGKILL a second later; null: none (a long-lived server). */
+  cpuSeconds: number | null;
   /** Processes (and threads) the command may have at once, itself included. */
   processes: number;
   /** Data segment + private writable memory per process (RLIMIT_DATA), bytes. */
@@ -36,9 +36,14 @@ export interface BwrapPlan {
   /** Host files to show as /etc/passwd and /etc/group (naming the inside user). */
   passwd: string;
   group: string;
-  /** Descriptor number (in the child) of the opened workspace folder. */
-  workspaceFd: number;
-  roots: ReadonlyArray<{ fd: number; path: string }>;
+  /** Descriptor number (in the child) of the opened workspace folder; null: no workspace (a server). */
+  workspaceFd: number | null;
+  /** Folders shown at `path`, read-only unless `writable`. */
+  roots: ReadonlyArray<{ fd: number; path: string; writable?: boolean }>;
+  /** Descriptor of a folder of its own shown writable as HOME, kept between runs; absent: a scratch HOME in memory. */
+  homeFd?: number;
+  /** Variables besides the sandbox's own (a server's entry names them); they win over the sandbox's. */
+  env?: Readonly<Record<string, string>>;
   /** Descriptor number (in the child) bubblewrap reports its status on (the sandbox's PID 1). */
   infoFd: number;
   /** Host path of the proxy's socket; null: no network. */
@@ -86,7 +91,7 @@ export function limitScript(limits: Limits, network: boolean): string {
     // Descriptors the gateway inherited from whatever started it would pass straight through to the command.
     // (No redirection on this loop: bash would park the real stderr on a descriptor above 2 and the loop close it.)
     `for f in /proc/self/fd/*; do f=\${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done`,
-    `ulimit -S -t ${whole(limits.cpuSeconds)} && ulimit -H -t ${whole(limits.cpuSeconds) + 1} && ` +
+    (limits.cpuSeconds === null ? "" : `ulimit -S -t ${whole(limits.cpuSeconds)} && ulimit -H -t ${whole(limits.cpuSeconds) + 1} && `) +
       `ulimit -u ${whole(limits.processes)} && ulimit -d ${Math.ceil(whole(limits.memoryBytes) / 1024)} && ` +
       `ulimit -f ${Math.ceil(whole(limits.fileBytes) / 1024)} && ulimit -c 0 || { echo "sandbox: could not set the limits" >&2; exit 125; }`,
   ];
@@ -104,7 +109,7 @@ export function limitScript(limits: Limits, network: boolean): string {
 
 export function bwrapArgs(plan: BwrapPlan): string[] {
   const network = plan.proxySocket !== null;
-  const env = sandboxEnvironment(network);
+  const env = { ...sandboxEnvironment(network), ...plan.env };
   return [
     "--unshare-all",
     "--unshare-user",
@@ -138,14 +143,9 @@ export function bwrapArgs(plan: BwrapPlan): string[] {
     String(plan.scratch.tmp),
     "--tmpfs",
     "/tmp",
-    "--size",
-    String(plan.scratch.home),
-    "--tmpfs",
-    HOME,
-    "--bind-fd",
-    String(plan.workspaceFd),
-    WORKSPACE_PATH,
-    ...plan.roots.flatMap((r) => ["--ro-bind-fd", String(r.fd), r.path]),
+    ...(plan.homeFd === undefined ? ["--size", String(plan.scratch.home), "--tmpfs", HOME] : ["--bind-fd", String(plan.homeFd), HOME]),
+    ...(plan.workspaceFd === null ? [] : ["--bind-fd", String(plan.workspaceFd), WORKSPACE_PATH]),
+    ...plan.roots.flatMap((r) => [r.writable ? "--bind-fd" : "--ro-bind-fd", String(r.fd), r.path]),
     ...(plan.proxySocket ? ["--bind", plan.proxySocket, PROXY_SOCKET] : []),
     ...mountArgs(plan.masks),
     "--remount-ro",
