@@ -43,6 +43,7 @@ import { resilienceMetrics } from "./telemetry/resilience.js";
 import { McpConfigError, type McpConfig } from "./mcp/config.js";
 import { loadMcpConfig } from "./mcp/load.js";
 import { McpManager, type McpDeps } from "./mcp/manager.js";
+import { mcpSandbox } from "./mcp/sandboxed.js";
 import { MCP_PREFIX } from "./catalog/tool-patterns.js";
 import { HttpTranscriber, NoTranscriber, type Transcriber } from "./llm/transcription.js";
 import { WORKSPACE_TOOLS } from "./runtime/tools/workspace/index.js";
@@ -169,7 +170,7 @@ export function createMcp(config: Config, mcpConfig: McpConfig, deps: Omit<McpDe
   return new McpManager(
     mcpConfig,
     { connectTimeoutMs: config.MCP_CONNECT_TIMEOUT_MS, toolTimeoutMs: config.MCP_TOOL_TIMEOUT_MS, maxResultBytes: config.MCP_MAX_RESULT_BYTES },
-    { timers: systemTimers, now: Date.now, ...deps },
+    { timers: systemTimers, now: Date.now, sandbox: mcpSandbox(config, { timers: systemTimers, clock: systemClock, log: deps.log }), ...deps },
   );
 }
 

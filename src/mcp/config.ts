@@ -1,11 +1,21 @@
 import { z } from "zod";
+import { parseAllowlist, type Allowlist } from "../net/allowlist.js";
 import { expand } from "./expand.js";
 
 // mcp.json in the format Claude Code and Claude Desktop use:
 //   {"mcpServers": {"<name>": {"command", "args", "env", "cwd"} | {"type": "http", "url", "headers"} | {"type": "sse", …}}}
-// plus Switchboard's own per-server fields, "approval" and "sandbox". Every problem names the server and the field.
+// plus Switchboard's own per-server fields: "approval", "disabled", and for stdio servers "sandbox" with its
+// "allow_hosts" and "writable_cwd". Every problem names the server and the field.
 
 export type Approval = "always" | "writes" | "never";
+
+/** How a stdio server runs inside the OS sandbox (`"sandbox": true`). */
+export interface ServerSandbox {
+  /** `"allow_hosts"`: the host names it may reach through the sandbox's proxy; empty: no network at all. */
+  allowHosts: Allowlist;
+  /** `"writable_cwd": true`: its working folder is writable (read-only by default). */
+  writableCwd: boolean;
+}
 
 interface Common {
   name: string;
@@ -23,8 +33,8 @@ export type ServerConfig =
       /** The whole environment the server gets, besides PATH and HOME. */
       env: Record<string, string>;
       cwd: string | null;
-      /** Run inside the OS sandbox (see spawn.ts); refused while the sandbox is not available. */
-      sandbox: boolean;
+      /** Run inside the OS sandbox (src/mcp/sandboxed.ts); null: with the gateway's rights. */
+      sandbox: ServerSandbox | null;
     })
   | (Common & { transport: "http" | "sse"; url: string; headers: Record<string, string> });
 
@@ -67,6 +77,8 @@ const stdioEntry = z.object({
   env: stringMap.optional(),
   cwd: text("a folder").optional(),
   sandbox: z.boolean({ message: "must be true or false" }).optional(),
+  allow_hosts: z.array(text("a host name such as api.github.com or *.example.com"), { message: 'must be a list of host names, e.g. ["api.github.com"]' }).optional(),
+  writable_cwd: z.boolean({ message: "must be true or false" }).optional(),
   ...common,
 });
 const remoteEntry = z.object({
@@ -76,7 +88,7 @@ const remoteEntry = z.object({
   ...common,
 });
 
-const KNOWN = new Set(["type", "command", "args", "env", "cwd", "url", "headers", "approval", "sandbox", "disabled"]);
+const KNOWN = new Set(["type", "command", "args", "env", "cwd", "url", "headers", "approval", "sandbox", "allow_hosts", "writable_cwd", "disabled"]);
 /** Values shorter than this are not treated as secrets: "true" or "info" would be scrubbed from every log line. */
 const MIN_SECRET = 8;
 
@@ -139,13 +151,33 @@ function readEntry(name: string, entry: Record<string, unknown>, at: string, pro
   const common = { name, approval: parsed.data.approval ?? "writes", disabled: parsed.data.disabled ?? false };
   if ("url" in parsed.data) return { ...common, transport: parsed.data.type, url: parsed.data.url, headers: parsed.data.headers ?? {} };
   const stdio = parsed.data as z.output<typeof stdioEntry>;
-  if (stdio.sandbox) {
-    problems.push(
-      `${at}.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet; remove "sandbox" to run it with the gateway's rights (see docs/admin/mcp.md)`,
-    );
-    return null;
+  const sandbox = readSandbox(stdio, at, problems);
+  if (sandbox === undefined) return null;
+  return { ...common, transport: "stdio", command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, cwd: stdio.cwd ?? null, sandbox };
+}
+
+/** The sandbox fields of a stdio entry; undefined after a problem. */
+function readSandbox(stdio: z.output<typeof stdioEntry>, at: string, problems: string[]): ServerSandbox | null | undefined {
+  const before = problems.length;
+  if (!stdio.sandbox) {
+    for (const field of ["allow_hosts", "writable_cwd"] as const) {
+      if (stdio[field] !== undefined) problems.push(`${at}.${field}: applies only with "sandbox": true (outside the sandbox a server has the gateway's own rights)`);
+    }
+    return problems.length === before ? null : undefined;
   }
-  return { ...common, transport: "stdio", command: stdio.command, args: stdio.args ?? [], env: stdio.env ?? {}, cwd: stdio.cwd ?? null, sandbox: false };
+  if (stdio.writable_cwd && stdio.cwd === undefined) problems.push(`${at}.writable_cwd: needs "cwd", the folder to make writable`);
+  const hosts = stdio.allow_hosts ?? [];
+  const parsed = parseAllowlist(hosts.join(","));
+  const url = hosts.find((h) => h.includes("://"));
+  if (url) problems.push(`${at}.allow_hosts: "${url}" is a URL; write the host name alone, e.g. ${JSON.stringify(hostOf(url))}`);
+  else if (hosts.some((h) => h.includes(","))) problems.push(`${at}.allow_hosts: write one host name per item, without commas`);
+  else if ("error" in parsed) problems.push(`${at}.allow_hosts: ${parsed.error}`);
+  else if (parsed.allow.ranges.length > 0) {
+    // As SANDBOX_ALLOW_HOSTS: an address would skip the check of what a name resolves to.
+    problems.push(`${at}.allow_hosts: takes host names and *.domain wildcards only, not IP addresses or ranges`);
+  }
+  if (problems.length > before || "error" in parsed) return undefined;
+  return { allowHosts: parsed.allow, writableCwd: stdio.writable_cwd ?? false };
 }
 
 /** The entry with `${VAR}` expanded in the fields that take it; each unset variable is a problem of its field. */
@@ -184,6 +216,14 @@ function secretsOf(servers: ServerConfig[]): string[] {
     }
   }
   return [...found];
+}
+
+function hostOf(url: string): string {
+  try {
+    return new URL(url).hostname;
+  } catch {
+    return "api.example.com";
+  }
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {

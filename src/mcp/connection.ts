@@ -32,6 +32,8 @@ export interface ServerView {
   retryAt: number | null;
   /** Its last lines on stderr (stdio servers), redacted. */
   stderr: string[];
+  /** Whether it runs in the OS sandbox, and how or why not (stdio servers); null for HTTP servers. */
+  sandbox: string | null;
 }
 
 export interface ConnectionDeps {
@@ -42,6 +44,8 @@ export interface ConnectionDeps {
   /** Removes mcp.json's secrets from a text (errors, stderr lines) before it is logged or shown. */
   scrub(text: string): string;
   transport(server: ServerConfig, onStderr: (line: string) => void): Transport;
+  /** How a stdio server is confined, for its view. */
+  sandbox?(server: ServerConfig): string | null;
   toolTimeoutMs: number;
   maxResultBytes: number;
   /** One attempt to connect (start, initialize, list the tools) is given up after this long. */
@@ -137,6 +141,7 @@ export class McpConnection {
       lastError: this.lastError,
       retryAt: this.retryAt,
       stderr: [...this.stderrTail],
+      sandbox: this.deps.sandbox?.(this.config) ?? null,
     };
   }
 

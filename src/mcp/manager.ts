@@ -7,7 +7,8 @@ import { unavailableTool, type McpTool } from "./adapter.js";
 import type { McpConfig } from "./config.js";
 import { McpConnection, type ServerView } from "./connection.js";
 import { NO_MCP_OBSERVER, type McpObserver } from "./observer.js";
-import { spawnDirect, type SpawnServer } from "./stdio.js";
+import { sandboxSpawner, type McpSandboxOptions } from "./sandboxed.js";
+import type { SpawnServer } from "./stdio.js";
 import { createTransport } from "./transports.js";
 
 // Every configured MCP server of this process (replicas each connect their own; nothing is shared), as the tools
@@ -30,8 +31,10 @@ export interface McpDeps {
   timers: Timers;
   now: () => number;
   observer?: McpObserver;
-  /** Starts stdio servers: directly by default; the sandbox's function once it runs them. */
+  /** Starts the stdio servers that are not sandboxed; default: directly, with the gateway's rights. */
   spawn?: SpawnServer;
+  /** The sandbox for the entries with `"sandbox": true`; absent: such a server does not start. */
+  sandbox?: McpSandboxOptions;
   /** The gateway's environment (a stdio server gets its PATH and HOME only). */
   env?: Readonly<Record<string, string | undefined>>;
   version?: string;
@@ -46,7 +49,7 @@ export class McpManager implements DynamicTools {
     private readonly deps: McpDeps,
   ) {
     const scrub = secretScrubber(config.secrets);
-    const spawn = deps.spawn ?? spawnDirect;
+    const { spawn, describe } = sandboxSpawner(deps.sandbox ?? null, deps.spawn);
     // A line of JSON may hold a whole result: a little more than the result limit, and never less than the SDK's 10 MB.
     const maxMessageBytes = Math.max(16 * 1024 * 1024, 4 * settings.maxResultBytes);
     const log = deps.log;
@@ -58,6 +61,7 @@ export class McpManager implements DynamicTools {
           now: deps.now,
           observer: deps.observer ?? NO_MCP_OBSERVER,
           scrub,
+          sandbox: describe,
           transport: (s, onStderr) => createTransport(s, { spawn, timers: deps.timers, onStderr, maxMessageBytes, ...(deps.env ? { env: deps.env } : {}) }),
           toolTimeoutMs: settings.toolTimeoutMs,
           maxResultBytes: settings.maxResultBytes,

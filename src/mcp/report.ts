@@ -12,6 +12,7 @@ export function formatServers(views: readonly ServerView[], now: number): string
     .map((v) => {
       const head = `${v.name}  ${v.transport}  ${v.status}${v.status === "connected" ? ` (${v.tools.length} tools)` : ""}`;
       const lines = [head];
+      if (v.sandbox) lines.push(`  ${v.sandbox}`);
       if (v.tools.length) lines.push(`  tools: ${v.tools.join(", ")}`);
       if (v.lastError) lines.push(`  last error: ${v.lastError}`);
       if (v.retryAt !== null && v.status === "retrying") lines.push(`  next attempt in ${Math.max(1, Math.ceil((v.retryAt - now) / 1000))} s`);

@@ -4,16 +4,17 @@ import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/s
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import type { Timers } from "../runtime/deps.js";
+import type { ServerSandbox } from "./config.js";
 
 // The stdio transport, written here instead of taken from the SDK for two reasons: the SDK's always adds six
 // variables of the gateway's environment (LOGNAME, SHELL, TERM, USER besides PATH and HOME) to the server's, and the
-// process must be started by an injected function, the seam where the sandbox will start it instead.
+// process must be started by an injected function, the seam where the sandbox starts it instead (sandboxed.ts).
 
 /** What starts a stdio server: the program, its arguments, its whole environment and working folder. */
 export interface StdioLaunch {
   server: string;
-  /** The entry asks to run inside the OS sandbox (refused by the configuration until the sandbox can). */
-  sandbox: boolean;
+  /** How the entry asks to run inside the OS sandbox; null: with the gateway's rights. */
+  sandbox: ServerSandbox | null;
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -34,8 +35,11 @@ export interface ServerProcess {
   once(event: "close", listener: () => void): this;
 }
 
-/** Starts a stdio server's process. `spawnDirect` runs it with the gateway's rights; a sandbox would wrap it. */
-export type SpawnServer = (launch: StdioLaunch) => ServerProcess;
+/**
+ * Starts a stdio server's process. `spawnDirect` runs it with the gateway's rights; the sandbox's (sandboxed.ts) first
+ * prepares a box, so it answers with a promise of a process that has started.
+ */
+export type SpawnServer = (launch: StdioLaunch) => ServerProcess | Promise<ServerProcess>;
 
 export const spawnDirect: SpawnServer = (launch) =>
   spawn(launch.command, launch.args, { env: launch.env, cwd: launch.cwd ?? undefined, stdio: ["pipe", "pipe", "pipe"], shell: false, windowsHide: true });
@@ -83,21 +87,24 @@ export class StdioTransport implements Transport {
     return this.child?.pid ?? null;
   }
 
-  start(): Promise<void> {
+  async start(): Promise<void> {
     if (this.child) throw new Error("the stdio transport was started twice");
+    const spawned = this.options.spawn(this.launch);
+    // A promised process has started already (its "spawn" is past); a plain one says so with "spawn", which is
+    // emitted on the next tick: its listeners are attached before anything is awaited.
+    if (spawned instanceof Promise) return this.attach(await spawned, true);
+    return this.attach(spawned, false);
+  }
+
+  private attach(child: ServerProcess, started: boolean): Promise<void> {
+    this.child = child;
     return new Promise((resolve, reject) => {
-      let child: ServerProcess;
-      try {
-        child = this.options.spawn(this.launch);
-      } catch (error) {
-        return reject(error instanceof Error ? error : new Error(String(error)));
-      }
-      this.child = child;
       child.on("error", (error) => {
         reject(error);
         this.onerror?.(error);
       });
-      child.on("spawn", () => resolve());
+      if (started) resolve();
+      else child.on("spawn", () => resolve());
       child.on("close", (code, signal) => {
         this.flushStderr();
         if (this.child === child) this.child = null;

@@ -17,7 +17,15 @@ export function createTransport(server: ServerConfig, options: TransportOptions)
   switch (server.transport) {
     case "stdio":
       return new StdioTransport(
-        { server: server.name, sandbox: server.sandbox, command: server.command, args: server.args, env: serverEnvironment(server.env, options.env), cwd: server.cwd },
+        {
+          server: server.name,
+          sandbox: server.sandbox,
+          command: server.command,
+          args: server.args,
+          // In the sandbox, PATH and HOME are the sandbox's own: nothing of the gateway's environment goes in.
+          env: server.sandbox ? { ...server.env } : serverEnvironment(server.env, options.env),
+          cwd: server.cwd,
+        },
         options,
       );
     case "http":

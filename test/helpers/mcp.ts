@@ -2,10 +2,12 @@
 // mcp.json entries; and the MCP manager started on them with a log a test can read and wait on.
 import { createRequire } from "node:module";
 import { Writable } from "node:stream";
+import type { Logger } from "pino";
 import { createLogger } from "../../src/log.js";
 import { parseMcpConfig, type McpConfig } from "../../src/mcp/config.js";
 import { McpManager, type McpSettings } from "../../src/mcp/manager.js";
 import type { McpCallOutcome, McpObserver } from "../../src/mcp/observer.js";
+import type { McpSandboxOptions } from "../../src/mcp/sandboxed.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { nodeArgs } from "../integration/child-process.js";
 
@@ -106,7 +108,13 @@ export const TEST_SETTINGS: McpSettings = { connectTimeoutMs: 20_000, toolTimeou
 /** The manager on `config`, started (every server connected or failed). */
 export async function startMcp(
   config: McpConfig,
-  options: { settings?: Partial<McpSettings>; timers?: Timers; env?: Record<string, string | undefined>; observer?: McpObserver } = {},
+  options: {
+    settings?: Partial<McpSettings>;
+    timers?: Timers;
+    env?: Record<string, string | undefined>;
+    observer?: McpObserver;
+    sandbox?: (log: Logger) => McpSandboxOptions;
+  } = {},
 ) {
   const captured = capturedLog(config.secrets);
   const manager = new McpManager(
@@ -118,6 +126,7 @@ export async function startMcp(
       now: Date.now,
       env: options.env ?? process.env,
       ...(options.observer ? { observer: options.observer } : {}),
+      ...(options.sandbox ? { sandbox: options.sandbox(captured.log) } : {}),
     },
   );
   await manager.start();

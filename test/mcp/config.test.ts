@@ -39,7 +39,7 @@ describe("mcp.json", () => {
         args: ["-y", "@modelcontextprotocol/server-github"],
         env: { GITHUB_PERSONAL_ACCESS_TOKEN: "ghp_secret_value_123" },
         cwd: null,
-        sandbox: false,
+        sandbox: null,
         approval: "writes",
         disabled: false,
       },
@@ -82,10 +82,53 @@ describe("mcp.json", () => {
     expect(message).toContain("mcpServers.c.env.PORT: must be text (write numbers and booleans in quotes)");
   });
 
-  it('"sandbox": true is refused until the sandbox can run stdio servers', () => {
-    expect(problem({ mcpServers: { fs: { command: "npx", sandbox: true } } })).toContain(
-      "mcpServers.fs.sandbox: running stdio servers inside the sandbox arrives with the workspace and is not available yet",
-    );
+  it('"sandbox": true with its allow_hosts and writable_cwd; no network and a read-only cwd unless they say otherwise', () => {
+    const config = parse({
+      mcpServers: {
+        fs: { command: "npx", args: ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"], sandbox: true },
+        github: { command: "npx", sandbox: true, allow_hosts: ["api.github.com", "*.githubusercontent.com", "registry.npmjs.org"] },
+        notes: { command: "node", args: ["server.js"], cwd: "/srv/notes", sandbox: true, writable_cwd: true },
+      },
+    });
+    expect(config.servers.map((s) => (s.transport === "stdio" ? [s.name, s.sandbox] : null))).toEqual([
+      ["fs", { allowHosts: { entries: [], hosts: [], suffixes: [], ranges: [] }, writableCwd: false }],
+      [
+        "github",
+        {
+          allowHosts: {
+            entries: ["api.github.com", "*.githubusercontent.com", "registry.npmjs.org"],
+            hosts: ["api.github.com", "registry.npmjs.org"],
+            suffixes: [".githubusercontent.com"],
+            ranges: [],
+          },
+          writableCwd: false,
+        },
+      ],
+      ["notes", { allowHosts: { entries: [], hosts: [], suffixes: [], ranges: [] }, writableCwd: true }],
+    ]);
+  });
+
+  it("the sandbox's fields: what is wrong, on which server and field", () => {
+    const message = problem({
+      mcpServers: {
+        open: { command: "x", allow_hosts: ["api.github.com"] },
+        loose: { command: "x", writable_cwd: true },
+        nocwd: { command: "x", sandbox: true, writable_cwd: true },
+        address: { command: "x", sandbox: true, allow_hosts: ["10.0.0.5"] },
+        typo: { command: "x", sandbox: true, allow_hosts: ["https://api.github.com/"] },
+        list: { command: "x", sandbox: true, allow_hosts: "api.github.com" },
+        comma: { command: "x", sandbox: true, allow_hosts: ["a.example,b.example"] },
+        yes: { command: "x", sandbox: "yes" },
+      },
+    });
+    expect(message).toContain('mcpServers.open.allow_hosts: applies only with "sandbox": true');
+    expect(message).toContain('mcpServers.loose.writable_cwd: applies only with "sandbox": true');
+    expect(message).toContain('mcpServers.nocwd.writable_cwd: needs "cwd", the folder to make writable');
+    expect(message).toContain("mcpServers.address.allow_hosts: takes host names and *.domain wildcards only, not IP addresses or ranges");
+    expect(message).toContain('mcpServers.typo.allow_hosts: "https://api.github.com/" is a URL; write the host name alone, e.g. "api.github.com"');
+    expect(message).toContain('mcpServers.list.allow_hosts: must be a list of host names, e.g. ["api.github.com"]');
+    expect(message).toContain("mcpServers.comma.allow_hosts: write one host name per item, without commas");
+    expect(message).toContain("mcpServers.yes.sandbox: must be true or false");
   });
 
   it("not JSON, or without mcpServers, says what the file must look like", () => {

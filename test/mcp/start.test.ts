@@ -1,6 +1,7 @@
 // MCP at the gateway's start and in the operator's tools, as real processes: a bad mcp.json stops the start naming
 // server and field; a server that fails to start leaves the gateway running with the others' tools; `npm run mcp --
 // list` and `npm run skills -- list` say what is there and what is missing.
+import { once } from "node:events";
 import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -15,6 +16,7 @@ let defs: ReturnType<typeof writeDefinitions>;
 let env: Record<string, string>;
 const procs: Proc[] = [];
 const SECRET = "fault-secret-in-mcp-json-42";
+const ROOT = new URL("../../", import.meta.url).pathname.replace(/\/$/, "");
 
 beforeEach(async () => {
   fake = await startFakeAnthropic();
@@ -65,13 +67,22 @@ describe("MCP at start", () => {
 });
 
 describe("the operator's tools", () => {
-  it("npm run mcp -- list: each server's transport, status, tools and last error; exit 1 when one is down", async () => {
-    mcpJson({ broken: { command: "/nonexistent/mcp-server" }, fault: faultServer() });
+  it("npm run mcp -- list: each server's transport, status, confinement, tools and last error; exit 1 when one is down", async () => {
+    // The sandboxed one is given the gateway's own folder as its cwd, which no sandbox may see: it is refused, not run.
+    mcpJson({ broken: { command: "/nonexistent/mcp-server" }, fault: faultServer(), boxed: faultServer({ sandbox: true }) });
     const p = start("src/cli/mcp.ts", ["list"]);
     expect(await p.exited).toBe(1);
+    // "exit" can come before the last of stdout is read.
+    if (!p.child.stdout.closed) await once(p.child.stdout, "close");
     const out = p.lines.join("\n");
-    expect(out).toMatch(/^broken {2}stdio {2}retrying\n {2}last error: spawn \/nonexistent\/mcp-server ENOENT\n {2}next attempt in \d+ s$/m);
-    expect(out).toMatch(/^fault {2}stdio {2}connected \(11 tools\)\n {2}tools: mcp__fault__echo, mcp__fault__hang, /m);
+    const unconfined = "not sandboxed: runs with the gateway's user, files and network";
+    expect(out).toMatch(
+      new RegExp(`^broken {2}stdio {2}retrying\n {2}${unconfined}\n {2}last error: spawn /nonexistent/mcp-server ENOENT\n {2}next attempt in \\d+ s$`, "m"),
+    );
+    expect(out).toMatch(new RegExp(`^fault {2}stdio {2}connected \\(11 tools\\)\n {2}${unconfined}\n {2}tools: mcp__fault__echo, mcp__fault__hang, `, "m"));
+    expect(out).toContain(
+      `boxed  stdio  retrying\n  sandboxed (no network; cwd read-only)\n  last error: the sandbox could not start it: its working folder (cwd): ${ROOT} is the gateway's own folder or DATA_DIR, which no sandbox may see; give the server a folder of its own\n`,
+    );
   });
 
   it("npm run skills -- list: the MCP tools a definition names that are unknown or unavailable", async () => {
