@@ -161,6 +161,9 @@ describeSandbox("a stdio MCP server in the sandbox", () => {
     const watch = recordingObserver();
     const started = await startMcp(mcpConfig({ box: boxServer("box-crash") }), { sandbox: boxFor(), observer: watch.observer });
     manager = started.manager;
+    const tag = `box-orphan-${process.pid}-${Date.now()}`;
+    expect(await said("linger", { tag })).toMatch(/^started \d+$/);
+    expect(processesWith(tag).length).toBe(1);
     const back = watch.connected("box");
     const crashed = await run("mcp__box__crash");
     expect(crashed).toMatchObject({
@@ -168,16 +171,22 @@ describeSandbox("a stdio MCP server in the sandbox", () => {
       content: expect.stringMatching(/^mcp__box__crash failed: the MCP server box could not be reached: .*Connection closed/),
     });
     await back;
+    // The process it started went with its box.
+    expect(processesWith(tag)).toEqual([]);
     expect(started.lines.some((l) => l.level === 50 && l.msg.includes("MCP server box disconnected"))).toBe(true);
     expect(started.lines.some((l) => l.msg === "MCP server box (stderr): crashing on purpose")).toBe(true);
     expect(JSON.parse(await said("whoami"))).toEqual({ cwd: ROOT, home: "/home/sandbox" });
   });
 
-  it("closing the manager stops the server and everything in its box", async () => {
+  it("closing the manager stops a server that will not exit, and everything in its box", async () => {
     const marker = `box-close-${process.pid}-${Date.now()}`;
-    manager = (await startMcp(mcpConfig({ box: boxServer(marker) }), { sandbox: boxFor() })).manager;
-    expect(processesWith(marker).length).toBeGreaterThan(0);
+    const started = await startMcp(mcpConfig({ box: boxServer(marker) }), { sandbox: boxFor() });
+    manager = started.manager;
+    const tag = `${marker}-child`;
+    expect(await said("linger", { tag })).toMatch(/^started \d+$/);
+    expect(processesWith(tag).length).toBe(1);
     await manager.close();
+    expect(started.lines.some((l) => l.msg === "MCP server box (stderr): stdin closed; staying")).toBe(true);
     manager = undefined;
     expect(processesWith(marker)).toEqual([]);
   });

@@ -1,7 +1,8 @@
 // A small MCP server (stdio, the official SDK's low-level Server) that tries what a hostile or compromised server
 // would: read files, show its environment, connect to a port on the machine, write files, reach the network through
-// HTTP_PROXY, and die. Each tool says what happened (the content, or the error code) so a test can assert what a
+// HTTP_PROXY, start a process of its own and refuse to exit, and die. Each tool says what happened (the content, or the error code) so a test can assert what a
 // server inside the sandbox can and cannot do.
+import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import net from "node:net";
@@ -19,6 +20,12 @@ const tools: Tool[] = [
   { name: "connect", description: "Opens a TCP connection.", inputSchema: object({ host: { type: "string" }, port: { type: "number" } }), annotations: readOnly },
   { name: "http_get", description: "GETs a URL through HTTP_PROXY.", inputSchema: object({ url: { type: "string" } }), annotations: readOnly },
   { name: "crash", description: "Exits in the middle of the call.", inputSchema: object(), annotations: readOnly },
+  {
+    name: "linger",
+    description: "Starts a process of its own (its command line holds `tag`) and stops exiting when stdin closes.",
+    inputSchema: object({ tag: { type: "string" } }),
+    annotations: readOnly,
+  },
 ];
 
 const server = new Server({ name: "box-server", version: "1.0.0" }, { capabilities: { tools: {} } });
@@ -81,6 +88,14 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
     case "crash":
       process.stderr.write("crashing on purpose\n");
       process.exit(3);
+    case "linger": {
+      const child = spawn("bash", ["-c", `sleep 1000; : ${String(args.tag).replace(/[^\w-]/g, "")}`], { detached: true, stdio: "ignore" });
+      child.unref();
+      setInterval(() => {}, 1 << 30);
+      process.stdin.removeAllListeners("end");
+      process.stdin.on("end", () => process.stderr.write("stdin closed; staying\n"));
+      return text(`started ${child.pid}`);
+    }
     default:
       return { content: [{ type: "text", text: `unknown tool ${request.params.name}` }], isError: true };
   }
