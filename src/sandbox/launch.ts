@@ -1,16 +1,13 @@
 // One sandboxed command from start to clean-up: open the folders it may see (as descriptors handed to
 // bubblewrap), write the few files it gets (/etc/passwd, /etc/group) into a private run folder, start the
 // filtering proxy when it may use the network, run it, and remove everything again whatever happened.
-import { constants } from "node:fs";
-import { chown, mkdtemp, open, rm, writeFile, type FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import type { FileHandle } from "node:fs/promises";
 import type { Logger } from "pino";
 import type { Clock, Timers } from "../runtime/deps.js";
-import { bwrapArgs, identityFiles, type Limits, type ScratchSizes } from "./bwrap.js";
+import { bwrapArgs, type Limits, type ScratchSizes } from "./bwrap.js";
+import { checkReach, folderOpener, makeRunFolder, type RunFolder } from "./prepare.js";
 import { runProcess, type ProcessOutcome } from "./process.js";
-import { startProxy, type ProxyOptions, type RunningProxy } from "./proxy.js";
-import { unreachable } from "./reach.js";
+import type { ProxyOptions } from "./proxy.js";
 import { masksFor, type MountOp, type SystemView } from "./system.js";
 import type { Mount, SandboxUser } from "./types.js";
 
@@ -50,45 +47,18 @@ export interface LaunchDeps {
 
 export type LaunchOutcome = (ProcessOutcome & { refusals: readonly string[] }) | { end: { kind: "setup_failed"; reason: string } };
 
-const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY;
-
 export async function launch(setup: SandboxSetup, job: Launch, deps: LaunchDeps): Promise<LaunchOutcome> {
   const handles: FileHandle[] = [];
-  let runDir: string | null = null;
-  let proxy: RunningProxy | null = null;
+  let run: RunFolder | null = null;
   try {
-    const opened = async (dir: string, what: string) => {
-      try {
-        const handle = await open(dir, DIRECTORY);
-        handles.push(handle);
-        return handle;
-      } catch (error) {
-        throw new SetupError(`cannot open ${what} ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-      }
-    };
+    const opened = folderOpener(handles, (message) => new SetupError(message));
     const workspace = await opened(job.workspace, "the workspace");
     // Commands run as the sandbox user: its workspace must be its own to write in.
     if (setup.user) await workspace.chown(setup.user.uid, setup.user.gid);
     const roots = [];
     for (const mount of job.readOnly) roots.push({ handle: await opened(mount.dir, "the read-only folder"), path: mount.path });
-    if (setup.user) {
-      for (const dir of [job.workspace, ...job.readOnly.map((m) => m.dir)]) {
-        const problem = await unreachable(dir, setup.user);
-        if (problem) throw new SetupError(problem);
-      }
-    }
-
-    runDir = await mkdtemp(join(setup.runDirBase ?? tmpdir(), "switchboard-sandbox-"));
-    const files = identityFiles();
-    await writeFile(join(runDir, "passwd"), files.passwd, { mode: 0o644 });
-    await writeFile(join(runDir, "group"), files.group, { mode: 0o644 });
-    if (setup.user) await chown(runDir, setup.user.uid, setup.user.gid);
-    let proxySocket: string | null = null;
-    if (job.network) {
-      proxySocket = join(runDir, "proxy.sock");
-      proxy = await startProxy(proxySocket, { ...job.network, log: deps.log });
-      if (setup.user) await chown(proxySocket, setup.user.uid, setup.user.gid);
-    }
+    await checkReach([job.workspace, ...job.readOnly.map((m) => m.dir)], setup.user, (message) => new SetupError(message));
+    run = await makeRunFolder(setup, "switchboard-sandbox-", job.network, deps.log);
 
     // fd 3 is the workspace, then the read-only folders in order, then bubblewrap's status pipe.
     const fds = [workspace.fd, ...roots.map((r) => r.handle.fd)];
@@ -102,12 +72,12 @@ export async function launch(setup: SandboxSetup, job: Launch, deps: LaunchDeps)
     const args = bwrapArgs({
       system: setup.system.ops,
       masks,
-      passwd: join(runDir, "passwd"),
-      group: join(runDir, "group"),
+      passwd: run.passwd,
+      group: run.group,
       workspaceFd: 3,
       roots: roots.map((r, i) => ({ fd: 4 + i, path: r.path })),
       infoFd: 4 + roots.length,
-      proxySocket,
+      proxySocket: run.proxySocket,
       cwd: job.cwd,
       argv: job.argv,
       limits: job.limits,
@@ -124,15 +94,14 @@ export async function launch(setup: SandboxSetup, job: Launch, deps: LaunchDeps)
         ...(job.onOutput ? { onOutput: job.onOutput } : {}),
       },
     );
-    return { ...outcome, refusals: proxy?.refusals ?? [] };
+    return { ...outcome, refusals: run.refusals() };
   } catch (error) {
     if (error instanceof SetupError) return { end: { kind: "setup_failed", reason: error.message } };
     const e = error as NodeJS.ErrnoException;
     return { end: { kind: "setup_failed", reason: `could not prepare the sandbox: ${e.code ?? ""} ${e.message}`.trim() } };
   } finally {
-    await proxy?.close();
     for (const handle of handles) await handle.close().catch(() => {});
-    if (runDir) await rm(runDir, { recursive: true, force: true });
+    await run?.remove();
   }
 }
 

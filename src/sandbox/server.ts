@@ -7,16 +7,15 @@
 // the box's PID 1 with it (--die-with-parent), whose end the kernel makes the end of every process inside.
 import { spawn, type ChildProcess } from "node:child_process";
 import { EventEmitter } from "node:events";
-import { constants, realpathSync } from "node:fs";
-import { chown, mkdir, mkdtemp, open, rm, writeFile, type FileHandle } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join, normalize } from "node:path";
+import { realpathSync } from "node:fs";
+import { mkdir, type FileHandle } from "node:fs/promises";
+import { dirname, isAbsolute, normalize } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import type { Logger } from "pino";
-import { bwrapArgs, HOME, identityFiles, type Limits } from "./bwrap.js";
+import { bwrapArgs, HOME, type Limits } from "./bwrap.js";
 import type { SandboxSetup } from "./launch.js";
-import { startProxy, type ProxyOptions, type RunningProxy } from "./proxy.js";
-import { unreachable } from "./reach.js";
+import { checkReach, folderOpener, makeRunFolder, type RunFolder } from "./prepare.js";
+import type { ProxyOptions } from "./proxy.js";
 import { masksFor } from "./system.js";
 
 export interface ServerBox {
@@ -113,8 +112,6 @@ export class BoxedProcess extends EventEmitter {
   }
 }
 
-const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY;
-
 /**
  * Starts `box.argv` in a long-lived sandbox; resolves once bubblewrap has started (the program may still fail inside:
  * that shows as its exit, with bubblewrap's message on stderr). Throws ServerBoxError when the box cannot be prepared.
@@ -122,57 +119,31 @@ const DIRECTORY = constants.O_RDONLY | constants.O_DIRECTORY;
  */
 export async function startServerBox(setup: SandboxSetup, box: ServerBox, log: Logger): Promise<BoxedProcess> {
   const handles: FileHandle[] = [];
-  let runDir: string | null = null;
-  let proxy: RunningProxy | null = null;
+  let run: RunFolder | null = null;
   const cleanUp = async () => {
-    await proxy?.close();
-    proxy = null;
     for (const handle of handles.splice(0)) await handle.close().catch(() => {});
-    if (runDir) await rm(runDir, { recursive: true, force: true }).catch(() => {});
-    runDir = null;
+    await run?.remove().catch(() => {});
+    run = null;
   };
+  const fail = (message: string) => new ServerBoxError(message);
   try {
-    if (box.argv.length === 0 || box.argv.some((a) => a.includes("\0"))) throw new ServerBoxError("the command must be a program and arguments without NUL characters");
+    if (box.argv.length === 0 || box.argv.some((a) => a.includes("\0"))) throw fail("the command must be a program and arguments without NUL characters");
     if (box.cwd) {
       const problem = workingFolderProblem(box.cwd.dir, setup.hidden);
-      if (problem) throw new ServerBoxError(`its working folder (cwd): ${problem}`);
+      if (problem) throw fail(`its working folder (cwd): ${problem}`);
     }
     // The folder above may be passed through (the sandbox's user must reach its own folder); its own is private.
     await mkdir(dirname(box.home), { recursive: true, mode: 0o711 })
       .then(() => mkdir(box.home, { mode: 0o700 }))
       .catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== "EEXIST") throw new ServerBoxError(`cannot make its folder ${box.home} (${error.code ?? error.message})`);
+        if (error.code !== "EEXIST") throw fail(`cannot make its folder ${box.home} (${error.code ?? error.message})`);
       });
-    const opened = async (dir: string, what: string) => {
-      try {
-        const handle = await open(dir, DIRECTORY);
-        handles.push(handle);
-        return handle;
-      } catch (error) {
-        throw new ServerBoxError(`cannot open ${what} ${dir} (${(error as NodeJS.ErrnoException).code ?? String(error)})`);
-      }
-    };
+    const opened = folderOpener(handles, fail);
     const home = await opened(box.home, "its folder");
     if (setup.user) await home.chown(setup.user.uid, setup.user.gid);
     const cwd = box.cwd ? await opened(box.cwd.dir, "its working folder") : null;
-    if (setup.user) {
-      for (const dir of [box.home, ...(box.cwd ? [box.cwd.dir] : [])]) {
-        const problem = await unreachable(dir, setup.user);
-        if (problem) throw new ServerBoxError(problem);
-      }
-    }
-
-    runDir = await mkdtemp(join(setup.runDirBase ?? tmpdir(), "switchboard-server-"));
-    const files = identityFiles();
-    await writeFile(join(runDir, "passwd"), files.passwd, { mode: 0o644 });
-    await writeFile(join(runDir, "group"), files.group, { mode: 0o644 });
-    if (setup.user) await chown(runDir, setup.user.uid, setup.user.gid);
-    let proxySocket: string | null = null;
-    if (box.network) {
-      proxySocket = join(runDir, "proxy.sock");
-      proxy = await startProxy(proxySocket, { ...box.network, log });
-      if (setup.user) await chown(proxySocket, setup.user.uid, setup.user.gid);
-    }
+    await checkReach([box.home, ...(box.cwd ? [box.cwd.dir] : [])], setup.user, fail);
+    run = await makeRunFolder(setup, "switchboard-server-", box.network, log);
 
     // fd 3 is HOME, then the working folder, then bubblewrap's status pipe.
     const fds = [home.fd, ...(cwd ? [cwd.fd] : [])];
@@ -180,13 +151,13 @@ export async function startServerBox(setup: SandboxSetup, box: ServerBox, log: L
     const args = bwrapArgs({
       system: setup.system.ops,
       masks: [...setup.systemMasks, ...masksFor(setup.hidden, shown)],
-      passwd: join(runDir, "passwd"),
-      group: join(runDir, "group"),
+      passwd: run.passwd,
+      group: run.group,
       workspaceFd: null,
       homeFd: 3,
       roots: box.cwd ? [{ fd: 4, path: box.cwd.dir, writable: box.cwd.writable }] : [],
       infoFd: 3 + fds.length,
-      proxySocket,
+      proxySocket: run.proxySocket,
       cwd: box.cwd?.dir ?? HOME,
       argv: box.argv,
       limits: { ...box.limits, cpuSeconds: null },
