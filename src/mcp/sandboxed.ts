@@ -78,7 +78,7 @@ export function sandboxSpawner(options: McpSandboxOptions | null, direct: SpawnS
         options.log.child({ mcp: launch.server }),
       );
     } catch (error) {
-      if (error instanceof ServerBoxError) throw new Error(`the sandbox could not start it: ${error.message}`, { cause: error });
+      if (error instanceof ServerBoxError) error.message = `the sandbox could not start it: ${error.message}`;
       throw error;
     }
   }
