@@ -4,7 +4,7 @@
 import { nanoToUsd } from "../llm/prices.js";
 import { frameRecordSchema } from "./frame-schema.js";
 import type { OperationalCounts, SessionError, SessionSummary } from "./roles/operations.js";
-import type { UsageDay, UsageScope } from "./roles/usage.js";
+import type { QuotaRefusalRecord, UsageDay, UsageScope } from "./roles/usage.js";
 import {
   CorruptStateError,
   type ApprovalRecord,
@@ -325,6 +325,17 @@ export function toExportedOutbound(o: Row): { id: string; requestId: string | nu
 }
 
 /** A daily usage counter (the quotas'). */
+export function quotaRefusal(r: Row): QuotaRefusalRecord {
+  return {
+    requestId: String(r.request_id),
+    sessionKey: String(r.session_key),
+    userId: String(r.user_id),
+    limit: String(r.limit_name),
+    resetsAt: Number(r.resets_at),
+    createdAt: Number(r.created_at),
+  };
+}
+
 export function usageDay(r: Row): UsageDay {
   return {
     scope: String(r.scope) as UsageScope,

@@ -372,6 +372,34 @@ export const TABLES = {
       usage_daily_recent: { on: "scope, updated_at" },
     },
   },
+  usage_holds: {
+    columns: {
+      id: { type: "text", notNull: true },
+      scope: { type: "text", notNull: true },
+      subject: { type: "text", notNull: true },
+      day: { type: "text", notNull: true },
+      cost_nano_usd: { type: "bigint", notNull: true },
+      expires_at: { type: "bigint", notNull: true },
+    },
+    keys: ["id, scope"],
+    indexes: {
+      usage_holds_by_counter: { on: "scope, subject, day" },
+    },
+  },
+  quota_refusals: {
+    columns: {
+      request_id: { type: "text", notNull: true },
+      session_key: { type: "text", notNull: true },
+      user_id: { type: "text", notNull: true },
+      limit_name: { type: "text", notNull: true },
+      resets_at: { type: "bigint", notNull: true },
+      created_at: { type: "bigint", notNull: true },
+    },
+    keys: ["request_id"],
+    indexes: {
+      quota_refusals_by_session: { on: "session_key" },
+    },
+  },
 } as const satisfies Record<string, TableDescription>;
 
 export type TableName = keyof typeof TABLES;

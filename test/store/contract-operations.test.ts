@@ -1,12 +1,13 @@
 // The Store contract for costs and the operator's queries, on every backend (the same pattern as
 // contract.test.ts): cost beside token usage, session summaries, stuck work, recent errors, the gauges' counts, and
-// the daily usage counters of the quotas.
+// the daily usage counters of the quotas and their holds.
 import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { BACKENDS, type StoreBackend } from "./contract/backends.js";
 import { costContract } from "./contract/costs.js";
 import { Clock, type ContractContext } from "./contract/fixtures.js";
 import { operationsContract } from "./contract/operations.js";
 import { usageContract } from "./contract/usage.js";
+import { usageHoldsContract } from "./contract/usage-holds.js";
 
 for (const backend of BACKENDS) {
   const suite = backend.unavailable ? describe.skip : describe;
@@ -29,4 +30,5 @@ function contract(backend: StoreBackend): void {
   costContract(ctx);
   operationsContract(ctx);
   usageContract(ctx);
+  usageHoldsContract(ctx);
 }

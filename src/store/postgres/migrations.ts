@@ -319,6 +319,20 @@ const MIGRATIONS: string[] = [
   CREATE INDEX files_by_request ON files (request_id);
   CREATE INDEX files_by_session ON files (session_key, created_at);
   `,
+  // 12: the quotas' holds and their refusals per request (SQLite version 20).
+  `
+  CREATE TABLE usage_holds (
+    id TEXT NOT NULL, scope TEXT NOT NULL, subject TEXT NOT NULL, day TEXT NOT NULL, cost_nano_usd BIGINT NOT NULL,
+    expires_at BIGINT NOT NULL,
+    PRIMARY KEY (id, scope)
+  );
+  CREATE INDEX usage_holds_by_counter ON usage_holds (scope, subject, day);
+  CREATE TABLE quota_refusals (
+    request_id TEXT PRIMARY KEY, session_key TEXT NOT NULL, user_id TEXT NOT NULL, limit_name TEXT NOT NULL,
+    resets_at BIGINT NOT NULL, created_at BIGINT NOT NULL
+  );
+  CREATE INDEX quota_refusals_by_session ON quota_refusals (session_key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

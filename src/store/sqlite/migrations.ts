@@ -419,6 +419,21 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   CREATE INDEX files_by_request ON files(request_id);
   CREATE INDEX files_by_session ON files(session_key, created_at);
   `,
+  // 20: the quotas' holds (a model call's estimated cost, counted against USER_DAILY_USD and CHAT_DAILY_USD while it
+  // runs, until it is settled, released or expires) and their refusals per request (the HTTP API's 429 reads them).
+  `
+  CREATE TABLE usage_holds (
+    id TEXT NOT NULL, scope TEXT NOT NULL, subject TEXT NOT NULL, day TEXT NOT NULL, cost_nano_usd INTEGER NOT NULL,
+    expires_at INTEGER NOT NULL,
+    PRIMARY KEY (id, scope)
+  );
+  CREATE INDEX usage_holds_by_counter ON usage_holds(scope, subject, day);
+  CREATE TABLE quota_refusals (
+    request_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL, user_id TEXT NOT NULL, limit_name TEXT NOT NULL,
+    resets_at INTEGER NOT NULL, created_at INTEGER NOT NULL
+  );
+  CREATE INDEX quota_refusals_by_session ON quota_refusals(session_key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
