@@ -12,6 +12,7 @@ import { UnconfiguredModel } from "./llm/anthropic.js";
 import { createApiModel } from "./llm/resilient.js";
 import type { Model } from "./llm/model.js";
 import { PriceTable } from "./llm/prices.js";
+import { callEstimate } from "./llm/estimate.js";
 import { createEgress } from "./net/egress.js";
 import { budgetOf } from "./runtime/budget.js";
 import { CallLimiter } from "./runtime/call-limiter.js";
@@ -291,6 +292,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       now: Date.now,
       // A user's day ends at their midnight: the zone they set with /timezone, else DEFAULT_TIMEZONE, else UTC.
       zoneOf: async (userId) => (await store.schedules.timezone(userId)) ?? config.DEFAULT_TIMEZONE ?? null,
+      estimate: callEstimate(new PriceTable(config.MODEL_PRICES), config.ANTHROPIC_MAX_TOKENS),
       log: log.child({ part: "quota" }),
       refused: (limit, place) => telemetry.quotaRefused(limit, place),
     }),

@@ -10,7 +10,7 @@ import { providerOf } from "./session-key.js";
  * caller to reply with; a silent one is ended here.
  */
 export async function admitToQuota(quotas: Quotas | undefined, request: RequestRecord, writer: SessionWriter): Promise<QuotaRefusal | null> {
-  const refused = (await quotas?.admit(request.userId, request.sessionKey)) ?? null;
+  const refused = (await quotas?.admit(request.userId, request.sessionKey, request.id)) ?? null;
   if (!refused) return null;
   // A program (the HTTP API) has no chat to remember a notice in: it is told every time.
   if (!refused.tell && providerOf(request.sessionKey) === "http") return { ...refused, tell: true };

@@ -155,7 +155,7 @@ export class Orchestrator {
       );
       const budgeted = budget ? budget.model(this.deps.model) : this.deps.model;
       const quotas = this.deps.quotas;
-      const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason)) : budgeted;
+      const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason), request.id) : budgeted;
       await this.loop(stack, journal, input, run.signal, log, owner, model);
     } finally {
       signal.removeEventListener("abort", follow);

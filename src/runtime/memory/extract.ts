@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import { z } from "zod";
 import { ModelError, type Model } from "../../llm/model.js";
-import type { ToolSpec } from "../../llm/types.js";
+import type { ModelRequest, ToolSpec } from "../../llm/types.js";
 import type { MemoryChanges, MemoryJob, MemoryRecord, Store } from "../../store/store.js";
 import { overBudget, type SessionBudget } from "../budget.js";
 import type { Quotas } from "../quota.js";
@@ -89,22 +89,26 @@ export async function extractMemories(deps: ExtractDeps, job: MemoryJob): Promis
     log.info({ task: job.taskId }, "memory extraction skipped: the conversation's budget is spent");
     return null;
   }
-  const refused = await deps.quotas?.beforeCall(job.userId, job.sessionKey);
-  if (refused) {
-    log.info({ task: job.taskId, limit: refused.limit }, `memory extraction skipped: ${refused.limit} reached`);
-    return null;
-  }
   const existing = (await store.memories.list(job.userId)).slice(-100);
   const kept = existing.length ? existing.map((m) => `[${m.id}] ${m.text}`).join("\n") : "(none yet)";
-  const response = await deps.model.complete({
+  const request: ModelRequest = {
     model: deps.modelName,
     system: PROMPT,
     messages: [{ role: "user", content: [{ type: "text", text: `<conversation>\n${transcript}\n</conversation>\n\n<kept_memories>\n${kept}\n</kept_memories>` }] }],
     tools: [SPEC],
     toolChoice: { name: SAVE_MEMORIES },
     maxTokens: 1024,
+  };
+  const held = await deps.quotas?.hold(job.userId, job.sessionKey, request);
+  if (held?.status === "refused") {
+    log.info({ task: job.taskId, limit: held.refusal.limit }, `memory extraction skipped: ${held.refusal.limit} reached`);
+    return null;
+  }
+  const response = await deps.model.complete(request).catch(async (error: unknown) => {
+    await held?.release();
+    throw error;
   });
-  await deps.quotas?.spent(job.userId, job.sessionKey, response.usage.costNanoUsd ?? 0);
+  await held?.settle(response.usage.costNanoUsd ?? 0);
   const usage = {
     sessionKey: job.sessionKey,
     inputTokens: response.usage.inputTokens,

@@ -109,7 +109,7 @@ export class PostgresUsage implements UsageStore {
       }
       await client.query({
         ...U.hold,
-        values: [hold.id, hold.costNanoUsd, hold.expiresAt, counters.map((c) => c.scope), counters.map((c) => c.subject), counters.map((c) => c.day)],
+        values: [hold.id, hold.costNanoUsd, now + hold.ttlMs, counters.map((c) => c.scope), counters.map((c) => c.subject), counters.map((c) => c.day)],
       });
       return { status: "held" };
     });

@@ -41,7 +41,7 @@ export interface UsageStore {
   /**
    * In one transaction, serialised with every other hold, settle and release on the same counters (and on every
    * replica): refused (`over`) when a counter with a limit has its spent cost plus its live holds at or over that
-   * limit; else `costNanoUsd` is held on every counter until settled, released or `expiresAt` (store clock).
+   * limit; else `costNanoUsd` is held on every counter until settled, released or `ttlMs` after now (store clock).
    */
   hold(hold: UsageHold): Promise<HoldResult>;
   /** Ends hold `id` and adds what the call cost, in one transaction; the increments count even if the hold expired. */
@@ -67,7 +67,8 @@ export interface HoldCounter {
 export interface UsageHold {
   id: string;
   costNanoUsd: number;
-  expiresAt: number;
+  /** How long the hold counts if nobody settles or releases it (its call's process died). */
+  ttlMs: number;
   counters: readonly HoldCounter[];
 }
 

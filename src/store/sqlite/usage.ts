@@ -80,7 +80,7 @@ export class SqliteUsage implements UsageStore {
         const used = this.spent(c.scope, c.subject, c.day) + this.heldAt(c.scope, c.subject, c.day, now);
         if (used >= c.limitNanoUsd) return { status: "over", scope: c.scope, subject: c.subject, day: c.day, usedNanoUsd: used };
       }
-      for (const c of hold.counters) this.stmts.hold.run(hold.id, c.scope, c.subject, c.day, hold.costNanoUsd, hold.expiresAt);
+      for (const c of hold.counters) this.stmts.hold.run(hold.id, c.scope, c.subject, c.day, hold.costNanoUsd, now + hold.ttlMs);
       return { status: "held" };
     })();
   }
