@@ -12,6 +12,7 @@ import { readiness } from "./health.js";
 import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { readMessageBody } from "./message-body.js";
+import { answerHeaders, quotaAnswer } from "./quota-answer.js";
 import { fileRoute } from "./files.js";
 import { storedFiles } from "../../src/gateway/file-source.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
@@ -266,7 +267,7 @@ export class HttpProvider {
         const outcome = await this.gateway.whenDone(requestId);
         const answer = await this.answer(sessionId, requestId, outcome.internalError);
         await this.remember(user, keyed, answer);
-        return this.json(res, answer.status, answer.body);
+        return this.json(res, answer.status, answer.body, answerHeaders(answer, this.gateway.now()));
       }
       await this.remember(user, keyed, await this.stream(res, sessionId, requestId, events));
     } finally {
@@ -304,7 +305,7 @@ export class HttpProvider {
       ? (JSON.parse(stored) as { status: number; body: unknown })
       : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
     if (!stored) await this.remember(user, keyed, answer);
-    if (!stream) return this.json(res, answer.status, answer.body);
+    if (!stream) return this.json(res, answer.status, answer.body, answerHeaders(answer, this.gateway.now()));
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const summary = answer.body as { messages?: unknown[] };
     for (const message of summary.messages ?? []) res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
@@ -313,7 +314,8 @@ export class HttpProvider {
 
   private async answer(sessionId: string, requestId: string, internal: boolean): Promise<{ status: number; body: unknown }> {
     if (internal) return { status: 500, body: internalError(requestId) };
-    return (await expiredAnswer(this.gateway.store, requestId)) ?? { status: 200, body: await requestSummary(this.gateway.store, sessionId, requestId) };
+    const { store } = this.gateway;
+    return (await expiredAnswer(store, requestId)) ?? (await quotaAnswer(store, requestId)) ?? { status: 200, body: await requestSummary(store, sessionId, requestId) };
   }
 
   /**

@@ -140,7 +140,8 @@ async function send(path, payload, said) {
   state.turns += 1;
   status("thinking…", true);
   // `writing`: per agent, the bubble growing with its deltas until its whole message arrives.
-  const turn = { placeholder: bubble("Switchboard", "placeholder"), writing: new Map() };
+  // `said`: the texts of this turn's messages (an error event repeating one of them is not shown twice).
+  const turn = { placeholder: bubble("Switchboard", "placeholder"), writing: new Map(), said: [] };
   body(turn.placeholder).textContent = "thinking…";
   try {
     const headers = authorized({ ...(form ? {} : { "content-type": "application/json" }), accept: "text/event-stream" });
@@ -186,6 +187,7 @@ function onEvent(turn, event, data) {
     }
     case "message": {
       unplace();
+      turn.said.push(data.text);
       const w = turn.writing.get(data.agent);
       turn.writing.delete(data.agent);
       // The bubble that grew becomes the message, in place.
@@ -209,10 +211,13 @@ function onEvent(turn, event, data) {
       }
       return;
     }
-    case "error":
+    case "error": {
       unplace();
-      plain("Switchboard", data?.error?.message || "the request failed", "error");
+      // A refusal (a daily limit) was already said as the turn's last message: the event only ends the turn.
+      const why = data?.error?.message || "the request failed";
+      if (!turn.said.some((t) => t.includes(why))) plain("Switchboard", why, "error");
       return;
+    }
     case "done":
       unplace();
       return;

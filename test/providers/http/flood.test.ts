@@ -34,3 +34,17 @@ it("answers 429 rate_limit_error with Retry-After to every message over the limi
   expect((await post(started.base, "/v1/messages", message("later"))).status).toBe(200);
   expect(h.fake.accepted()).toHaveLength(3);
 });
+
+it("answers a streamed message over the limit with the same 429 before any stream opens", async () => {
+  const now = 1_700_000_000_000;
+  const started = await startApi({ userMessagesPerMinute: 1, clock: { now: () => now } });
+  ({ h, api } = started);
+  h.fake.fallback(() => text("ok"));
+  const sse = { accept: "text/event-stream" };
+  const first = await post(started.base, "/v1/messages", message("one"), "tok-alice", sse);
+  expect(await first.text()).toContain("event: done");
+  const res = await post(started.base, "/v1/messages", message("again"), "tok-alice", sse);
+  expect([res.status, res.headers.get("content-type"), res.headers.get("retry-after")]).toEqual([429, "application/json", "60"]);
+  expect(await res.json()).toMatchObject({ type: "error", error: { type: "rate_limit_error", limit: { setting: "USER_MESSAGES_PER_MINUTE" }, retry_after_seconds: 60 } });
+  expect(h.fake.accepted()).toHaveLength(1);
+});
