@@ -170,11 +170,12 @@ export class Quotas {
     const group = this.chatDay();
     const mine = await store.usage.get("user", userId, user.day);
     const ours = await store.usage.get("chat", chatOf(chat), group.day);
+    const held = await store.usage.held("user", userId, user.day);
     const of = (limit: number, shown: string) => (limit > 0 ? ` of ${shown}` : " (no limit)");
     const lines = [
       `Your use today (${user.day}, ${user.zone}):`,
       `• messages: ${mine.messages}${of(settings.userDailyMessages, String(settings.userDailyMessages))}`,
-      `• cost: ${formatUsd(nanoToUsd(mine.costNanoUsd))}${of(settings.userDailyUsd, formatUsd(settings.userDailyUsd))}`,
+      `• cost: ${formatUsd(nanoToUsd(mine.costNanoUsd))}${of(settings.userDailyUsd, formatUsd(settings.userDailyUsd))}${held > 0 ? `, and up to ${formatUsd(nanoToUsd(held))} for calls still running` : ""}`,
       `This chat today (${group.day}, UTC): ${formatUsd(nanoToUsd(ours.costNanoUsd))}${of(settings.chatDailyUsd, formatUsd(settings.chatDailyUsd))}.`,
       `Your limits reset at ${resetText(user, now())}.`,
     ];

@@ -23,11 +23,12 @@ const SESSIONS = ["a", "b", "c", "d", "e"];
 
 it("lets only the calls whose holds fit under USER_DAILY_USD start, so five at once cannot overshoot it", async () => {
   const refusals: QuotaLimit[] = [];
+  // Every call that starts waits at the gate until each of the five either reached the API or was refused (allIn).
+  const allIn = deferred<void>();
   const gate = deferred<void>();
   let arrived = 0;
-  // Every call that starts waits here until each of the five either reached the API or was refused.
   const settle = () => {
-    if (arrived + refusals.length === SESSIONS.length) gate.resolve();
+    if (arrived + refusals.length === SESSIONS.length) allIn.resolve();
   };
   h = await startHarness({
     prices: PRICES,
@@ -49,6 +50,14 @@ it("lets only the calls whose holds fit under USER_DAILY_USD start, so five at o
     return answer;
   });
   for (const s of SESSIONS) await h.gateway.submit({ sessionKey: `console:${s}`, messageId: `m-${s}`, userId: "alice", text: "go" });
+  await allIn.promise;
+  // While three calls run, /usage shows what they hold beside what was spent.
+  const usage = await h.gateway.submit({ sessionKey: "console:f", messageId: "m-usage", userId: "alice", text: "/usage" });
+  if (usage.status !== "accepted") throw new Error(usage.status);
+  await h.gateway.whenDone(usage.requestId);
+  const [shown] = await h.store.outbox.ofRequest(usage.requestId);
+  expect(shown!.text).toMatch(/^• cost: \$0\.0000 of \$0\.5000, and up to \$0\.60\d\d for calls still running$/m);
+  gate.resolve();
   await h.gateway.idle();
 
   // $0, $0.20, $0.40 held: three start; the fourth would see $0.60 under way and is refused, as is the fifth.

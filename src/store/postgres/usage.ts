@@ -98,8 +98,9 @@ export class PostgresUsage implements UsageStore {
 
   async hold(hold: UsageHold): Promise<HoldResult> {
     const now = this.ctx.now();
+    // On its own, before the transaction: the rows it takes are let go at once, never held while a lock is awaited.
+    await this.ctx.changed(U.sweep, [now]);
     return transaction(this.ctx.pool, async (client): Promise<HoldResult> => {
-      await client.query({ ...U.sweep, values: [now] });
       const counters = lockOrder(hold.counters);
       await lock(client, counters);
       for (const c of counters) {
