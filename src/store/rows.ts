@@ -76,6 +76,7 @@ export function toOutbound(r: Row): OutboundRecord {
     text: String(r.text),
     kind: String(r.kind) as OutboundRecord["kind"],
     approvalId: nullable(r.approval_id),
+    ...(r.file_id === null || r.file_id === undefined ? {} : { fileId: String(r.file_id) }),
     createdAt: Number(r.created_at),
   };
 }

@@ -226,6 +226,7 @@ export const TABLES = {
       request_id: { type: "text" },
       task_id: { type: "text" },
       approval_id: { type: "text" },
+      file_id: { type: "text" },
       agent: { type: "text", notNull: true },
       depth: { type: "int", notNull: true },
       text: { type: "text", notNull: true },

@@ -5,6 +5,7 @@ import type pg from "pg";
 import { inputHash } from "../input-hash.js";
 import { FencedError, type Fence, type OutboundInput, type StepCommit, type StoreChange } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
+import { AGENT_FILES, agentFileValues } from "./files.js";
 import { memoryJobValues } from "./memories.js";
 import { M } from "./memory-statements.js";
 import { fencedCurrent, StatementBatch } from "./statement-batch.js";
@@ -54,6 +55,12 @@ export async function writeStep(client: pg.ClientBase | pg.Pool, key: string, fe
   if (step.usage) {
     const u = step.usage;
     batch.add(S.addUsage, [u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.requestId, key, u.costNanoUsd]);
+  }
+  const files = step.files ?? [];
+  if (files.length > 0) {
+    const values = agentFileValues(key, files, now);
+    batch.add(AGENT_FILES.blobs, values.blobs);
+    batch.add(AGENT_FILES.files, values.files);
   }
   if (step.outbound && step.outbound.length > 0) batch.add(S.insertOutbound, outboundValues(key, step.outbound, now));
   if (step.newMainAgentSessionId) batch.add(S.setMainSession, [step.newMainAgentSessionId, now, key]);
@@ -108,6 +115,7 @@ function outboundValues(key: string, messages: OutboundInput[], now: number): un
     messages.map((o) => o.text),
     messages.map((o) => o.kind),
     messages.map((o) => o.approvalId ?? null),
+    messages.map((o) => o.fileId ?? null),
   ];
 }
 

@@ -1,6 +1,6 @@
 // Files on PostgreSQL: a conversation's files and their bytes (once per conversation and content address).
 import type pg from "pg";
-import { toStoredFile, type FileStore, type NewStoredFile, type StoredFile } from "../roles/files.js";
+import { toStoredFile, type FileStore, type NewAgentFile, type NewStoredFile, type StoredFile } from "../roles/files.js";
 import type { PostgresContext } from "./context.js";
 import { sql } from "./statements.js";
 
@@ -11,12 +11,51 @@ const F = {
     `INSERT INTO files (id, public_id, session_key, request_id, owner_id, sha256, name, mime, kind, size, voice, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
   ),
+  ofSession: sql("files_of_session", `SELECT * FROM files WHERE session_key = $1 ORDER BY created_at, id`),
   ofRequest: sql("files_of_request", `SELECT * FROM files WHERE request_id = $1 ORDER BY created_at, id`),
   byId: sql("file_by_id", `SELECT * FROM files WHERE id = $1`),
   byPublicId: sql("file_by_public_id", `SELECT * FROM files WHERE public_id = $1`),
   bytes: sql("file_bytes", `SELECT bytes FROM file_blobs WHERE session_key = $1 AND sha256 = $2`),
   sessionBytes: sql("session_file_bytes", `SELECT COALESCE(SUM(size), 0)::bigint AS total FROM file_blobs WHERE session_key = $1`),
 };
+
+/** The statements that store agents' files in a step's batch: one per table, the lists unnested. */
+export const AGENT_FILES = {
+  blobs: sql(
+    "insert_agent_file_blobs",
+    `INSERT INTO file_blobs (session_key, sha256, bytes, size, created_at)
+     SELECT $1, b.s, decode(b.h, 'hex'), b.z, $2::bigint FROM unnest($3::text[], $4::text[], $5::bigint[]) AS b(s, h, z)
+     ON CONFLICT DO NOTHING`,
+  ),
+  files: sql(
+    "insert_agent_files",
+    `INSERT INTO files (id, public_id, session_key, request_id, owner_id, sha256, name, mime, kind, size, voice, created_at)
+     SELECT f.id, f.p, $1, NULL, f.o, f.s, f.n, f.m, f.k, f.z, f.v, $2::bigint
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[], $11::int[])
+       WITH ORDINALITY AS f(id, p, o, s, n, m, k, z, v, ord)
+     ORDER BY f.ord`,
+  ),
+};
+
+/** The values of AGENT_FILES' two statements for `files` of session `key`. */
+export function agentFileValues(key: string, files: readonly NewAgentFile[], now: number): { blobs: unknown[]; files: unknown[] } {
+  return {
+    blobs: [key, now, files.map((f) => f.sha256), files.map((f) => f.bytes.toString("hex")), files.map((f) => f.size)],
+    files: [
+      key,
+      now,
+      files.map((f) => f.id),
+      files.map((f) => f.publicId),
+      files.map((f) => f.ownerId),
+      files.map((f) => f.sha256),
+      files.map((f) => f.name),
+      files.map((f) => f.mime),
+      files.map((f) => f.kind),
+      files.map((f) => f.size),
+      files.map((f) => (f.voice ? 1 : 0)),
+    ],
+  };
+}
 
 /** Stores `files` of a request through `client`, inside the transaction that stores the request. */
 export async function insertFilesWith(
@@ -38,6 +77,10 @@ export class PostgresFiles implements FileStore {
 
   async ofRequest(requestId: string): Promise<StoredFile[]> {
     return (await this.ctx.all(F.ofRequest, [requestId])).map(toStoredFile);
+  }
+
+  async ofSession(sessionKey: string): Promise<StoredFile[]> {
+    return (await this.ctx.all(F.ofSession, [sessionKey])).map(toStoredFile);
   }
 
   get(id: string): Promise<StoredFile | null> {

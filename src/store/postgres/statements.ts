@@ -63,10 +63,10 @@ export const S = {
   ),
   insertOutbound: sql(
     "insert_outbound",
-    `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
-     SELECT o.id, $1, o.r, o.t, o.a, o.d, o.x, o.k, o.ap, $2::bigint
-     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[])
-       WITH ORDINALITY AS o(id, r, t, a, d, x, k, ap, n)
+    `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, file_id, created_at)
+     SELECT o.id, $1, o.r, o.t, o.a, o.d, o.x, o.k, o.ap, o.f, $2::bigint
+     FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::int[], $8::text[], $9::text[], $10::text[], $11::text[])
+       WITH ORDINALITY AS o(id, r, t, a, d, x, k, ap, f, n)
      ORDER BY o.n`,
   ),
   setMainSession: sql(

@@ -1,6 +1,7 @@
 // The files role: the files of a conversation, their bytes stored once per conversation by content address
-// (SHA-256). A message's files are stored with the message itself (NewRequest.files, one transaction); the context
-// log names them by id and never holds their bytes.
+// (SHA-256). A message's files are stored with the message itself (NewRequest.files, one transaction), a file an
+// agent made with the step whose tool result names it (StepCommit.files); the context log names them by id and never
+// holds their bytes.
 import type { FileKind } from "../../files/types.js";
 
 /** What a file is, stored or about to be. */
@@ -22,6 +23,12 @@ export interface NewStoredFile extends FileFacts {
   bytes: Buffer;
 }
 
+/** A file an agent made (send_file, an MCP image), stored by the step whose tool result names it (StepCommit.files). */
+export interface NewAgentFile extends NewStoredFile {
+  /** Who owns the conversation's task it was made in: the only one who may download it. */
+  ownerId: string;
+}
+
 /** A stored file's description (its bytes are read apart: FileStore.bytes). */
 export interface StoredFile extends FileFacts {
   sessionKey: string;
@@ -36,6 +43,8 @@ export interface FileStore {
   /** The files a request brought, in the order they came. */
   ofRequest(requestId: string): Promise<StoredFile[]>;
   get(id: string): Promise<StoredFile | null>;
+  /** Every file of a conversation (received and made), oldest first. */
+  ofSession(sessionKey: string): Promise<StoredFile[]>;
   /** By the id of its download URL. */
   byPublicId(publicId: string): Promise<StoredFile | null>;
   /** A file's bytes (by its conversation and content address); null when they were erased. */

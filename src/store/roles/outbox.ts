@@ -11,6 +11,11 @@ export interface OutboundInput {
   depth: number;
   text: string;
   kind: "message" | "notice" | "error";
+  /**
+   * A file an agent sent (send_file): the id of a stored file of the conversation, delivered with the sink's
+   * `deliverFile`; `text` is then its caption ("" without one). Absent for a text reply.
+   */
+  fileId?: string | null;
 }
 
 export interface OutboundRecord extends OutboundInput {

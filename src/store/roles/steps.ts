@@ -3,6 +3,7 @@
 // a SessionWriter, and the only way to get a writer is from a lease the store granted (LeaseStore.acquire). The
 // reads are what the runtime needs to rebuild a session's stack.
 import type { NewApproval } from "./approvals.js";
+import type { NewAgentFile } from "./files.js";
 import type { Fence, Lease } from "./leases.js";
 import type { OutboundInput } from "./outbox.js";
 import type { RequestStatus } from "./requests.js";
@@ -80,6 +81,11 @@ export interface StepCommit {
   requestsClosed?: RequestChange[];
   /** Tokens and cost (in whole nano-USD, so sums are exact) added to the request and its session. */
   usage?: { requestId: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number; costNanoUsd: number };
+  /**
+   * Files a tool made in this step (send_file, an MCP image), stored before `outbound` (which may name them): a
+   * crash before the commit leaves neither the file nor the tool result that names it.
+   */
+  files?: NewAgentFile[];
   outbound?: OutboundInput[];
   newMainAgentSessionId?: string;
   approvalsCreated?: NewApproval[];

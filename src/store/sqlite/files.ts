@@ -24,6 +24,10 @@ export class SqliteFiles implements FileStore {
     return (this.ctx.db.prepare(`SELECT * FROM files WHERE request_id = ? ORDER BY created_at, rowid`).all(requestId) as Row[]).map(toStoredFile);
   }
 
+  async ofSession(sessionKey: string): Promise<StoredFile[]> {
+    return (this.ctx.db.prepare(`SELECT * FROM files WHERE session_key = ? ORDER BY created_at, rowid`).all(sessionKey) as Row[]).map(toStoredFile);
+  }
+
   async get(id: string): Promise<StoredFile | null> {
     const row = this.ctx.db.prepare(`SELECT * FROM files WHERE id = ?`).get(id) as Row | undefined;
     return row ? toStoredFile(row) : null;

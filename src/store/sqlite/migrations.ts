@@ -434,6 +434,10 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   );
   CREATE INDEX quota_refusals_by_session ON quota_refusals(session_key);
   `,
+  // 21: a reply may carry a file an agent sent (send_file): the outbox delivers it with the provider's file upload.
+  `
+  ALTER TABLE outbox ADD COLUMN file_id TEXT;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -7,7 +7,7 @@ import type { Statements } from "./statements.js";
 /** Writes `messages` to the outbox of `sessionKey` (inside the caller's transaction). */
 export function insertOutbound(s: Statements, sessionKey: string, messages: OutboundInput[], now: number): void {
   for (const o of messages) {
-    s.insertOutbound.run(o.id, sessionKey, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, o.approvalId ?? null, now);
+    s.insertOutbound.run(o.id, sessionKey, o.requestId, o.taskId, o.agent, o.depth, o.text, o.kind, o.approvalId ?? null, o.fileId ?? null, now);
   }
 }
 

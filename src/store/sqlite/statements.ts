@@ -65,8 +65,8 @@ export function prepareStatements(db: Database.Database) {
        WHERE session_key = (SELECT session_key FROM tasks WHERE id = @task) AND task_id = @task`,
     ),
     insertOutbound: db.prepare(
-      `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO outbox (id, session_key, request_id, task_id, agent, depth, text, kind, approval_id, file_id, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
     // A call asked for again in its session and task keeps its first approval (approvals_by_call decides).
     insertApproval: db.prepare(

@@ -5,6 +5,7 @@ import { toFrame, toLogEntry, type Row } from "../rows.js";
 import { FencedError, type Fence, type FrameRecord, type Lease, type LogEntry, type SessionWriter, type StepCommit, type StepStore } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import type { SqliteMemories } from "./memories.js";
+import { insertFilesNow } from "./files.js";
 import { insertOutbound } from "./outbox.js";
 
 export class SqliteSteps implements StepStore {
@@ -61,6 +62,7 @@ export class SqliteSteps implements StepStore {
       const total = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
       s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, u.costNanoUsd, u.costNanoUsd, key);
     }
+    for (const file of step.files ?? []) insertFilesNow(this.ctx.db, key, null, file.ownerId, [file], now);
     if (step.outbound) insertOutbound(s, key, step.outbound, now);
     if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
     for (const a of step.approvalsCreated ?? []) {

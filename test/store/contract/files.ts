@@ -2,8 +2,9 @@
 // conversation and content, read back by id and by the public id of their download URL, and erased with the user.
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import type { NewStoredFile } from "../../../src/store/store.js";
-import { ALICE, BOB, newRequest, type ContractContext } from "./fixtures.js";
+import { FencedError, type NewStoredFile } from "../../../src/store/store.js";
+import { commitStep, writerFor } from "../../helpers/steps.js";
+import { ALICE, BOB, newRequest, outbound, type ContractContext } from "./fixtures.js";
 
 const K = "telegram:42";
 
@@ -83,6 +84,42 @@ export function fileContract(ctx: ContractContext): void {
       expect(await store.files.get("f2")).toBeNull();
       expect(await store.files.bytes(group, sha)).toBeNull();
       expect((await store.files.bytes(group, (await store.files.get("f1"))!.sha256))?.toString()).toBe("bob's chart");
+    });
+
+    it("stores an agent's file with the step that names it: no request, the task owner's, sent by its reply", async () => {
+      const { store, clock } = ctx;
+      const made = { ...file("a1", "col\n1\n", { name: "report.csv", mime: "text/csv" }), ownerId: BOB };
+      const log = { taskId: null, requestId: null, frameId: null, agentSessionId: null, type: "tool_result" as const, payload: { file: "a1" } };
+      await commitStep(store, { sessionKey: K, log: [log], files: [made], outbound: [outbound("o1", { text: "the report", fileId: "a1" })] });
+      const stored = await store.files.get("a1");
+      expect(stored).toMatchObject({ id: "a1", requestId: null, ownerId: BOB, sessionKey: K, name: "report.csv", mime: "text/csv", createdAt: clock.t });
+      expect(await store.files.byPublicId(made.publicId)).toEqual(stored);
+      expect((await store.files.bytes(K, made.sha256))?.toString()).toBe("col\n1\n");
+      expect((await store.outbox.pending(K)).map((o) => [o.id, o.text, o.fileId])).toEqual([["o1", "the report", "a1"]]);
+      expect(await store.files.sessionBytes(K)).toBe(made.size);
+    });
+
+    it("stores nothing of a fenced step's files, nor its file replies", async () => {
+      const { store } = ctx;
+      const stale = await writerFor(store, K, "replica-a");
+      await store.leases.release(K, "replica-a", stale.fence.token);
+      await writerFor(store, K, "replica-b");
+      const made = { ...file("a1", "made"), ownerId: ALICE };
+      await expect(stale.commit({ files: [made], outbound: [outbound("o1", { fileId: "a1" })] })).rejects.toBeInstanceOf(FencedError);
+      expect(await store.files.get("a1")).toBeNull();
+      expect(await store.files.bytes(K, made.sha256)).toBeNull();
+      expect(await store.outbox.pending(K)).toEqual([]);
+    });
+
+    it("lists a conversation's files, received and made, oldest first", async () => {
+      const { store, clock } = ctx;
+      await store.requests.insert(newRequest("r1", K, { files: [file("f1", "photo")] }));
+      clock.advance(5);
+      await commitStep(store, { sessionKey: K, files: [{ ...file("a1", "chart"), ownerId: ALICE }, { ...file("a2", "photo"), ownerId: ALICE }] });
+      await store.requests.insert(newRequest("r2", "telegram:7", { files: [file("f9", "elsewhere")] }));
+      expect((await store.files.ofSession(K)).map((f) => f.id)).toEqual(["f1", "a1", "a2"]);
+      expect(await store.files.sessionBytes(K)).toBe("photo".length + "chart".length);
+      expect(await store.files.ofRequest("r1")).toHaveLength(1);
     });
   });
 }
