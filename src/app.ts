@@ -23,6 +23,7 @@ import { repeat } from "./runtime/repeat.js";
 import { AgentStackManager } from "./runtime/stack-manager.js";
 import { createHttpRequestTool } from "./runtime/tools/http-request.js";
 import { ToolRegistry } from "./runtime/tools/registry.js";
+import { sendFileTool } from "./runtime/tools/send-file.js";
 import { WEB_SEARCH, webSearchTool } from "./runtime/tools/web-search.js";
 import { WEB_FETCH, webFetchTool } from "./runtime/tools/web-fetch.js";
 import { MemoryWorker } from "./gateway/memory-worker.js";
@@ -91,11 +92,11 @@ export function createTools(
   ids: Ids = randomIds,
   mcp?: McpManager,
   onScheduled?: () => void,
-  workspace: Pick<WorkspaceStart, "tools" | "off"> = { tools: [], off: {} },
+  workspace: Pick<WorkspaceStart, "tools" | "off"> & Partial<Pick<WorkspaceStart, "workspaces">> = { tools: [], off: {} },
 ): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
-    if (!store) throw new Error("the memory and scheduling tools need the gateway's store");
+    if (!store) throw new Error("the memory, scheduling and send_file tools need the gateway's store");
     return store;
   };
   return {
@@ -116,6 +117,7 @@ export function createTools(
           : []),
         ...(config.WEB_SEARCH ? [webSearchTool({ maxUses: config.WEB_SEARCH_MAX_USES })] : []),
         ...workspace.tools,
+        sendFileTool({ store: storeOf, workspaceFor: workspace.workspaces?.resolver ?? null }),
       ],
       mcp && mcp.servers().length > 0 ? mcp : null,
     ),
@@ -274,6 +276,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       memory: config.MEMORY,
       sessionTokenBudget: config.SESSION_TOKEN_BUDGET,
       sessionCostBudgetUsd: config.SESSION_COST_BUDGET_USD,
+      files: { maxFileBytes: config.MAX_FILE_BYTES, maxSessionBytes: config.MAX_SESSION_FILE_BYTES },
     },
     limiter: new CallLimiter(config.AGENT_CONCURRENT_CALLS_MAX, config.AGENT_CALL_QUEUE_MAX),
     timers: systemTimers,

@@ -1,4 +1,5 @@
 import type { Store, StoreChange } from "../../src/store/store.js";
+import { fileView } from "./file-replies.js";
 import { outboundView } from "./request.js";
 
 type Send = (event: string, data: unknown) => void;
@@ -47,7 +48,11 @@ export class RequestEvents {
       for (const reply of await this.store.outbox.ofRequest(this.requestId).catch(() => [])) {
         if (this.sent.has(reply.id)) continue;
         this.sent.add(reply.id);
-        this.emit(reply.approvalId ? "approval" : "message", outboundView(reply));
+        if (!reply.fileId) this.emit(reply.approvalId ? "approval" : "message", outboundView(reply));
+        else {
+          const file = await fileView(this.store, reply).catch(() => null);
+          if (file) this.emit("file", file);
+        }
       }
     });
     return this.pending;

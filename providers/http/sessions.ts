@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { fileView } from "./file-replies.js";
 import type { RequestKind, Store } from "../../src/store/store.js";
 import { HttpError, outboundView } from "./request.js";
 import { approvalView } from "./views.js";
@@ -76,7 +77,8 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
     const chunk: Entry[] = [];
     if (saidByUser(request.kind)) chunk.push({ role: "user", text: request.text, request_id: request.id, at: iso(request.createdAt) });
     for (const reply of await store.outbox.ofRequest(request.id)) {
-      chunk.push({ role: "assistant", ...outboundView(reply), request_id: request.id, at: iso(reply.createdAt) });
+      const file = await fileView(store, reply);
+      chunk.push({ role: "assistant", ...outboundView(reply), ...(file ? { file } : {}), request_id: request.id, at: iso(reply.createdAt) });
     }
     chunks.unshift(chunk);
     count += chunk.length;

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { splitReplies } from "./file-replies.js";
 import type { Store, TaskRecord } from "../../src/store/store.js";
 import { HttpError, outboundView } from "./request.js";
 import { approvalView, requestUsage, sessionIdOf } from "./views.js";
@@ -53,7 +54,7 @@ export async function requestView(store: Store, requestId: string, user: string)
   const request = await store.requests.get(requestId);
   if (!request || !request.sessionKey.startsWith("http:") || request.userId !== user) throw new HttpError(404, "not_found_error", `no request ${requestId}`);
   const task = request.taskId ? await store.tasks.get(request.taskId) : null;
-  const replies = await store.outbox.ofRequest(request.id);
+  const { texts: replies, files } = await splitReplies(store, await store.outbox.ofRequest(request.id));
   const approvals = [];
   for (const reply of replies) {
     const approval = reply.approvalId ? await store.approvals.get(reply.approvalId) : null;
@@ -68,6 +69,7 @@ export async function requestView(store: Store, requestId: string, user: string)
     error: request.error,
     task_status: task?.status ?? null,
     messages: replies.map(outboundView),
+    files,
     approvals,
     usage: requestUsage(request),
     created_at: new Date(request.createdAt).toISOString(),

@@ -1,4 +1,5 @@
 import { available, type Catalog, type Definition } from "../../src/catalog/definition.js";
+import { splitReplies } from "./file-replies.js";
 import type { ApprovalRecord, MemoryRecord, RequestRecord, Store, TaskRecord } from "../../src/store/store.js";
 import { outboundView } from "./request.js";
 
@@ -79,7 +80,7 @@ export function sessionIdOf(sessionKey: string): string {
 export async function requestSummary(store: Store, sessionId: string, requestId: string) {
   const request = (await store.requests.get(requestId))!;
   const task = request.taskId ? await store.tasks.get(request.taskId) : null;
-  const replies = await store.outbox.ofRequest(requestId);
+  const { texts: replies, files } = await splitReplies(store, await store.outbox.ofRequest(requestId));
   const last = [...replies].reverse().find((r) => r.kind === "message") ?? replies.at(-1);
   return {
     session_id: sessionId,
@@ -90,6 +91,8 @@ export async function requestSummary(store: Store, sessionId: string, requestId:
     text: last?.text ?? null,
     structured_output: task?.structuredOutput ?? null,
     messages: replies.map(outboundView),
+    // Files the agents sent (send_file), each downloadable by this user at its url.
+    files,
     pending_approvals: task ? (await store.approvals.pending(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
     // What this request's model calls used and cost (the task's and session's totals: GET /v1/tasks, /v1/sessions).
     usage: requestUsage(request),

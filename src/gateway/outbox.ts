@@ -2,12 +2,13 @@ import type { Logger } from "pino";
 import { systemTimers, type Timers } from "../runtime/deps.js";
 import type { Store } from "../store/store.js";
 import type { GatewayObserver } from "./observer.js";
+import { deliverFileEntry, type FileLink } from "./file-delivery.js";
 import { SerialQueue } from "./serial-queue.js";
 import { providerOf } from "./session-key.js";
 import { DeliveryError, type ProviderSink } from "./types.js";
 
 export interface OutboxDeps {
-  store: Pick<Store, "outbox">;
+  store: Pick<Store, "outbox" | "files">;
   log: Logger;
   sinks: ReadonlyMap<string, ProviderSink>;
   /** First delay before a failed delivery is retried (doubling each time). Default 2000 ms. */
@@ -21,6 +22,8 @@ export interface OutboxDeps {
    * conversation, then delivers again under the new key.
    */
   onMoved(from: string, to: string): void;
+  /** Where a file's download link points, for sinks that cannot upload files (they get the link as text). */
+  fileLink?: FileLink;
   /** A reply of request `requestId` was refused for good (a scheduled run's job is paused then). */
   onUndeliverable?(requestId: string, reason: string): void;
 }
@@ -90,10 +93,9 @@ export class Outbox {
     for (let out = await store.outbox.claimNext(sessionKey); out; out = await store.outbox.claimNext(sessionKey)) {
       const sentChunks = new Set(await store.outbox.deliveredChunks(out.id));
       try {
-        await sink.deliver(out, {
-          sentChunks,
-          chunkSent: (index, platformMessageId) => store.outbox.recordChunk(out.id, index, platformMessageId),
-        });
+        const receipt = { sentChunks, chunkSent: (index: number, platformMessageId: string) => store.outbox.recordChunk(out.id, index, platformMessageId) };
+        if (out.fileId) await deliverFileEntry(store, sink, { ...out, fileId: out.fileId }, receipt, this.deps.fileLink);
+        else await sink.deliver(out, receipt);
         this.deps.observer?.delivered(out, "sent");
       } catch (error) {
         if (error instanceof DeliveryError && error.disposition.kind === "permanent") {

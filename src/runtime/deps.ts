@@ -45,6 +45,8 @@ export interface RuntimeSettings {
   sessionTokenBudget?: number;
   /** USD a session may spend between /resets (SESSION_COST_BUDGET_USD), likewise; 0: no limit. */
   sessionCostBudgetUsd?: number;
+  /** What an agent's file may weigh (MAX_FILE_BYTES) and what a conversation's files may (MAX_SESSION_FILE_BYTES, 0: no cap). */
+  files?: { maxFileBytes: number; maxSessionBytes: number };
 }
 
 /** Timers for call timeouts; the simulation replaces them with virtual ones. */

@@ -71,6 +71,11 @@ export class Journal {
     this.staged = merge(this.staged, extra);
   }
 
+  /** Files staged for the next flush (made by the tool calls of this step, not yet in the store). */
+  stagedFiles(): readonly NonNullable<StepExtra["files"]>[number][] {
+    return this.staged.files ?? [];
+  }
+
   /** Whether a staged change already closes request `id` (it must not be closed twice in one step). */
   closes(id: string): boolean {
     return (this.staged.requestsClosed ?? []).some((r) => r.id === id);
@@ -111,6 +116,7 @@ function merge(a: StepExtra, b: StepExtra): StepExtra {
     ...(a.task && b.task ? { task: { ...a.task, ...b.task } } : {}),
     framesPushed: [...(a.framesPushed ?? []), ...(b.framesPushed ?? [])],
     framesPopped: [...(a.framesPopped ?? []), ...(b.framesPopped ?? [])],
+    files: [...(a.files ?? []), ...(b.files ?? [])],
     outbound: [...(a.outbound ?? []), ...(b.outbound ?? [])],
     requestsClosed: [...(a.requestsClosed ?? []), ...(b.requestsClosed ?? [])],
   };

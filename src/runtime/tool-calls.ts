@@ -4,6 +4,7 @@ import type { TurnDeps } from "./executor.js";
 import { ChildActivated, TurnAction, type StackFrame, type TurnResult } from "./frame.js";
 import { addFiles, addToolResult, storedResult } from "./messages.js";
 import { sessionFile } from "./file-blocks.js";
+import { fileKeeper } from "./file-keeper.js";
 import { NO_OBSERVER } from "./observer.js";
 import { resultChars } from "./result-bound.js";
 import { mayUse } from "./tools/registry.js";
@@ -180,6 +181,7 @@ async function runTool(frame: StackFrame, use: ToolUseBlock, deps: TurnDeps): Pr
     previousRun: (agentName) => previousRun(deps, agentName),
     storedResult: (toolUseId) => storedResult(frame, toolUseId, deps),
     sessionFile: (fileId) => sessionFile(deps.store, deps.journal.sessionKey, fileId),
+    ...fileKeeper(frame, deps),
     async complete(request) {
       const call = { ...request, signal: deps.signal };
       const response = await (deps.observer ?? NO_OBSERVER).modelCall(deps.journal.sessionKey, frame, call, () => deps.model.complete(call));

@@ -5,6 +5,7 @@ import type { FileRefBlock, ModelRequest, ModelResponse, ServerToolSpec, ToolSpe
 import type { ApprovalTarget } from "../approval-prompt.js";
 import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
+import type { FileKeeper } from "../file-keeper.js";
 import type { StackFrame } from "../frame.js";
 import type { Fence } from "../../store/store.js";
 
@@ -16,7 +17,7 @@ export interface ToolOutput {
   files?: FileRefBlock[];
 }
 
-export interface ToolContext {
+export interface ToolContext extends FileKeeper {
   /** The session (chat) the call runs in: whose workspace the file tools use, where scheduled jobs start their runs. */
   sessionKey: string;
   /** The lease the call's turn runs under: what the workspace's saves are fenced by. */
