@@ -1,4 +1,7 @@
 import { randomUUID } from "node:crypto";
+import { DEFAULT_FILE_LIMITS } from "../../src/files/limits.js";
+import { sendFileTool } from "../../src/runtime/tools/send-file.js";
+import type { WorkspaceResolver } from "../../src/runtime/tools/workspace/workspace.js";
 import { Quotas, type QuotaDeps, type QuotaSettings } from "../../src/runtime/quota.js";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -75,6 +78,10 @@ export interface HarnessOptions {
   transcriber?: Transcriber;
   /** MAX_SESSION_FILE_BYTES; absent: no cap. */
   maxSessionFileBytes?: number;
+  /** MAX_FILE_BYTES (default: the product's 20 MB). */
+  maxFileBytes?: number;
+  /** Offer send_file (as app.ts always does), with this workspace for its paths when given. */
+  sendFile?: boolean | { workspaceFor: WorkspaceResolver };
   maxIterations?: number;
   tools?: Tool[];
   noApiKey?: boolean;
@@ -160,6 +167,9 @@ export async function startHarness(options: HarnessOptions = {}) {
   const tools = new ToolRegistry(
     [
       ...(options.tools ?? []),
+      ...(options.sendFile
+        ? [sendFileTool({ store: () => store, workspaceFor: typeof options.sendFile === "object" ? options.sendFile.workspaceFor : null })]
+        : []),
       ...(options.memory ? memoryTools(() => store, ids) : []),
       ...(sched
         ? scheduleTools({
@@ -221,6 +231,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       memory: options.memory ?? false,
       sessionTokenBudget: options.sessionTokenBudget ?? 0,
       sessionCostBudgetUsd: options.sessionCostBudgetUsd ?? 0,
+      files: { maxFileBytes: options.maxFileBytes ?? DEFAULT_FILE_LIMITS.maxFileBytes, maxSessionBytes: options.maxSessionFileBytes ?? 0 },
     },
     limiter: options.limiter ?? new CallLimiter(10, 20),
     timers: options.timers ?? systemTimers,
