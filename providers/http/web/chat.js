@@ -313,9 +313,9 @@ document.addEventListener("drop", (e) => {
   attach(e.dataTransfer.files);
 });
 
-/** A file an agent sent (`file` event: {file_id, filename, mime, url, agent}): an inline image, or a download. */
-function fileFromAgent(f) {
-  const div = bubble(label(f.agent), "plain file");
+/** A file an agent sent (`file` event: {file_id, filename, mime, url, agent, caption?}): an inline image, or a download. */
+function fileFromAgent(f, where) {
+  const div = bubble(label(f.agent), "plain file", where);
   const link = document.createElement("button");
   link.type = "button";
   link.textContent = `⬇ ${f.filename}`;
@@ -332,6 +332,7 @@ function fileFromAgent(f) {
       (error) => plain("Switchboard", `${f.filename} could not be downloaded (${error.message}).`, "error"),
     );
   body(div).append(link);
+  if (f.caption) body(div).append(Object.assign(document.createElement("p"), { textContent: f.caption }));
   if (PREVIEWABLE.has(f.mime))
     void fetched().then(
       (blob) => link.before(Object.assign(preview(blob), { className: "file" })),
@@ -410,6 +411,7 @@ async function loadHistory() {
   for (const m of messages) {
     if (m.role === "user") plain("You", m.text, "me", history);
     else if (m.approval_id) approval(m, m.approval?.status, history);
+    else if (m.file) fileFromAgent(m.file, history);
     else reply(m, history);
   }
   log.scrollTop = log.scrollHeight;
