@@ -1,6 +1,7 @@
 import type { Tool, ToolOutput } from "../runtime/tools/tool.js";
 import type { Approval } from "./config.js";
 import type { ListedTool } from "./listing.js";
+import type { KeepFile } from "./tool-output.js";
 
 // A server's tool as a Tool of the registry. Who must approve a call: by default the tool's annotations decide (a
 // tool not marked read-only, or marked destructive, asks the owner); the server's "approval" in mcp.json overrides
@@ -33,7 +34,8 @@ export function needsApproval(approval: Approval, tool: Pick<ListedTool, "readOn
   }
 }
 
-export type Caller = (tool: ListedTool, input: Record<string, unknown>, signal: AbortSignal) => Promise<ToolOutput>;
+/** Calls the server's tool; `keep` stores the images it returns as files of the conversation. */
+export type Caller = (tool: ListedTool, input: Record<string, unknown>, signal: AbortSignal, keep?: KeepFile) => Promise<ToolOutput>;
 
 export function adaptTool(server: string, approval: Approval, tool: ListedTool, call: Caller): McpTool {
   return {
@@ -42,7 +44,7 @@ export function adaptTool(server: string, approval: Approval, tool: ListedTool, 
     idempotent: tool.readOnly || tool.idempotent,
     requiresApproval: needsApproval(approval, tool),
     approvalTarget: () => mcpApprovalTarget(server, tool.original),
-    run: (input, ctx) => call(tool, input, ctx.signal),
+    run: (input, ctx) => call(tool, input, ctx.signal, (raw) => ctx.keepFile(raw)),
   };
 }
 

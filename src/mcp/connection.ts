@@ -10,7 +10,7 @@ import type { ServerConfig } from "./config.js";
 import { listTools, type ListedTool, type Listing } from "./listing.js";
 import type { McpObserver } from "./observer.js";
 import { bound, readResult } from "./result.js";
-import { toToolOutput } from "./tool-output.js";
+import { toToolOutput, type KeepFile } from "./tool-output.js";
 
 // One configured server: connecting (bounded), its tools (re-listed on list_changed), calls, and reconnecting with
 // backoff after a crash or a dropped connection. Whatever happens to the server, a call answers: with its result, or
@@ -260,7 +260,7 @@ export class McpConnection {
     return this.relisting;
   }
 
-  private async call(tool: ListedTool, input: Record<string, unknown>, signal: AbortSignal): Promise<ToolOutput> {
+  private async call(tool: ListedTool, input: Record<string, unknown>, signal: AbortSignal, keep?: KeepFile): Promise<ToolOutput> {
     const client = this.client;
     const { observer, now, toolTimeoutMs } = this.deps;
     const server = this.config.name;
@@ -275,7 +275,7 @@ export class McpConnection {
     const seconds = (now() - started) / 1000;
     switch (outcome.kind) {
       case "result": {
-        const output = toToolOutput(bound(readResult(outcome.result), this.deps.maxResultBytes));
+        const output = await toToolOutput(bound(readResult(outcome.result), this.deps.maxResultBytes), keep, `${server}-${tool.original}`);
         observer.call(server, output.isError ? "error" : "ok", seconds);
         return output;
       }
@@ -299,7 +299,7 @@ export class McpConnection {
   private setTools(listing: Listing): void {
     this.listed = listing.tools;
     this.tools = new Map(
-      listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal) => this.call(tool, input, signal))]),
+      listing.tools.map((t) => [t.name, adaptTool(this.config.name, this.config.approval, t, (tool, input, signal, keep) => this.call(tool, input, signal, keep))]),
     );
     for (const note of listing.notes.filter((n) => !this.notes.has(n))) this.log.warn({ note }, `MCP server ${this.config.name}: ${note}`);
     if (listing.notes.length || listing.tools.length) this.notes = new Set(listing.notes);

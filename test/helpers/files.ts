@@ -1,8 +1,11 @@
 // Files for tests, made here rather than checked in: real images (with EXIF and GPS to be dropped), PDFs of any
 // page count, and the hostile ones (a decompression bomb's header, a ZIP named .png, a PDF that is not one).
-import { crc32, deflateRawSync, deflateSync } from "node:zlib";
+import { crc32, deflateRawSync } from "node:zlib";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import sharp from "sharp";
+import { pngBombHeader } from "./png-bomb.js";
+
+export { pngBombHeader };
 
 /** A photo-like JPEG with EXIF (camera, orientation) and GPS coordinates, as a phone writes them. */
 export async function jpegWithGps(width = 2400, height = 1600): Promise<Buffer> {
@@ -21,27 +24,6 @@ export async function png(width = 64, height = 48, alpha = false): Promise<Buffe
     .toBuffer();
 }
 
-/**
- * A PNG whose header claims `width`×`height` with a tiny IDAT: what a decompression bomb looks like before it is
- * decoded (the real thing inflates to width × height × 3 bytes). Valid chunks and CRCs.
- */
-export function pngBombHeader(width = 20_000, height = 20_000): Buffer {
-  const chunk = (type: string, data: Buffer) => {
-    const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
-    const length = Buffer.alloc(4);
-    length.writeUInt32BE(data.length);
-    const crc = Buffer.alloc(4);
-    crc.writeUInt32BE(crc32(body) >>> 0);
-    return Buffer.concat([length, body, crc]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 2, 0, 0, 0], 8);
-  // One row of zeros compressed: the stream is short, the header is what a bomb shows.
-  const idat = deflateSync(Buffer.alloc(width * 3 + 1));
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk("IHDR", ihdr), chunk("IDAT", idat), chunk("IEND", Buffer.alloc(0))]);
-}
 
 /** A ZIP archive holding `inflated` bytes of zeros (a zip bomb's shape), to be sent under an image's name. */
 export function zipBomb(inflated = 50 * 1024 * 1024): Buffer {

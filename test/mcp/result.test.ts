@@ -12,8 +12,8 @@ const PNG = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a
 const show = (raw: unknown, max = 100_000) => toToolOutput(bound(readResult(raw as never), max));
 
 describe("tool results", () => {
-  it("text, images, audio and resources become the model's text", () => {
-    const output = show({
+  it("text, images, audio and resources become the model's text", async () => {
+    const output = await show({
       content: [
         { type: "text", text: "Found 2 files" },
         { type: "image", data: PNG, mimeType: "image/png" },
@@ -35,20 +35,20 @@ describe("tool results", () => {
     });
   });
 
-  it("structuredContent is shown as JSON only when the result has no text of its own", () => {
-    expect(show({ content: [{ type: "text", text: '{"b": 2, "a": 1}' }], structuredContent: { a: 1, b: 2 } }).content).toBe('{"b": 2, "a": 1}');
+  it("structuredContent is shown as JSON only when the result has no text of its own", async () => {
+    expect((await show({ content: [{ type: "text", text: '{"b": 2, "a": 1}' }], structuredContent: { a: 1, b: 2 } })).content).toBe('{"b": 2, "a": 1}');
     // server-filesystem's read_text_file: its text, and the same as {content}.
-    expect(show({ content: [{ type: "text", text: "buy milk" }], structuredContent: { content: "buy milk" } }).content).toBe("buy milk");
-    expect(show({ content: [], structuredContent: { temperature: 22.5 } }).content).toBe('{"temperature":22.5}');
+    expect((await show({ content: [{ type: "text", text: "buy milk" }], structuredContent: { content: "buy milk" } })).content).toBe("buy milk");
+    expect((await show({ content: [], structuredContent: { temperature: 22.5 } })).content).toBe('{"temperature":22.5}');
   });
 
-  it("isError becomes an error result; an empty result says so", () => {
-    expect(show({ content: [{ type: "text", text: "rate limited" }], isError: true })).toEqual({ content: "rate limited", isError: true });
-    expect(show({ content: [] })).toEqual({ content: "(the tool returned no content)" });
+  it("isError becomes an error result; an empty result says so", async () => {
+    expect(await show({ content: [{ type: "text", text: "rate limited" }], isError: true })).toEqual({ content: "rate limited", isError: true });
+    expect(await show({ content: [] })).toEqual({ content: "(the tool returned no content)" });
   });
 
-  it("an image that is not one, an unknown type and a broken block are notes, not failures", () => {
-    const output = show({
+  it("an image that is not one, an unknown type and a broken block are notes, not failures", async () => {
+    const output = await show({
       content: [
         { type: "image", data: Buffer.from("GIF89a not a png").toString("base64"), mimeType: "image/png" },
         { type: "image", data: "%%%%", mimeType: "image/png" },
@@ -66,8 +66,8 @@ describe("tool results", () => {
     ]);
   });
 
-  it("a result over the limit is cut, at a character boundary, with a note saying how big it was", () => {
-    const output = show(
+  it("a result over the limit is cut, at a character boundary, with a note saying how big it was", async () => {
+    const output = await show(
       {
         content: [
           { type: "text", text: "é".repeat(1000) },
@@ -85,7 +85,7 @@ describe("tool results", () => {
 });
 
 describe("tool names", () => {
-  it("keeps a valid name, replaces other characters, shortens long ones with a hash, and keeps them apart", () => {
+  it("keeps a valid name, replaces other characters, shortens long ones with a hash, and keeps them apart", async () => {
     const taken = new Set<string>();
     const give = (tool: string) => {
       const name = toolNameFor("github", tool, taken);
@@ -100,7 +100,7 @@ describe("tool names", () => {
     for (const name of taken) expect(name).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
   });
 
-  it("a hostile list keeps its usable tools and says what it left out or renamed", () => {
+  it("a hostile list keeps its usable tools and says what it left out or renamed", async () => {
     const listing = vetTools("evil", [
       { name: "ok", inputSchema: { type: "object" } },
       { name: "ok", inputSchema: { type: "object" } },
@@ -134,7 +134,7 @@ describe("who approves an MCP tool", () => {
   });
   const call = async () => ({ content: "ran" });
 
-  it("by default its annotations decide: read-only runs, anything else (or destructive) asks; the server's approval overrides", () => {
+  it("by default its annotations decide: read-only runs, anything else (or destructive) asks; the server's approval overrides", async () => {
     expect(adaptTool("s", "writes", listed(true, false), call).requiresApproval).toBe(false);
     expect(adaptTool("s", "writes", listed(false, false), call).requiresApproval).toBe(true);
     expect(adaptTool("s", "writes", listed(true, true), call).requiresApproval).toBe(true);
@@ -142,7 +142,7 @@ describe("who approves an MCP tool", () => {
     expect(adaptTool("s", "never", listed(false, true), call).requiresApproval).toBe(false);
   });
 
-  it("the approval prompt's target is the server and the server's own name for the tool", () => {
+  it("the approval prompt's target is the server and the server's own name for the tool", async () => {
     expect(adaptTool("github", "writes", listed(false, false), call).approvalTarget({ title: "x" })).toEqual({ text: "MCP server github, tool t.x", fields: [] });
     expect(mcpApprovalTarget("github", "create_issue")).toEqual({ text: "MCP server github, tool create_issue", fields: [] });
   });

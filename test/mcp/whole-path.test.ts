@@ -46,13 +46,26 @@ describe("MCP tools through the whole path", () => {
         expect(toolResults(req)).toEqual([
           { id: "toolu_echo", content: "Echo: hello", error: false },
           { id: "toolu_sum", content: "The sum of 2 and 40 is 42.", error: false },
-          { id: "toolu_img", content: "Here's the image you requested:\n[image: image/png, 3.9 KB]\nThe image above is the MCP logo.", error: false },
+          {
+            id: "toolu_img",
+            content: expect.stringMatching(
+              /^Here's the image you requested:\n\[image: everything-get-tiny-image\.png \(image\/png, [\d.]+ (KB|bytes)\), file id \S+; shown to you after this result\]\nThe image above is the MCP logo\.$/,
+            ),
+            error: false,
+          },
         ]);
+        // The image itself follows the results in the same user message, as an image block the API validates.
+        const blocks = req.messages.at(-1)!.content as Array<{ type: string; source?: { media_type: string; data: string } }>;
+        const image = blocks.find((b) => b.type === "image");
+        expect(image?.source?.media_type).toBe("image/png");
+        expect(Buffer.from(image!.source!.data, "base64").subarray(1, 4).toString()).toBe("PNG");
         return text("Echoed, summed, and fetched the logo.");
       },
     );
     expect(await h.say("try the tools")).toEqual(["main: Echoed, summed, and fetched the logo."]);
     expect(h.fake.rejected()).toEqual([]);
+    // Kept with the conversation, by the step that committed the result naming it.
+    expect((await h.store.files.ofSession("console:t")).map((f) => [f.name, f.mime, f.requestId])).toEqual([["everything-get-tiny-image.png", "image/png", null]]);
   });
 
   it("get-env shows the server's own environment and none of the gateway's secrets", async () => {

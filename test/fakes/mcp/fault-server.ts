@@ -1,9 +1,10 @@
 // A small MCP server (stdio, the official SDK's low-level Server) that misbehaves on request, for the faults the
 // real servers do not show: it hangs until cancelled, crashes mid-call, answers 5 MB, changes its tool list, sends
-// progress, returns an image that is not one, and (FAULT_LIST=hostile) lists tools with hostile names, descriptions
+// progress, returns an image that is not one (and images an attacker would send), and (FAULT_LIST=hostile) lists tools with hostile names, descriptions
 // and schemas. Everything it is told to cancel is written to stderr and kept for the `cancellations` tool.
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { pngBombHeader } from "../../helpers/png-bomb.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type Tool } from "@modelcontextprotocol/sdk/types.js";
 
 const readOnly = { readOnlyHint: true };
@@ -27,6 +28,13 @@ const base: Tool[] = [
   { name: "fail", description: "Answers with isError.", inputSchema: object(), annotations: readOnly },
   { name: "delete_everything", description: "Deletes everything.", inputSchema: object(), annotations: { destructiveHint: true } },
 ];
+// FAULT_IMAGES=1 adds it (the other tests count the tools).
+const hostileImages: Tool = {
+  name: "hostile_images",
+  description: "Returns images an attacker would: a JPEG called a PNG, a decompression bomb, a broken PNG, and one good PNG.",
+  inputSchema: object(),
+  annotations: readOnly,
+};
 const late: Tool = { name: "late", description: "Added while running.", inputSchema: object(), annotations: readOnly };
 
 function hostile(): unknown[] {
@@ -43,7 +51,7 @@ function hostile(): unknown[] {
   ];
 }
 
-let tools: Tool[] = [...base];
+let tools: Tool[] = [...base, ...(process.env.FAULT_IMAGES === "1" ? [hostileImages] : [])];
 const cancellations: string[] = [];
 const server = new Server({ name: "fault-server", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } });
 const text = (t: string) => ({ content: [{ type: "text" as const, text: t }] });
@@ -98,6 +106,20 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
           { type: "image", mimeType: "image/svg+xml", data: Buffer.from("<svg/>").toString("base64") },
         ],
       };
+    case "hostile_images": {
+      const png = (b: Buffer) => ({ type: "image" as const, mimeType: "image/png", data: b.toString("base64") });
+      // A 1×1 PNG, and the start of a JPEG (its magic number is what tells it apart).
+      const good = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
+      const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]);
+      return {
+        content: [
+          png(jpeg),
+          png(pngBombHeader()),
+          png(good.subarray(0, 30)),
+          png(good),
+        ],
+      };
+    }
     case "fail":
       return { content: [{ type: "text", text: "the tool failed on purpose" }], isError: true };
     case "delete_everything":

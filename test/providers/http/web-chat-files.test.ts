@@ -70,7 +70,8 @@ describe.skipIf(!CHROMIUM)("files from agents in the web chat", () => {
     await page.locator(".msg .body", { hasText: "Both are above." }).waitFor();
     const image = page.locator(".msg.file img.file");
     await image.waitFor();
-    expect(await image.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth)).toBe(160);
+    // Loaded from the blob the page fetched with the token: its real width.
+    await expect.poll(() => image.evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth)).toBe(160);
     expect(await page.locator(".msg.file", { has: page.locator("img.file") }).textContent()).toContain("Sales by month");
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("button:has-text('sales.csv')")]);
     expect(download.suggestedFilename()).toBe("sales.csv");
