@@ -30,7 +30,8 @@ export async function deliverFileEntry(
 export async function outboundFile(store: Pick<Store, "files">, out: OutboundRecord & { fileId: string }): Promise<OutboundFile> {
   const stored = await store.files.get(out.fileId);
   const bytes = stored ? await store.files.bytes(stored.sessionKey, stored.sha256) : null;
-  if (!stored || !bytes) throw new DeliveryError(`file ${out.fileId} is gone`, { kind: "permanent", reason: `the file ${out.fileId} was deleted before it could be sent` });
+  if (!stored || !bytes)
+    throw new DeliveryError(`file ${out.fileId} is gone`, { kind: "permanent", reason: `the file ${out.fileId} was deleted before it could be sent` });
   return {
     id: out.id,
     sessionKey: out.sessionKey,

@@ -24,7 +24,6 @@ export async function png(width = 64, height = 48, alpha = false): Promise<Buffe
     .toBuffer();
 }
 
-
 /** A ZIP archive holding `inflated` bytes of zeros (a zip bomb's shape), to be sent under an image's name. */
 export function zipBomb(inflated = 50 * 1024 * 1024): Buffer {
   const data = deflateRawSync(Buffer.alloc(inflated));

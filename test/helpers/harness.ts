@@ -167,9 +167,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   const tools = new ToolRegistry(
     [
       ...(options.tools ?? []),
-      ...(options.sendFile
-        ? [sendFileTool({ store: () => store, workspaceFor: typeof options.sendFile === "object" ? options.sendFile.workspaceFor : null })]
-        : []),
+      ...(options.sendFile ? [sendFileTool({ store: () => store, workspaceFor: typeof options.sendFile === "object" ? options.sendFile.workspaceFor : null })] : []),
       ...(options.memory ? memoryTools(() => store, ids) : []),
       ...(sched
         ? scheduleTools({

@@ -27,13 +27,21 @@ export async function findSource(path: string, maxBytes: number, ctx: ToolContex
   const stored = await storedFile(path, ctx, deps);
   if (stored) return stored;
   const access = deps.workspaceFor ? await deps.workspaceFor(ctx) : null;
-  if (!access) return { kind: "error", reason: `"${path}" is not a file of this conversation (give a file's id or name as its note shows it)${deps.workspaceFor ? "" : "; this gateway has no workspace"}` };
+  if (!access)
+    return {
+      kind: "error",
+      reason: `"${path}" is not a file of this conversation (give a file's id or name as its note shows it)${deps.workspaceFor ? "" : "; this gateway has no workspace"}`,
+    };
   const located = await locate(path, rootsOf(access));
   if (!located.ok) return { kind: "error", reason: located.reason };
   const { at } = located;
   try {
     const opened = await openForReading(at);
-    if (!opened.ok) return { kind: "error", reason: opened.missing ? `"${path}" is neither a file of this conversation nor in the workspace (${at.path} does not exist)` : opened.reason };
+    if (!opened.ok)
+      return {
+        kind: "error",
+        reason: opened.missing ? `"${path}" is neither a file of this conversation nor in the workspace (${at.path} does not exist)` : opened.reason,
+      };
     try {
       // Known before reading: a file past the limit is never read into memory.
       if (opened.info.size > maxBytes)

@@ -15,10 +15,17 @@ const CAPTION_MAX = 4000;
 
 const input = z
   .object({
-    filename: z.string({ error: "must be the file's name, a string" }).trim().min(1, { error: "must not be empty" }).max(1024, { error: "must be at most 1024 characters" }),
+    filename: z
+      .string({ error: "must be the file's name, a string" })
+      .trim()
+      .min(1, { error: "must not be empty" })
+      .max(1024, { error: "must be at most 1024 characters" }),
     content: z.string({ error: "must be the file's text, a string" }).optional(),
     path: z.string({ error: "must be a path or a file id, a string" }).trim().min(1, { error: "must not be empty" }).optional(),
-    caption: z.string({ error: "must be a string" }).max(CAPTION_MAX, { error: `must be at most ${CAPTION_MAX} characters` }).optional(),
+    caption: z
+      .string({ error: "must be a string" })
+      .max(CAPTION_MAX, { error: `must be at most ${CAPTION_MAX} characters` })
+      .optional(),
   })
   .refine((v) => (v.content === undefined) !== (v.path === undefined), {
     error: 'give exactly one of "content" (the text of a file you wrote) and "path" (a file you have)',

@@ -112,12 +112,7 @@ server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const good = Buffer.from("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=", "base64");
       const jpeg = Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46, 0x49, 0x46, 0x00, 0x01]);
       return {
-        content: [
-          png(jpeg),
-          png(pngBombHeader()),
-          png(good.subarray(0, 30)),
-          png(good),
-        ],
+        content: [png(jpeg), png(pngBombHeader()), png(good.subarray(0, 30)), png(good)],
       };
     }
     case "fail":

@@ -36,7 +36,15 @@ describe("send_file over the HTTP API", () => {
     expect(body.text).toBe("Here it is.");
     expect(body.messages.map((m) => m.text)).toEqual(["Here it is."]);
     expect(body.files).toEqual([
-      { file_id: expect.stringMatching(/^file_[A-Za-z0-9_-]{24}$/), filename: "sales.csv", mime: "text/csv", size: CSV.length, url: expect.any(String), agent: "main", caption: "Sales" },
+      {
+        file_id: expect.stringMatching(/^file_[A-Za-z0-9_-]{24}$/),
+        filename: "sales.csv",
+        mime: "text/csv",
+        size: CSV.length,
+        url: expect.any(String),
+        agent: "main",
+        caption: "Sales",
+      },
     ]);
     const url = String(body.files[0]!.url);
     expect(url).toBe(`/v1/files/${String(body.files[0]!.file_id)}`);
@@ -58,7 +66,14 @@ describe("send_file over the HTTP API", () => {
     const names = events.map(([name]) => name);
     expect(names.filter((n) => n !== "delta")).toEqual(["file", "message", "done"]);
     const file = events.find(([name]) => name === "file")![1];
-    expect(file).toEqual({ file_id: expect.stringMatching(/^file_/), filename: "notes.md", mime: "text/markdown", size: 8, url: `/v1/files/${String(file.file_id)}`, agent: "main" });
+    expect(file).toEqual({
+      file_id: expect.stringMatching(/^file_/),
+      filename: "notes.md",
+      mime: "text/markdown",
+      size: 8,
+      url: `/v1/files/${String(file.file_id)}`,
+      agent: "main",
+    });
     const done = events.find(([name]) => name === "done")![1] as { files: unknown[] };
     expect(done.files).toEqual([file]);
   });

@@ -83,4 +83,3 @@ describe.skipIf(!CHROMIUM)("files from agents in the web chat", () => {
     expect(await page.locator(".msg.file button").allTextContents()).toEqual(["⬇ chart.png", "⬇ sales.csv"]);
   });
 });
-

@@ -62,7 +62,10 @@ describe("send_file on Telegram", () => {
     const chart = await png(400, 300);
     const doc = world.tg.addFile(chart, { ext: "png" });
     world.model.script(text("Got it."), reply(toolUse("send_file", { filename: "chart.png", path: "chart.png" }, "toolu_back")), text("There it is again."));
-    say({ caption: "keep this", document: { file_id: doc.file_id, file_unique_id: doc.file_unique_id, file_name: "chart.png", mime_type: "image/png", file_size: doc.file_size } });
+    say({
+      caption: "keep this",
+      document: { file_id: doc.file_id, file_unique_id: doc.file_unique_id, file_name: "chart.png", mime_type: "image/png", file_size: doc.file_size },
+    });
     await world.nth(ALICE, 1);
     say({ text: "send me my chart back" });
     expect((await world.nth(ALICE, 2)).text).toBe("There it is again.");

@@ -115,7 +115,13 @@ export function fileContract(ctx: ContractContext): void {
       const { store, clock } = ctx;
       await store.requests.insert(newRequest("r1", K, { files: [file("f1", "photo")] }));
       clock.advance(5);
-      await commitStep(store, { sessionKey: K, files: [{ ...file("a1", "chart"), ownerId: ALICE }, { ...file("a2", "photo"), ownerId: ALICE }] });
+      await commitStep(store, {
+        sessionKey: K,
+        files: [
+          { ...file("a1", "chart"), ownerId: ALICE },
+          { ...file("a2", "photo"), ownerId: ALICE },
+        ],
+      });
       await store.requests.insert(newRequest("r2", "telegram:7", { files: [file("f9", "elsewhere")] }));
       expect((await store.files.ofSession(K)).map((f) => f.id)).toEqual(["f1", "a1", "a2"]);
       expect(await store.files.sessionBytes(K)).toBe("photo".length + "chart".length);
