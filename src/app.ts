@@ -32,6 +32,8 @@ import { memoryTools } from "./runtime/memory/tools.js";
 import { SCHEDULE_TOOLS, scheduleTools } from "./runtime/tools/schedules.js";
 import { Scheduler } from "./gateway/scheduler.js";
 import { scheduleMetrics } from "./telemetry/schedules.js";
+import { retentionMetrics } from "./telemetry/files.js";
+import { FileRetention } from "./files/retention.js";
 import { resolveModel } from "./runtime/tools/spawn.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
@@ -366,6 +368,16 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   const sweepApprovals = async () => {
     if (await store.leases.acquire("@approval-sweeper", replica, 90_000)) await gateway.expireApprovals(Date.now());
   };
+  // FILE_RETENTION_DAYS: file bytes past the retention are deleted now and every hour (src/files/retention.ts).
+  const retention = new FileRetention({
+    store,
+    days: config.FILE_RETENTION_DAYS,
+    now: Date.now,
+    timers: backgroundTimers,
+    log: log.child({ part: "files" }),
+    observer: retentionMetrics(metrics),
+  });
+  retention.start();
   const failedSweep = (error: unknown) => log.error({ err: error }, "could not expire approvals; trying again in 30 s");
   await sweepApprovals().catch(failedSweep);
   const stopSweep = repeat(backgroundTimers, 30_000, () => void sweepApprovals().catch(failedSweep));
@@ -390,6 +402,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
       await scheduler?.stop();
       stopSweep();
       stopPoll();
+      await retention.stop();
       await catalog.close();
       // Turns in flight are cut first (their MCP calls are cancelled with notifications/cancelled), then the servers go.
       await gateway.stop();

@@ -330,6 +330,8 @@ const schema = z.object({
   MAX_FILE_BYTES: byteSize(20 * 1024 * 1024).refine((v) => v > 0, { message: "must be a size above 0, such as 20MB" }),
   MAX_FILES_PER_MESSAGE: wholeNumber(10, 1, 100),
   MAX_SESSION_FILE_BYTES: byteSize(200 * 1024 * 1024),
+  // Days a stored file's bytes are kept; 0 (the default): kept until erased.
+  FILE_RETENTION_DAYS: wholeNumber(0, 0, 36_500),
   // Speech to text for voice notes: an OpenAI-compatible /audio/transcriptions endpoint (the full URL).
   TRANSCRIPTION_URL: optionalText.pipe(z.url({ message: "must be the full endpoint URL, such as https://api.openai.com/v1/audio/transcriptions" }).optional()),
   TRANSCRIPTION_API_KEY: optionalText,

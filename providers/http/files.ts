@@ -20,6 +20,10 @@ export function fileRoute(files: FileSource | undefined, method: string | undefi
     if (!isPublicFileId(id)) throw new HttpError(400, "invalid_request_error", "the file id is not one this server gives out (file_…)");
     const file = files ? await files.byPublicId(id) : null;
     if (!file || file.ownerId !== user) throw new HttpError(404, "not_found_error", `no file ${id}`);
+    if (file.expiredAt !== undefined) {
+      const when = new Date(file.expiredAt).toISOString();
+      throw new HttpError(410, "file_expired_error", `the file ${id} (${file.name}) has expired: its contents were deleted on ${when} (FILE_RETENTION_DAYS)`);
+    }
     const inline = INLINE.has(file.mime);
     res
       .writeHead(200, {

@@ -59,6 +59,8 @@ export interface StoredFileView {
   mime: string;
   size: number;
   bytes: Buffer;
+  /** When the retention (FILE_RETENTION_DAYS) deleted its bytes (`bytes` is then empty); absent while kept. */
+  expiredAt?: number;
 }
 
 /** Finds a file by the unguessable id of its download URL (implemented by the store). */

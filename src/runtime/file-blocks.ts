@@ -79,6 +79,7 @@ export function placeholder(file: FileRefBlock): UserBlock {
 
 async function fileBlocks(file: FileRefBlock, deps: FileBlockDeps): Promise<UserBlock[]> {
   const stored = await deps.store.files.get(file.file_id);
+  if (stored?.expiredAt != null) return [{ type: "text", text: `[File ${expiredNote(file)}]` }];
   const bytes = stored ? await deps.store.files.bytes(stored.sessionKey, stored.sha256) : null;
   if (!stored || !bytes) return [{ type: "text", text: `[File ${describeFile(file)}: it was deleted and cannot be shown.]` }];
   const transcript = file.kind === "audio" || file.kind === "video" ? await deps.transcript?.(file) : undefined;
@@ -107,9 +108,17 @@ export async function fileRefs(store: Pick<Store, "files">, requestId: string): 
   return (await store.files.ofRequest(requestId)).map((f) => ({ type: "file", file_id: f.id, name: f.name, mime: f.mime, kind: f.kind, size: f.size }));
 }
 
+/** A stored file as a history names it, and when the retention deleted its bytes (absent while they are kept). */
+export type SessionFileRef = FileRefBlock & { expiredAt?: number };
+
 /** A stored file of `sessionKey` as a history names it; null when it belongs to another conversation or is gone. */
-export async function sessionFile(store: Pick<Store, "files">, sessionKey: string, fileId: string): Promise<FileRefBlock | null> {
+export async function sessionFile(store: Pick<Store, "files">, sessionKey: string, fileId: string): Promise<SessionFileRef | null> {
   const f = await store.files.get(fileId);
   if (!f || f.sessionKey !== sessionKey) return null;
-  return { type: "file", file_id: f.id, name: f.name, mime: f.mime, kind: f.kind, size: f.size };
+  return { type: "file", file_id: f.id, name: f.name, mime: f.mime, kind: f.kind, size: f.size, ...(f.expiredAt !== null ? { expiredAt: f.expiredAt } : {}) };
+}
+
+/** What the agent is told of a file whose bytes the retention deleted. */
+export function expiredNote(file: { name: string; mime: string; size: number }): string {
+  return `${describeFile(file)} has expired: this gateway keeps files for a limited time (FILE_RETENTION_DAYS) and its contents were deleted. Ask the user to send it again if it is still needed.`;
 }

@@ -45,7 +45,7 @@ export const TABLES = {
       created_at: { type: "bigint", notNull: true },
     },
     keys: ["session_key, sha256"],
-    indexes: {},
+    indexes: { file_blobs_by_age: { on: "created_at" } },
   },
   files: {
     columns: {
@@ -61,6 +61,7 @@ export const TABLES = {
       size: { type: "bigint", notNull: true },
       voice: { type: "int", notNull: true },
       created_at: { type: "bigint", notNull: true },
+      expired_at: { type: "bigint" },
     },
     keys: ["id", "public_id"],
     indexes: {

@@ -8,6 +8,7 @@ import { changeContract } from "./contract/changes.js";
 import { claimContract } from "./contract/claims.js";
 import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./contract/fixtures.js";
 import { fileContract } from "./contract/files.js";
+import { fileRetentionContract } from "./contract/file-retention.js";
 import { leaseContract } from "./contract/leases.js";
 import { moveContract } from "./contract/move.js";
 import { outboxContract } from "./contract/outbox.js";
@@ -48,6 +49,7 @@ function contract(backend: StoreBackend): void {
   claimContract(ctx);
   changeContract(ctx);
   fileContract(ctx);
+  fileRetentionContract(ctx);
   scheduleContract(ctx);
   workspaceContract(ctx);
 

@@ -7,6 +7,7 @@ import type { CallLimiter } from "../call-limiter.js";
 import type { Ids, RuntimeSettings, Timers } from "../deps.js";
 import type { FileKeeper } from "../file-keeper.js";
 import type { StackFrame } from "../frame.js";
+import type { SessionFileRef } from "../file-blocks.js";
 import type { Fence } from "../../store/store.js";
 
 /** What a tool gives back; `isError` results reach the model as error tool_results it can act on. */
@@ -39,8 +40,11 @@ export interface ToolContext extends FileKeeper {
   taskId?: string | null;
   /** The result of the last successful run of an agent (e.g. "skill:interview") in this chat, or null. */
   previousRun(agentName: string): Promise<string | null>;
-  /** A stored file of this conversation, as a history names it; null when it is not this conversation's or was deleted. */
-  sessionFile(fileId: string): Promise<FileRefBlock | null>;
+  /**
+   * A stored file of this conversation, as a history names it (with `expiredAt` once the retention deleted its
+   * bytes); null when it is not this conversation's or was deleted.
+   */
+  sessionFile(fileId: string): Promise<SessionFileRef | null>;
   /** The whole text of one of this frame's own earlier tool results (the history may show it cut), or null. */
   storedResult(toolUseId: string): Promise<string | null>;
   /**

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { namesFile, VIEW_FILE } from "../file-blocks.js";
+import { expiredNote, namesFile, VIEW_FILE } from "../file-blocks.js";
 import { fail, type Tool, type ToolOutput } from "./tool.js";
 
 const input = z.object({ file_id: z.string().trim().min(1) });
@@ -29,6 +29,8 @@ export const viewFileTool: Tool = {
     if (!namesFile(ctx.frame.history, id)) return fail(`there is no file "${id}" in your conversation; use the id a file's placeholder names`);
     const file = await ctx.sessionFile(id);
     if (!file) return fail(`the file "${id}" is not stored any more (it was deleted)`);
-    return { content: `Here is ${file.name} again.`, files: [file] };
+    const { expiredAt, ...ref } = file;
+    if (expiredAt !== undefined) return fail(`the file "${id}", ${expiredNote(ref)}`);
+    return { content: `Here is ${ref.name} again.`, files: [ref] };
   },
 };

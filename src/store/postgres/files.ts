@@ -1,11 +1,18 @@
 // Files on PostgreSQL: a conversation's files and their bytes (once per conversation and content address).
 import type pg from "pg";
-import { toStoredFile, type FileStore, type NewAgentFile, type NewStoredFile, type StoredFile } from "../roles/files.js";
+import { expirableBlobs, toStoredFile, type ExpiredFiles, type FileStore, type NewAgentFile, type NewStoredFile, type StoredFile } from "../roles/files.js";
+import { transaction } from "./connection.js";
 import type { PostgresContext } from "./context.js";
 import { sql } from "./statements.js";
 
 const F = {
-  insertBlob: sql("insert_file_blob", `INSERT INTO file_blobs (session_key, sha256, bytes, size, created_at) VALUES ($1, $2, $3, $4, $5) ON CONFLICT DO NOTHING`),
+  // Storing bytes again moves their age forward, under the row's lock: a retention pass deleting them at the same
+  // time waits, then sees the new age and keeps them.
+  insertBlob: sql(
+    "insert_file_blob",
+    `INSERT INTO file_blobs (session_key, sha256, bytes, size, created_at) VALUES ($1, $2, $3, $4, $5)
+     ON CONFLICT (session_key, sha256) DO UPDATE SET created_at = EXCLUDED.created_at`,
+  ),
   insertFile: sql(
     "insert_file",
     `INSERT INTO files (id, public_id, session_key, request_id, owner_id, sha256, name, mime, kind, size, voice, created_at)
@@ -16,6 +23,10 @@ const F = {
   byId: sql("file_by_id", `SELECT * FROM files WHERE id = $1`),
   byPublicId: sql("file_by_public_id", `SELECT * FROM files WHERE public_id = $1`),
   bytes: sql("file_bytes", `SELECT bytes FROM file_blobs WHERE session_key = $1 AND sha256 = $2`),
+  expirable: sql("expirable_file_blobs", `${expirableBlobs("$1", "$2")} FOR UPDATE OF b SKIP LOCKED`),
+  // The age is checked again: bytes stored anew since the pick are kept.
+  dropBlob: sql("drop_file_blob", `DELETE FROM file_blobs WHERE session_key = $1 AND sha256 = $2 AND created_at < $3 RETURNING size`),
+  markExpired: sql("mark_files_expired", `UPDATE files SET expired_at = $1 WHERE session_key = $2 AND sha256 = $3 AND expired_at IS NULL`),
   sessionBytes: sql("session_file_bytes", `SELECT COALESCE(SUM(size), 0)::bigint AS total FROM file_blobs WHERE session_key = $1`),
 };
 
@@ -97,5 +108,19 @@ export class PostgresFiles implements FileStore {
 
   async sessionBytes(sessionKey: string): Promise<number> {
     return Number((await this.ctx.one(F.sessionBytes, [sessionKey]))?.total ?? 0);
+  }
+
+  expire(before: number, now: number, limit: number): Promise<ExpiredFiles> {
+    return transaction(this.ctx.pool, async (client) => {
+      const done: ExpiredFiles = { contents: 0, files: 0, bytes: 0 };
+      for (const blob of (await client.query({ ...F.expirable, values: [before, limit] })).rows) {
+        const dropped = await client.query({ ...F.dropBlob, values: [blob.session_key, blob.sha256, before] });
+        if (dropped.rowCount === 0) continue;
+        done.files += (await client.query({ ...F.markExpired, values: [now, blob.session_key, blob.sha256] })).rowCount ?? 0;
+        done.contents++;
+        done.bytes += Number(blob.size);
+      }
+      return done;
+    });
   }
 }

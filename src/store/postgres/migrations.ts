@@ -337,6 +337,11 @@ const MIGRATIONS: string[] = [
   `
   ALTER TABLE outbox ADD COLUMN file_id TEXT;
   `,
+  // 14: the retention (FILE_RETENTION_DAYS): when a file's bytes were deleted; the oldest contents found by index.
+  `
+  ALTER TABLE files ADD COLUMN expired_at BIGINT;
+  CREATE INDEX file_blobs_by_age ON file_blobs (created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

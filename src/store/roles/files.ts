@@ -37,6 +37,17 @@ export interface StoredFile extends FileFacts {
   /** The user whose message brought it, or who owns the conversation it was made in. */
   ownerId: string;
   createdAt: number;
+  /** When FILE_RETENTION_DAYS deleted its bytes (the description stays, so the log's reference still says what it was); null while kept. */
+  expiredAt: number | null;
+}
+
+/** What one pass of the retention did. */
+export interface ExpiredFiles {
+  /** Distinct contents whose bytes were deleted. */
+  contents: number;
+  /** The files (descriptions) those bytes belonged to, now marked expired. */
+  files: number;
+  bytes: number;
 }
 
 export interface FileStore {
@@ -51,7 +62,25 @@ export interface FileStore {
   bytes(sessionKey: string, sha256: string): Promise<Buffer | null>;
   /** The bytes a conversation's files take (each distinct content once): what MAX_SESSION_FILE_BYTES caps. */
   sessionBytes(sessionKey: string): Promise<number>;
+  /**
+   * The retention (FILE_RETENTION_DAYS): deletes the bytes of at most `limit` contents last stored before `before`
+   * that nothing still needs, and marks their files expired at `now`. Still needed: the files of a request not yet
+   * finished (its turn has not read them), and every file of a conversation with a reply not yet delivered or given
+   * up (a file waiting in the outbox goes out with it). Storing the same content again counts as new.
+   */
+  expire(before: number, now: number, limit: number): Promise<ExpiredFiles>;
 }
+
+/**
+ * The contents the retention may delete, oldest first, in either dialect (its parameters for the cutoff and the
+ * limit given). The blob's created_at is when a file last stored those bytes: storing them again moves it forward.
+ */
+export const expirableBlobs = (cutoff: string, limit: string): string => `SELECT b.session_key, b.sha256, b.size FROM file_blobs b
+  WHERE b.created_at < ${cutoff}
+    AND NOT EXISTS (SELECT 1 FROM files f JOIN requests r ON r.id = f.request_id
+      WHERE f.session_key = b.session_key AND f.sha256 = b.sha256 AND r.status IN ('pending', 'running'))
+    AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.session_key = b.session_key AND o.delivered_at IS NULL AND o.failed_at IS NULL)
+  ORDER BY b.created_at LIMIT ${limit}`;
 
 const KINDS: readonly FileKind[] = ["image", "pdf", "text", "audio", "video", "other"];
 
@@ -71,5 +100,6 @@ export function toStoredFile(row: Record<string, unknown>): StoredFile {
     size: Number(row.size),
     voice: Number(row.voice) === 1,
     createdAt: Number(row.created_at),
+    expiredAt: row.expired_at === null || row.expired_at === undefined ? null : Number(row.expired_at),
   };
 }

@@ -1,12 +1,13 @@
 // Files on SQLite: a conversation's files and their bytes (once per conversation and content address).
 import type Database from "better-sqlite3";
-import { toStoredFile, type FileStore, type NewStoredFile, type StoredFile } from "../roles/files.js";
+import { expirableBlobs, toStoredFile, type ExpiredFiles, type FileStore, type NewStoredFile, type StoredFile } from "../roles/files.js";
 import type { Row } from "../rows.js";
 import type { SqliteContext } from "./context.js";
 
 /** Stores `files` of a request inside the caller's transaction (storing the request). */
 export function insertFilesNow(db: Database.Database, sessionKey: string, requestId: string | null, ownerId: string, files: readonly NewStoredFile[], now: number): void {
-  const blob = db.prepare(`INSERT INTO file_blobs (session_key, sha256, bytes, size, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`);
+  const blob = db.prepare(`INSERT INTO file_blobs (session_key, sha256, bytes, size, created_at) VALUES (?, ?, ?, ?, ?)
+     ON CONFLICT (session_key, sha256) DO UPDATE SET created_at = excluded.created_at`);
   const file = db.prepare(
     `INSERT INTO files (id, public_id, session_key, request_id, owner_id, sha256, name, mime, kind, size, voice, created_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -46,5 +47,22 @@ export class SqliteFiles implements FileStore {
   async sessionBytes(sessionKey: string): Promise<number> {
     const row = this.ctx.db.prepare(`SELECT COALESCE(SUM(size), 0) AS total FROM file_blobs WHERE session_key = ?`).get(sessionKey) as { total: number };
     return Number(row.total);
+  }
+
+  async expire(before: number, now: number, limit: number): Promise<ExpiredFiles> {
+    const { db } = this.ctx;
+    const pick = db.prepare(expirableBlobs("?", "?"));
+    const mark = db.prepare(`UPDATE files SET expired_at = ? WHERE session_key = ? AND sha256 = ? AND expired_at IS NULL`);
+    const drop = db.prepare(`DELETE FROM file_blobs WHERE session_key = ? AND sha256 = ?`);
+    return this.ctx.writes.run(() => {
+      const done: ExpiredFiles = { contents: 0, files: 0, bytes: 0 };
+      for (const blob of pick.all(before, limit) as Array<{ session_key: string; sha256: string; size: number }>) {
+        done.files += mark.run(now, blob.session_key, blob.sha256).changes;
+        drop.run(blob.session_key, blob.sha256);
+        done.contents++;
+        done.bytes += Number(blob.size);
+      }
+      return done;
+    });
   }
 }

@@ -438,6 +438,12 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `
   ALTER TABLE outbox ADD COLUMN file_id TEXT;
   `,
+  // 22: the retention (FILE_RETENTION_DAYS): when a file's bytes were deleted; the oldest contents found by index
+  // (a scan of file_blobs would read every blob's overflow pages to reach created_at).
+  `
+  ALTER TABLE files ADD COLUMN expired_at INTEGER;
+  CREATE INDEX file_blobs_by_age ON file_blobs(created_at);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -8,7 +8,7 @@ import { ALICE, BOB, newRequest, outbound, type ContractContext } from "./fixtur
 
 const K = "telegram:42";
 
-function file(id: string, content: string, over: Partial<NewStoredFile> = {}): NewStoredFile {
+export function file(id: string, content: string, over: Partial<NewStoredFile> = {}): NewStoredFile {
   const bytes = Buffer.from(content);
   return {
     id,
