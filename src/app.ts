@@ -286,6 +286,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     ids,
     log,
     observer: telemetry,
+    ...(workspace.workspaces ? { placeFile: workspace.workspaces.placeFile.bind(workspace.workspaces) } : {}),
     quotas: new Quotas({
       store,
       settings: {

@@ -10,8 +10,23 @@ import type { ReceivedFile } from "./types.js";
 // file's name, or (other types, and files the model cannot take) a line naming the file, its type and its size.
 // Each file is introduced by a line with its name, so the agent can refer to it (and send it back).
 
-export async function modelBlocks(file: Pick<ReceivedFile, "name" | "mime" | "kind" | "size" | "bytes" | "voice">, transcript?: string): Promise<UserBlock[]> {
-  const named = describeFile(file);
+/** Where a received file is in the session's workspace, or why it is not there (see FileRefBlock). */
+export interface WorkspacePlace {
+  path?: string | undefined;
+  unplaced?: string | undefined;
+}
+
+/** A file as the agent is told of it: name, type and size, and its place in the workspace (or why it has none). */
+export function announceFile(file: { name: string; mime: string; size: number } & WorkspacePlace): string {
+  const where = file.path ? `, in the workspace at ${file.path}` : file.unplaced ? `; not in the workspace: ${file.unplaced}` : "";
+  return `${describeFile(file)}${where}`;
+}
+
+export async function modelBlocks(
+  file: Pick<ReceivedFile, "name" | "mime" | "kind" | "size" | "bytes" | "voice"> & WorkspacePlace,
+  transcript?: string,
+): Promise<UserBlock[]> {
+  const named = announceFile(file);
   switch (file.kind) {
     case "image": {
       const image = await imageForModel(file.bytes, file.mime);

@@ -65,6 +65,10 @@ export interface FileRefBlock {
   mime: string;
   kind: "image" | "pdf" | "text" | "audio" | "video" | "other";
   size: number;
+  /** Where a received file was placed in the session's workspace (`/workspace/report.csv`), with WORKSPACE=on. */
+  path?: string;
+  /** Why a received file is not in the workspace (over its limits), told to the agent. */
+  unplaced?: string;
 }
 export type UserBlock = TextBlock | ToolResultBlock | ImageBlock | DocumentBlock | FileRefBlock;
 /** The image types the Messages API reads. */

@@ -225,7 +225,8 @@ function transcript(head: ChatMessage[]): string[] {
       else if (block.type === "image") lines.push("User: (an image)");
       else if (block.type === "document") lines.push(`User: (a document${block.title ? ` "${block.title}"` : ""})`);
       // The summary names each file with its id, so view_file can bring it back after the compaction.
-      else if (block.type === "file") lines.push(`User sent the file ${block.file_id}: ${block.name} (${block.mime})`);
+      else if (block.type === "file")
+        lines.push(`User sent the file ${block.file_id}: ${block.name} (${block.mime})${block.path ? `, in the workspace at ${block.path}` : ""}`);
       else if (memory.has(block.tool_use_id)) lines.push(PRIVATE_RESULT);
       else lines.push(`Result${block.is_error ? " (error)" : ""}: ${cap(block.content, TOOL_OUTPUT_CAP)}`);
     }

@@ -3,7 +3,7 @@
 // naming the file, so a long conversation does not pay for every photo at every call. The history itself (and
 // the context log) keeps only FileRefBlocks.
 import type { Logger } from "pino";
-import { modelBlocks } from "../files/blocks.js";
+import { announceFile, modelBlocks } from "../files/blocks.js";
 import { describeFile } from "../files/intake.js";
 import type { ChatMessage, FileRefBlock, UserBlock } from "../llm/types.js";
 import type { Store } from "../store/store.js";
@@ -74,7 +74,7 @@ export async function showFiles(messages: readonly ChatMessage[], deps: FileBloc
 
 /** The line an older file is shown as (also what compaction keeps of it). */
 export function placeholder(file: FileRefBlock): UserBlock {
-  return { type: "text", text: `[Earlier file ${file.file_id}: ${describeFile(file)}; no longer shown. Call view_file with this id to see it again.]` };
+  return { type: "text", text: `[Earlier file ${file.file_id}: ${announceFile(file)}; no longer shown. Call view_file with this id to see it again.]` };
 }
 
 async function fileBlocks(file: FileRefBlock, deps: FileBlockDeps): Promise<UserBlock[]> {
@@ -83,9 +83,12 @@ async function fileBlocks(file: FileRefBlock, deps: FileBlockDeps): Promise<User
   const bytes = stored ? await deps.store.files.bytes(stored.sessionKey, stored.sha256) : null;
   if (!stored || !bytes) return [{ type: "text", text: `[File ${describeFile(file)}: it was deleted and cannot be shown.]` }];
   const transcript = file.kind === "audio" || file.kind === "video" ? await deps.transcript?.(file) : undefined;
-  return deps.cache.get(`${stored.sha256}:${file.name}:${transcript ?? ""}`, async () => {
+  return deps.cache.get(`${stored.sha256}:${file.name}:${file.path ?? file.unplaced ?? ""}:${transcript ?? ""}`, async () => {
     try {
-      return await modelBlocks({ name: stored.name, mime: stored.mime, kind: stored.kind, size: stored.size, bytes, voice: stored.voice }, transcript);
+      return await modelBlocks(
+        { name: stored.name, mime: stored.mime, kind: stored.kind, size: stored.size, bytes, voice: stored.voice, path: file.path, unplaced: file.unplaced },
+        transcript,
+      );
     } catch (error) {
       deps.log.warn({ file: file.file_id, err: error }, "a stored file could not be prepared for the model");
       return [{ type: "text", text: `[File ${describeFile(file)}: it could not be prepared for you.]` }];

@@ -67,6 +67,8 @@ const fileBlock = z.object({
   mime: z.string(),
   kind: z.enum(["image", "pdf", "text", "audio", "video", "other"]),
   size: z.number(),
+  path: z.string().optional(),
+  unplaced: z.string().optional(),
 });
 const assistantBlock = z.union([textBlock, toolUseBlock, serverToolUseBlock, webSearchResultBlock]);
 const messagePayload = z.discriminatedUnion("role", [

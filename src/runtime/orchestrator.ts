@@ -11,6 +11,7 @@ import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
 import { refusalFor } from "./control.js";
 import { FileBlockCache, fileRefs } from "./file-blocks.js";
+import { placeReceived, type PlaceFile } from "./received-files.js";
 import { executeTurn, type PreviewEvent, type TurnDeps, type TurnInput } from "./executor.js";
 import { type AgentStack, type StackFrame } from "./frame.js";
 import { Journal } from "./journal.js";
@@ -57,6 +58,8 @@ export interface RuntimeDeps {
   clock?: Clock;
   /** The daily quotas (USER_DAILY_USD, CHAT_DAILY_USD), checked before every model call a request makes. */
   quotas?: Quotas;
+  /** WORKSPACE=on: puts a message's files in the session's workspace when its turn starts (received-files.ts). */
+  placeFile?: PlaceFile;
 }
 
 export type StackEvent = { type: "push" | "pop"; agent: string; depth: number };
@@ -126,7 +129,7 @@ export class Orchestrator {
         framesPushed: [main],
         request: { id: request.id, status: "running", taskId },
       });
-      input = { kind: "user", text: request.text, files: await fileRefs(store, request.id) };
+      input = await this.userInput(request, writer, log);
       const memories = this.deps.settings.memory ? await this.recall(request, log) : null;
       if (memories) main.memories = memories;
       log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
@@ -139,7 +142,7 @@ export class Orchestrator {
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
-      input = { kind: "user", text: request.text, files: await fileRefs(store, request.id) };
+      input = await this.userInput(request, writer, log);
     }
     log = log.child({ task: journal.taskId });
     // The request's run: stopped by the worker (a /cancel, a shutdown) or by a model call over the session's budget.
@@ -160,6 +163,12 @@ export class Orchestrator {
     } finally {
       signal.removeEventListener("abort", follow);
     }
+  }
+
+  /** A message as its turn takes it: its text and its files (placed in the workspace when there is one). */
+  private async userInput(request: RequestRecord, writer: SessionWriter, log: Logger): Promise<TurnInput> {
+    const files = await placeReceived({ ...this.deps, log }, writer, await fileRefs(this.deps.store, request.id));
+    return { kind: "user", text: request.text, files };
   }
 
   /**

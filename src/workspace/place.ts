@@ -1,8 +1,9 @@
 // A received file put in the top folder of a session's workspace (for the files feature): under a safe name made
 // from the one it came with (no folders, no control characters, never `.`/`..`), a free one when that is taken,
 // within the workspace's limits, and saved like a tool's change.
-import { lchown, writeFile } from "node:fs/promises";
+import { lchown, lstat, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { formatBytes } from "../files/limits.js";
 import { measure } from "../runtime/tools/workspace/quota.js";
 import type { WorkspaceLimits } from "../runtime/tools/workspace/index.js";
 import type { SandboxUser } from "../sandbox/types.js";
@@ -28,14 +29,17 @@ function variant(name: string, n: number): string {
 }
 
 export async function placeInto(dir: string, name: string, bytes: Buffer, limits: WorkspaceLimits, owner: SandboxUser | null): Promise<Placed> {
+  const base = safeName(name);
+  // Placed already (a turn that placed it and died before its step committed runs again): the same path.
+  const already = await placedAlready(dir, base, bytes);
+  if (already) return { ok: true, path: `/workspace/${already}` };
   const usage = await measure(dir);
   if (usage.bytes + bytes.length > limits.maxBytes || usage.files + 1 > limits.maxFiles) {
     return {
       ok: false,
-      reason: `the workspace has no room for ${safeName(name)} (${bytes.length} bytes): it holds ${usage.bytes} bytes in ${usage.files} files of at most ${limits.maxBytes} in ${limits.maxFiles}`,
+      reason: `the workspace has no room for ${safeName(name)} (${formatBytes(bytes.length)}): it holds ${formatBytes(usage.bytes)} in ${usage.files} file${usage.files === 1 ? "" : "s"}, and takes at most ${formatBytes(limits.maxBytes)} in ${limits.maxFiles} files (WORKSPACE_MAX_BYTES, WORKSPACE_MAX_FILES)`,
     };
   }
-  const base = safeName(name);
   for (let n = 1; n <= 1000; n++) {
     const candidate = variant(base, n);
     try {
@@ -49,4 +53,15 @@ export async function placeInto(dir: string, name: string, bytes: Buffer, limits
     return { ok: true, path: `/workspace/${candidate}` };
   }
   return { ok: false, reason: `no free name for ${base} in the workspace` };
+}
+
+/** The name among `base`'s variants that holds exactly `bytes` as a regular file (never following a symlink). */
+async function placedAlready(dir: string, base: string, bytes: Buffer): Promise<string | null> {
+  for (let n = 1; n <= 1000; n++) {
+    const candidate = variant(base, n);
+    const info = await lstat(join(dir, candidate)).catch(() => null);
+    if (!info) return null;
+    if (info.isFile() && info.size === bytes.length && (await readFile(join(dir, candidate))).equals(bytes)) return candidate;
+  }
+  return null;
 }

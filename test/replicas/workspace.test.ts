@@ -9,7 +9,7 @@ import { writeDefinitions } from "../helpers/harness.js";
 import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
 import { resultTexts } from "../helpers/requests.js";
 import { probe } from "../helpers/sandbox.js";
-import { leaseHolder, say, startReplica, type Replica } from "./replica.js";
+import { api, leaseHolder, say, startReplica, type Replica } from "./replica.js";
 
 /** Every file under `dir`, relative, or none when it does not exist. */
 function filesUnder(dir: string): string[] {
@@ -46,23 +46,42 @@ describeIfPostgres("a workspace across replicas", () => {
 
   it("a second replica continues the session with its files after the first is SIGKILLed", async () => {
     fake.script(reply(toolUse("Write", { file_path: "plan/trip.md", content: "Lisbon in June\n" })), text("written"));
-    const first = await say(replicas[0]!, undefined, "note my plan");
+    // A received file is placed in the workspace too, and follows the session like the agent's own.
+    const sent = await api(replicas[0]!, "/v1/messages", {
+      items: [
+        { content_type: "text", content: "note my plan" },
+        { content_type: "text/csv", content: Buffer.from("day,city\n1,Lisbon\n").toString("base64"), filename: "days.csv" },
+      ],
+    });
+    expect(sent.status).toBe(200);
+    const first = (await sent.json()) as Record<string, unknown>;
     const session = String(first.session_id);
     // Whichever replica ran the turn dies; the other has never had the file.
     const a = (await leaseHolder(db, replicas, `http:${session}`))!;
     const b = replicas.find((r) => r !== a)!;
     expect(filesUnder(join(defs.root, `data-${b.name}`, "workspaces"))).toEqual([]);
-    expect(filesUnder(join(defs.root, `data-${a.name}`, "workspaces"))).toEqual([expect.stringMatching(/^[0-9a-f]{32}\/plan\/trip\.md$/)]);
+    expect(filesUnder(join(defs.root, `data-${a.name}`, "workspaces")).sort()).toEqual([
+      expect.stringMatching(/^[0-9a-f]{32}\/days\.csv$/),
+      expect.stringMatching(/^[0-9a-f]{32}\/plan\/trip\.md$/),
+    ]);
     a.proc.child.kill("SIGKILL");
     await a.proc.exited;
 
     let results: Array<{ content: string; error: boolean }> = [];
-    const calls = [toolUse("Read", { file_path: "plan/trip.md" }), ...(probe.ok ? [toolUse("Bash", { command: "cat plan/trip.md | tr a-z A-Z" })] : [])];
+    const calls = [
+      toolUse("Read", { file_path: "plan/trip.md" }),
+      toolUse("Read", { file_path: "days.csv" }),
+      ...(probe.ok ? [toolUse("Bash", { command: "cat plan/trip.md | tr a-z A-Z" })] : []),
+    ];
     fake.script(reply(...calls), (req) => {
       results = resultTexts(req);
       return text("read");
     });
     await say(b, session, "what was my plan?");
-    expect(results).toEqual([{ content: "     1\tLisbon in June", error: false }, ...(probe.ok ? [{ content: "LISBON IN JUNE", error: false }] : [])]);
+    expect(results).toEqual([
+      { content: "     1\tLisbon in June", error: false },
+      { content: "     1\tday,city\n     2\t1,Lisbon", error: false },
+      ...(probe.ok ? [{ content: "LISBON IN JUNE", error: false }] : []),
+    ]);
   });
 });

@@ -15,8 +15,8 @@ export interface ChatWorld {
   chat(): Proc;
 }
 
-/** Sets up a fresh world before each test (with `files` as definitions) and tears it down after. */
-export function chatWorld(files: Record<string, string> = {}): ChatWorld {
+/** Sets up a fresh world before each test (with `files` as definitions, `extraEnv` set) and tears it down after. */
+export function chatWorld(files: Record<string, string> = {}, extraEnv: Record<string, string> = {}): ChatWorld {
   const procs: Proc[] = [];
   let env: Record<string, string> = {};
   const world = {
@@ -31,7 +31,7 @@ export function chatWorld(files: Record<string, string> = {}): ChatWorld {
     world.defs = writeDefinitions(files);
     chmodSync(world.defs.root, 0o711);
     mkdirSync(join(world.defs.root, "data"), { mode: 0o711 });
-    env = processEnv(world.fake.url, world.defs, { LOG_LEVEL: "warn" });
+    env = processEnv(world.fake.url, world.defs, { LOG_LEVEL: "warn", ...extraEnv });
   });
   afterEach(async () => {
     for (const p of procs.splice(0)) if (p.child.exitCode === null) p.child.kill("SIGKILL");

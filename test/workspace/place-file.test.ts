@@ -1,6 +1,6 @@
 // placeFile: a received file lands in the top folder of the session's workspace under a safe, free name, within the
 // limits, and is saved to the database under the session's lease (so another replica materialises it).
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
@@ -45,4 +45,15 @@ it("refuses a file past the workspace's limits, placing nothing", async () => {
   const placed = await workspaces.placeFile(writer, "big.bin", Buffer.alloc(limits.maxBytes + 1));
   expect(placed).toMatchObject({ ok: false, reason: expect.stringContaining("the workspace has no room for big.bin") });
   expect(await store.workspaces.manifest(K)).toEqual([]);
+});
+
+it("places the same bytes under the same name once: a turn run again after a crash finds its file where it put it", async () => {
+  expect(await workspaces.placeFile(writer, "report.pdf", Buffer.from("one"))).toEqual({ ok: true, path: "/workspace/report.pdf" });
+  expect(await workspaces.placeFile(writer, "report.pdf", Buffer.from("two"))).toEqual({ ok: true, path: "/workspace/report (2).pdf" });
+  expect(await workspaces.placeFile(writer, "report.pdf", Buffer.from("two"))).toEqual({ ok: true, path: "/workspace/report (2).pdf" });
+  expect(await workspaces.placeFile(writer, "report.pdf", Buffer.from("one"))).toEqual({ ok: true, path: "/workspace/report.pdf" });
+  // A symlink under the name is never taken for the file, nor followed.
+  symlinkSync(join(root, "elsewhere"), join(workspaces.dirOf(K), "notes.txt"));
+  expect(await workspaces.placeFile(writer, "notes.txt", Buffer.from("n"))).toEqual({ ok: true, path: "/workspace/notes (2).txt" });
+  expect((await store.workspaces.manifest(K)).map((e) => e.path)).toEqual(["notes (2).txt", "report (2).pdf", "report.pdf"]);
 });
