@@ -4,6 +4,7 @@ import { CallerGaveUp } from "../batch.js";
 import { TargetBusyError, type Lease } from "../call-limiter.js";
 import type { StackFrame } from "../frame.js";
 import { checkCallRules, refusedSchema, shortName } from "./call-rules.js";
+import { filesProperty, filesToPass } from "./pass-files.js";
 import { buildChildFrame } from "./spawn.js";
 import { fail, type Tool, type ToolOutput } from "./tool.js";
 
@@ -18,6 +19,7 @@ const input = z.object({
   message: z.string().trim().min(1),
   timeout_ms: z.number().optional(),
   output_schema: z.unknown().optional(),
+  files: z.unknown().optional(),
 });
 
 /**
@@ -39,6 +41,7 @@ export function callAgentTool(toolNames: () => string[]): Tool {
           message: { type: "string", description: "The task, with all the context it needs (it cannot see this conversation)." },
           timeout_ms: { type: "number", description: "How long to wait, 1000 to 300000 ms. Default 30000." },
           output_schema: { type: "object", description: 'Optional JSON Schema (top-level type "object") for a structured answer.' },
+          files: filesProperty("agent"),
         },
         required: ["agent", "message"],
       },
@@ -68,6 +71,8 @@ export function callAgentTool(toolNames: () => string[]): Tool {
         const compiled = await ctx.schemas.compile(schema);
         if (!compiled.ok) return fail(`call_agent refused: ${compiled.error}. Nothing was called.`);
       }
+      const passed = await filesToPass(ctx.frame, parsed.data.files, ctx);
+      if (!passed.ok) return fail(`call_agent refused: ${passed.error}. Nothing was called.`);
       const timeoutMs = clampTimeout(parsed.data.timeout_ms ?? ctx.settings.callTimeoutMs);
       const target = shortName(def.name);
       const timedOut = `call to ${target} timed out after ${formatDuration(timeoutMs)}`;
@@ -92,7 +97,7 @@ export function callAgentTool(toolNames: () => string[]): Tool {
       try {
         const previous = def.carryover ? await ctx.previousRun(`agent:${def.name}`) : null;
         const task = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${message}` : message;
-        child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch");
+        child = buildChildFrame(def, ctx.frame, task, ctx, toolNames(), schema as Record<string, unknown> | null, "batch", passed.files);
       } catch (error) {
         ctx.timers.clearTimeout(timer);
         lease();

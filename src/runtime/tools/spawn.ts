@@ -5,12 +5,15 @@ import type { StackFrame } from "../frame.js";
 import { childSystemPrompt } from "../prompts.js";
 import { checkCallRules, refusedSchema } from "./call-rules.js";
 import { effectiveToolsFor } from "./registry.js";
+import { filesProperty, filesToPass } from "./pass-files.js";
 import { fail, type Tool, type ToolContext, type ToolOutput } from "./tool.js";
+import type { FileRefBlock } from "../../llm/types.js";
 
 const spawnInput = z.object({
   name: z.string().trim().min(1),
   message: z.string().trim().min(1),
   output_schema: z.unknown().optional(),
+  files: z.unknown().optional(),
 });
 
 /** use_skill and use_agent: both build a child frame and hand it the conversation (or run it in batch). */
@@ -32,6 +35,7 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
             type: "object",
             description: `Optional JSON Schema (top-level type "object") for a structured result: the ${kind} must then finish with report_back, and you receive JSON that matches it.`,
           },
+          files: filesProperty(kind),
         },
         required: ["name", "message"],
       },
@@ -65,9 +69,11 @@ export function spawnTool(kind: DefinitionKind, toolNames: () => string[]): Tool
         const compiled = await ctx.schemas.compile(schema);
         if (!compiled.ok) return fail(`${name} refused: ${compiled.error}. No ${kind} was started.`);
       }
+      const passed = await filesToPass(frame, parsed.data.files, ctx);
+      if (!passed.ok) return fail(`${name} refused: ${passed.error}. No ${kind} was started.`);
       const previous = def.carryover ? await ctx.previousRun(`${kind}:${def.name}`) : null;
       const message = previous ? `A summary of your previous run in this conversation:\n${previous}\n\nYour new task:\n${parsed.data.message}` : parsed.data.message;
-      const child = buildChildFrame(def, frame, message, ctx, toolNames(), schema as Record<string, unknown> | null);
+      const child = buildChildFrame(def, frame, message, ctx, toolNames(), schema as Record<string, unknown> | null, def.mode, passed.files);
       if (def.mode === "batch") return ctx.runBatch(child);
       return ctx.activateChild(child);
     },
@@ -92,6 +98,8 @@ export function buildChildFrame(
   toolNames: string[],
   outputSchema: Record<string, unknown> | null = def.outputSchema,
   mode: Definition["mode"] = def.mode,
+  /** Files the parent passes on: the child's first message carries them. */
+  files: readonly FileRefBlock[] = [],
 ): StackFrame {
   const agentName = `${def.kind}:${def.name}`;
   const effectiveTools = effectiveToolsFor(def.kind, toolNames, def.tools, outputSchema !== null);
@@ -120,6 +128,6 @@ export function buildChildFrame(
     approvalTools: [...new Set([...parent.approvalTools, ...def.requiresApproval])],
     // The user's memories, read-only, for definitions that ask (memory: true).
     ...(def.memory && parent.memories ? { memories: parent.memories } : {}),
-    history: [{ role: "user", content: [{ type: "text", text: message }] }],
+    history: [{ role: "user", content: [{ type: "text", text: message }, ...files] }],
   };
 }
