@@ -66,9 +66,10 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
     const tasks = yield* all(`SELECT * FROM tasks WHERE session_key = @key ${only("owner_id")} ORDER BY created_at, ${d.insertionOrder("tasks")}`, p);
     const log = yield* all(`SELECT * FROM context_log WHERE session_key = @key ${mine} ORDER BY seq`, p);
     const outbound = yield* all(`SELECT * FROM outbox WHERE session_key = @key ${mine} ORDER BY seq`, p);
-    // Their files, with their bytes (base64): in their own sessions all of them, elsewhere the ones they sent.
+    // Their files, with their bytes (base64): in their own sessions all of them, elsewhere the ones they sent. A
+    // file past FILE_RETENTION_DAYS is listed with its expiredAt and no content.
     const files = yield* all(
-      `SELECT f.*, b.bytes FROM files f JOIN file_blobs b ON b.session_key = f.session_key AND b.sha256 = f.sha256
+      `SELECT f.*, b.bytes FROM files f LEFT JOIN file_blobs b ON b.session_key = f.session_key AND b.sha256 = f.sha256
        WHERE f.session_key = @key ${only("f.owner_id")} ORDER BY f.created_at, f.id`,
       p,
     );
@@ -80,7 +81,7 @@ export function* exportUser(d: UserDataDialect, userId: string, now: number): Pl
       tasks: tasks.map((r) => toTask(r).task),
       log: log.map(toExportedLogEntry),
       outbound: outbound.map(toExportedOutbound),
-      files: files.map((r) => ({ ...toStoredFile(r), contentBase64: Buffer.from(r.bytes as Uint8Array).toString("base64") })),
+      files: files.map((r) => ({ ...toStoredFile(r), contentBase64: r.bytes ? Buffer.from(r.bytes as Uint8Array).toString("base64") : "" })),
       workspace: workspaceFiles.map(toExportedFile),
     });
   }

@@ -30,6 +30,7 @@ export interface UserExport {
     log: LogEntry[];
     outbound: Array<{ id: string; requestId: string | null; agent: string; text: string; kind: string; createdAt: number }>;
     /** The files of the session that are theirs, each with its bytes in base64. */
+    /** Each with its bytes in base64 ("" once FILE_RETENTION_DAYS deleted them: `expiredAt` is then set). */
     files: Array<StoredFile & { contentBase64: string }>;
     /** The files of the session's workspace (sessions the user owns); a file's bytes base64, a symlink's target. */
     workspace: Array<{ path: string; kind: string; mode: number; size: number; sha256: string; contentBase64?: string; target?: string }>;

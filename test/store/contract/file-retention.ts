@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { commitStep } from "../../helpers/steps.js";
 import { file } from "./files.js";
-import { newRequest, outbound, type ContractContext } from "./fixtures.js";
+import { ALICE, newRequest, outbound, type ContractContext } from "./fixtures.js";
 
 const K = "telegram:42";
 const DAY = 86_400_000;
@@ -67,6 +67,19 @@ export function fileRetentionContract(ctx: ContractContext): void {
       expect(await store.files.get("f1")).toMatchObject({ expiredAt: null });
       await store.outbox.markDelivered("o1");
       expect(await store.files.expire(clock.t - DAY, clock.t, 100)).toMatchObject({ contents: 1, bytes: "to send back".length });
+    });
+
+    it("still exports an expired file, with when it expired and no content", async () => {
+      const { store, clock } = ctx;
+      await received("r1", [file("f1", "old")]);
+      clock.advance(2 * DAY);
+      await received("r2", [file("f2", "new")]);
+      await store.files.expire(clock.t - DAY, clock.t, 100);
+      const exported = (await store.userData.export(ALICE)).sessions.find((s) => s.sessionKey === K)!.files;
+      expect(exported.map((f) => [f.id, f.expiredAt, Buffer.from(f.contentBase64, "base64").toString()])).toEqual([
+        ["f1", clock.t, ""],
+        ["f2", null, "new"],
+      ]);
     });
 
     it("deletes at most `limit` contents a pass, the oldest first", async () => {
