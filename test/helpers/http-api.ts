@@ -1,6 +1,7 @@
 // The HTTP API on the test harness: the real HttpProvider on a free port, bearer tokens for two users, and
 // an optional JWT key set. Shared by the API's own tests and the security suite.
 import { createLocalJWKSet } from "jose";
+import { afterEach } from "vitest";
 import type { FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
 import { silentLogger } from "../../src/log.js";
@@ -58,3 +59,14 @@ export function post(base: string, path: string, body: unknown, token = "tok-ali
 }
 
 export const message = (content: string, extra: Record<string, unknown> = {}) => ({ items: [{ content_type: "text", content }], ...extra });
+
+/** startApi for the tests of a file: whatever a test started is stopped after it. */
+export function apiPerTest(): (options?: HarnessOptions, extra?: ApiExtra) => Promise<{ h: Harness; api: HttpProvider; base: string }> {
+  let running: { h: Harness; api: HttpProvider } | null = null;
+  afterEach(async () => {
+    await running?.api.stop();
+    await running?.h.close();
+    running = null;
+  });
+  return async (options, extra) => (running = await startApi(options, extra));
+}

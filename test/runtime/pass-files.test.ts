@@ -1,20 +1,15 @@
 // Files passed to a child frame (use_skill, use_agent, call_agent with `files`), through the real path: the HTTP
 // API, the gateway storing the files, the runtime, the strict fake Messages API. A child sees the files of the
 // message that reached it and what its parent passes on, nothing else; a file its parent cannot see is a tool error.
-import { afterEach, expect, it } from "vitest";
-import type { HttpProvider } from "../../providers/http/server.js";
+import { expect, it } from "vitest";
 import { reply, systemText, text, toolUse, type MessagesRequest } from "../fakes/anthropic/server.js";
 import { png } from "../helpers/files.js";
 import { agentFile, skillFile, type Harness } from "../helpers/harness.js";
-import { post, startApi } from "../helpers/http-api.js";
+import { apiPerTest, post } from "../helpers/http-api.js";
 import { resultTexts, speaker } from "../helpers/requests.js";
 
+const startApi = apiPerTest();
 let h: Harness;
-let api: HttpProvider;
-afterEach(async () => {
-  await api?.stop();
-  await h?.close();
-});
 
 type Block = { type: string; text?: string };
 /** The blocks of the first user message of a request (a child's task). */
@@ -24,7 +19,7 @@ const images = (req: MessagesRequest) => req.messages.flatMap((m) => (Array.isAr
 
 async function boot() {
   let base: string;
-  ({ h, api, base } = await startApi({ files: { ...skillFile("describe", "Describe what you are shown."), ...agentFile("helper", "Help.") } }));
+  ({ h, base } = await startApi({ files: { ...skillFile("describe", "Describe what you are shown."), ...agentFile("helper", "Help.") } }));
   return base;
 }
 

@@ -1,25 +1,17 @@
 // A file past FILE_RETENTION_DAYS, through the real path: the HTTP API, the gateway, the runtime and the strict fake
 // Messages API. Once the retention deleted its bytes, the log still names it; the model is told it has expired,
 // view_file says so as a tool error, and GET /v1/files/{id} answers 410 to its owner (404 to anyone else).
-import { afterEach, expect, it } from "vitest";
-import type { HttpProvider } from "../../../providers/http/server.js";
+import { expect, it } from "vitest";
 import { reply, text, toolUse } from "../../fakes/anthropic/server.js";
-import type { Harness } from "../../helpers/harness.js";
-import { post, startApi } from "../../helpers/http-api.js";
+import { apiPerTest, post } from "../../helpers/http-api.js";
 import { resultTexts } from "../../helpers/requests.js";
 
-let h: Harness;
-let api: HttpProvider;
-afterEach(async () => {
-  await api?.stop();
-  await h?.close();
-});
+const startApi = apiPerTest();
 
 type Block = { type: string; text?: string };
 
 it("tells the model, view_file and the download route that an expired file has expired", async () => {
-  let base: string;
-  ({ h, api, base } = await startApi());
+  const { h, base } = await startApi();
   h.fake.script(() => text("two rows"));
   const csv = Buffer.from("region,sales\nnorth,12\n");
   const first = await post(base, "/v1/messages", {
