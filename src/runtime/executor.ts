@@ -17,6 +17,7 @@ import { compactIfNeeded, contextLimit } from "./compaction.js";
 import { replyText } from "./search-blocks.js";
 import { fallbacksFor } from "./fallbacks.js";
 import { joinSteering } from "./steering.js";
+import type { PlaceFile } from "./received-files.js";
 import { FileBlockCache, showFiles } from "./file-blocks.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import type { ToolOutput } from "./tools/tool.js";
@@ -50,6 +51,8 @@ export interface TurnDeps {
   observer?: TurnObserver;
   /** Files prepared for the model, kept between calls (file-blocks.ts); absent: prepared at every call. */
   fileBlocks?: FileBlockCache;
+  /** WORKSPACE=on: puts a message's files in the session's workspace (received-files.ts). */
+  placeFile?: PlaceFile;
   /** Where reply text goes as the model writes it (the gateway routes it to the chat); `reset` takes it back. */
   onEvent?: (sessionKey: string, event: PreviewEvent) => void;
 }

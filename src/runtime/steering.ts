@@ -1,5 +1,7 @@
 import type { TurnDeps } from "./executor.js";
+import { fileRefs } from "./file-blocks.js";
 import { addUserText } from "./messages.js";
+import { placeReceived } from "./received-files.js";
 import type { StackFrame } from "./frame.js";
 
 /**
@@ -16,7 +18,8 @@ export async function joinSteering(frame: StackFrame, deps: TurnDeps): Promise<v
   if (last?.role !== "user" || !last.content.some((b) => b.type === "tool_result")) return;
   const waiting = (await steering(journal.sessionKey, journal.requestId)).filter((r) => !journal.closes(r.id));
   if (waiting.length === 0) return;
-  for (const request of waiting) addUserText(frame, journal, request.text);
+  // With their files, placed in the workspace like a turn's own message's.
+  for (const request of waiting) addUserText(frame, journal, request.text, await placeReceived(deps, journal.writer, await fileRefs(deps.store, request.id)));
   journal.stage({ requestsClosed: waiting.map((r) => ({ id: r.id, status: "done" as const, taskId: journal.taskId })) });
   deps.log.info({ requests: waiting.map((r) => r.id) }, "messages sent during the turn joined it (MID_TURN=steer)");
 }
