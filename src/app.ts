@@ -350,7 +350,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     ? new Scheduler({
         store,
         submit: (message) => gateway.submit(message),
-        notify: (key, text) => gateway.notify(key, text),
+        ids,
         now: Date.now,
         timers: backgroundTimers,
         log: log.child({ part: "scheduler" }),

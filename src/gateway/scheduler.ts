@@ -5,8 +5,8 @@
 // about skipped runs. The run itself is then a request like any other: a replica that dies running it has its
 // session taken over after the lease, and the reply goes out once through the outbox.
 import type { Logger } from "pino";
-import type { Timers } from "../runtime/deps.js";
-import type { ScheduleJobRecord, Store } from "../store/store.js";
+import type { Ids, Timers } from "../runtime/deps.js";
+import type { AdvanceNotice, ScheduleJobRecord, Store } from "../store/store.js";
 import { planDue, type DuePlan } from "../schedules/due.js";
 import { skippedText } from "../schedules/describe.js";
 import { parseRunExternalId, runExternalId } from "../schedules/run-id.js";
@@ -27,8 +27,8 @@ export interface SchedulerObserver {
 export interface SchedulerDeps {
   store: Pick<Store, "schedules">;
   submit(message: InboundMessage): Promise<SubmitResult>;
-  /** A notice to the conversation (the skipped runs), outside any request. */
-  notify(sessionKey: string, text: string): Promise<void>;
+  /** Ids of the notices telling an owner about skipped runs (queued to the outbox with the job's move). */
+  ids: Ids;
   now: () => number;
   timers: Timers;
   log: Logger;
@@ -152,22 +152,25 @@ export class Scheduler {
     }
     const lastDue = plan.run ?? plan.late!.last;
     const result = plan.run !== null ? "run" : `skipped: ${plan.late!.count}${plan.late!.more ? "+" : ""} late`;
-    if (!(await this.deps.store.schedules.advance(job.id, job.nextDue, plan.next, lastDue, result))) return; // another replica moved it on
+    // The owner is told about skipped runs by a notice committed with the move: never lost, never told twice.
+    const notice = plan.late ? await this.skipNotice(job, plan, now) : undefined;
+    if (!(await this.deps.store.schedules.advance(job.id, job.nextDue, plan.next, lastDue, result, notice))) return; // another replica moved it on
     if (plan.run !== null) {
       this.deps.observer?.run();
       log.info({ due: new Date(plan.run).toISOString(), request: runExternalId(job.id, plan.run) }, "scheduled run submitted");
     }
     if (plan.folded) this.deps.observer?.missed(plan.folded.count);
-    if (plan.late) await this.tellSkipped(job, plan, now);
+    if (plan.late) {
+      this.deps.observer?.skipped(plan.late.count);
+      log.info({ skipped: plan.late.count }, "scheduled runs skipped: more than SCHEDULE_GRACE late");
+    }
   }
 
-  private async tellSkipped(job: ScheduleJobRecord, plan: DuePlan, now: number): Promise<void> {
-    const late = plan.late!;
-    this.deps.observer?.skipped(late.count);
+  private async skipNotice(job: ScheduleJobRecord, plan: DuePlan, now: number): Promise<AdvanceNotice> {
     const zone = effectiveZone(undefined, await this.deps.store.schedules.timezone(job.ownerId), this.deps.defaultZone);
-    const text = skippedText(listed({ ...job, nextDue: plan.next }), late, this.deps.graceMs, zone, now);
-    this.deps.log.info({ job: job.id, skipped: late.count }, "scheduled runs skipped: more than SCHEDULE_GRACE late");
-    await this.deps.notify(job.sessionKey, text);
+    const text = skippedText(listed({ ...job, nextDue: plan.next }), plan.late!, this.deps.graceMs, zone, now);
+    const message = { id: this.deps.ids.next("out"), requestId: null, taskId: null, agent: "switchboard", depth: 0, text, kind: "notice" as const };
+    return { sessionKey: job.sessionKey, message };
   }
 }
 

@@ -84,7 +84,7 @@ describe("a one-shot job", () => {
     const other = new Scheduler({
       store: h.store,
       submit: (m) => h.gateway.submit(m),
-      notify: (k, t) => h.gateway.notify(k, t),
+      ids: h.runtime.ids,
       now: () => clock.t,
       timers: timeouts.timers,
       log: h.runtime.log,

@@ -297,7 +297,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ? new Scheduler({
         store,
         submit: (m) => gateway.submit(m),
-        notify: (k, t) => gateway.notify(k, t),
+        ids,
         now: sched.now,
         timers: sched.timers,
         log,

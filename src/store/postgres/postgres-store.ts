@@ -78,7 +78,7 @@ export class PostgresStore implements Store {
     this.operations = new PostgresOperations(pool, quarantine);
     this.indicators = new PostgresIndicators(ctx);
     this.files = new PostgresFiles(ctx);
-    this.schedules = new PostgresSchedules(pool, now);
+    this.schedules = new PostgresSchedules(ctx);
     this.usage = new PostgresUsage(ctx);
     this.workspaces = new PostgresWorkspaces(ctx);
   }

@@ -4,7 +4,10 @@
 import type pg from "pg";
 import type { Row } from "../rows.js";
 import { jobValues, readJobs, toScheduleJob } from "../schedule-rows.js";
-import type { NewScheduleJob, ScheduleJobRecord, ScheduleStore } from "../store.js";
+import type { AdvanceNotice, NewScheduleJob, ScheduleJobRecord, ScheduleStore } from "../store.js";
+import { insertOutbound, stepChanges, writeChanges } from "./commit.js";
+import { transaction } from "./connection.js";
+import type { PostgresContext } from "./context.js";
 import { sql } from "./statements.js";
 
 const S = {
@@ -36,11 +39,16 @@ const S = {
 };
 
 export class PostgresSchedules implements ScheduleStore {
+  private readonly pool: pg.Pool;
+  private readonly now: () => number;
+
   constructor(
-    private readonly pool: pg.Pool,
-    private readonly now: () => number,
+    private readonly ctx: PostgresContext,
     private readonly onCorrupt: (message: string) => void = () => {},
-  ) {}
+  ) {
+    this.pool = ctx.pool;
+    this.now = ctx.now;
+  }
 
   private async rows(statement: (typeof S)[keyof typeof S], values: unknown[]): Promise<Row[]> {
     return (await this.pool.query<Row>({ ...statement, values })).rows;
@@ -97,8 +105,19 @@ export class PostgresSchedules implements ScheduleStore {
     return at === null || at === undefined ? null : Number(at);
   }
 
-  async advance(id: string, from: number, next: number | null, lastDue: number, result: string): Promise<boolean> {
-    return this.changed(S.advance, [next, lastDue, result, this.now(), id, from]);
+  async advance(id: string, from: number, next: number | null, lastDue: number, result: string, notice?: AdvanceNotice): Promise<boolean> {
+    if (!notice) return this.changed(S.advance, [next, lastDue, result, this.now(), id, from]);
+    // One transaction: the compare-and-set, and (only when it won) the notice with its change-feed row.
+    await this.ctx.feed.settled();
+    const now = this.now();
+    const written = await transaction(this.pool, async (client) => {
+      if (((await client.query({ ...S.advance, values: [next, lastDue, result, now, id, from] })).rowCount ?? 0) !== 1) return null;
+      await insertOutbound(client, notice.sessionKey, [notice.message], now);
+      return writeChanges(client, stepChanges(notice.sessionKey, { outbound: [notice.message] }));
+    });
+    if (written === null) return false;
+    this.ctx.feed.committed(written);
+    return true;
   }
 
   async pause(id: string, reason: string): Promise<boolean> {

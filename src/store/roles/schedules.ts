@@ -2,6 +2,7 @@
 // (/timezone). A job's due time moves on only by a compare-and-set on the due time it was read at, so of two
 // replicas that both saw it due, one advances it; the run itself is deduplicated by its request's external id.
 import type { Schedule } from "../../schedules/schedule.js";
+import type { OutboundInput } from "./outbox.js";
 
 /** active: runs when due; paused: a delivery failed for good (bot blocked, chat gone); done: a one-shot job ran. */
 export type ScheduleJobStatus = "active" | "paused" | "done";
@@ -25,6 +26,12 @@ export interface ScheduleJobRecord {
   createdAt: number;
 }
 
+/** A notice to queue with a move (the owner told about skipped runs): in the same transaction, so both or neither. */
+export interface AdvanceNotice {
+  sessionKey: string;
+  message: OutboundInput;
+}
+
 export type NewScheduleJob = Omit<ScheduleJobRecord, "status" | "lastDue" | "lastResult" | "createdAt">;
 
 export interface ScheduleStore {
@@ -42,8 +49,10 @@ export interface ScheduleStore {
   /**
    * Moves a job on from the due time it was read at (`from`) to `next`, recording `lastDue` and `result`; a
    * one-shot job with no next due time is done. False when the job was moved on (or paused, or deleted) meanwhile.
+   * With `notice`, the notice is queued to the outbox in the same transaction, and only when the job moved on: a
+   * crash between the two cannot lose it, and of two replicas only the one that moved the job queues it.
    */
-  advance(id: string, from: number, next: number | null, lastDue: number, result: string): Promise<boolean>;
+  advance(id: string, from: number, next: number | null, lastDue: number, result: string, notice?: AdvanceNotice): Promise<boolean>;
   /** Pauses an active job (a permanent delivery failure); false when it was not active. */
   pause(id: string, reason: string): Promise<boolean>;
   /** Deletes the owner's job; false when there is no such job of theirs. */

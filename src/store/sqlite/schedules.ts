@@ -3,18 +3,23 @@
 import type Database from "better-sqlite3";
 import type { Row } from "../rows.js";
 import { jobValues, readJobs, toScheduleJob } from "../schedule-rows.js";
-import type { NewScheduleJob, ScheduleJobRecord, ScheduleStore } from "../store.js";
+import type { AdvanceNotice, NewScheduleJob, ScheduleJobRecord, ScheduleStore } from "../store.js";
+import type { SqliteContext } from "./context.js";
+import { insertOutbound } from "./outbox.js";
 
 const COLUMNS = "id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at";
 
 export class SqliteSchedules implements ScheduleStore {
   private readonly s;
+  private readonly db: Database.Database;
+  private readonly now: () => number;
 
   constructor(
-    private readonly db: Database.Database,
-    private readonly now: () => number,
+    private readonly ctx: SqliteContext,
     private readonly onCorrupt: (message: string) => void = () => {},
   ) {
+    const db = (this.db = ctx.db);
+    this.now = ctx.now;
     this.s = {
       held: db.prepare(`SELECT count(*) AS n FROM schedule_jobs WHERE owner_id = ? AND status IN ('active', 'paused')`),
       insert: db.prepare(`INSERT INTO schedule_jobs (${COLUMNS}, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`),
@@ -72,8 +77,18 @@ export class SqliteSchedules implements ScheduleStore {
     return at === null || at === undefined ? null : Number(at);
   }
 
-  async advance(id: string, from: number, next: number | null, lastDue: number, result: string): Promise<boolean> {
-    return this.s.advance.run(next, next, lastDue, result, this.now(), id, from).changes === 1;
+  async advance(id: string, from: number, next: number | null, lastDue: number, result: string, notice?: AdvanceNotice): Promise<boolean> {
+    if (!notice) return this.s.advance.run(next, next, lastDue, result, this.now(), id, from).changes === 1;
+    // One transaction (a group commit, announced like a step's replies once it is on disk): the move and its notice.
+    return this.ctx.writes.run(
+      () => {
+        const now = this.now();
+        if (this.s.advance.run(next, next, lastDue, result, now, id, from).changes !== 1) return false;
+        insertOutbound(this.ctx.stmts, notice.sessionKey, [notice.message], now);
+        return true;
+      },
+      (moved) => moved && this.ctx.emit({ kind: "outbound", sessionKey: notice.sessionKey, requestIds: [notice.message.requestId] }),
+    );
   }
 
   async pause(id: string, reason: string): Promise<boolean> {

@@ -112,7 +112,7 @@ export class SqliteStore implements Store {
     this.operations = new SqliteOperations(ctx);
     this.indicators = new SqliteIndicators(ctx);
     this.files = new SqliteFiles(ctx);
-    this.schedules = new SqliteSchedules(this.db, now);
+    this.schedules = new SqliteSchedules(ctx);
     this.usage = new SqliteUsage(ctx);
     this.workspaces = new SqliteWorkspaces(ctx);
     // With the process lock held, every lease and every memory job claim in the file belongs to a process that is

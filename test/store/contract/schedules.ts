@@ -1,6 +1,7 @@
 // Contract: scheduled jobs and users' time zones (the schedules role).
 import { describe, expect, it } from "vitest";
 import type { NewScheduleJob } from "../../../src/store/store.js";
+import { ChangeRecorder, isOutbound } from "./changes-recorder.js";
 import type { ContractContext } from "./fixtures.js";
 
 const ALICE = "telegram:alice";
@@ -82,6 +83,26 @@ export function scheduleContract(ctx: ContractContext): void {
       expect(await schedules.advance("daily", 1_000, 87_400_000, 1_000, "run")).toBe(false);
       const moved = await schedules.get("daily");
       expect(moved).toMatchObject({ nextDue: 87_400_000, status: "active", lastDue: 1_000, lastResult: "run" });
+    });
+
+    it("queues a move's notice in the same commit, announced once; a lost compare-and-set queues none", async () => {
+      const { schedules, outbox } = ctx.store;
+      await schedules.create(job("late", { nextDue: 1_000 }), 20);
+      const notice = (id: string) => ({
+        sessionKey: TOPIC,
+        message: { id, requestId: null, taskId: null, agent: "switchboard", depth: 0, text: `Skipped job late (${id})`, kind: "notice" as const },
+      });
+      const changes = new ChangeRecorder(ctx.store);
+      try {
+        expect(await schedules.advance("late", 1_000, null, 1_000, "skipped: 1 late", notice("out_1"))).toBe(true);
+        // A second replica that read the same due time loses the compare-and-set: its notice is not queued.
+        expect(await schedules.advance("late", 1_000, null, 1_000, "skipped: 1 late", notice("out_2"))).toBe(false);
+        expect((await outbox.pending(TOPIC)).map((o) => [o.id, o.kind, o.text])).toEqual([["out_1", "notice", "Skipped job late (out_1)"]]);
+        expect(await schedules.get("late")).toMatchObject({ status: "done", lastResult: "skipped: 1 late" });
+        expect((await changes.settle()).filter(isOutbound(TOPIC))).toEqual([{ kind: "outbound", sessionKey: TOPIC, requestIds: [null] }]);
+      } finally {
+        changes.close();
+      }
     });
 
     it("a one-shot job with no next due time is done, and no longer due", async () => {

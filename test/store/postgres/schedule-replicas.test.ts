@@ -64,7 +64,7 @@ describeIfPostgres("PostgreSQL: two replicas' schedulers racing for the same due
           });
           return result.status === "duplicate" ? { status: "duplicate", requestId: result.request.id } : { status: "accepted", requestId: randomUUID() };
         },
-        notify: async () => void counts.notices++,
+        ids: { next: (prefix) => `${prefix}_${randomUUID()}` },
         now: () => NOW,
         timers: manualTimeouts().timers,
         log: silentLogger(),
@@ -82,6 +82,7 @@ describeIfPostgres("PostgreSQL: two replicas' schedulers racing for the same due
         i % 2 ? { status: "active", nextDue: Date.parse("2026-11-27T10:01:00Z"), lastResult: "run" } : { status: "done", nextDue: null, lastResult: "run" },
       );
     }
+    counts.notices = (await b.outbox.pending("telegram:late")).length;
     expect(counts).toEqual({ run: JOBS, skipped: 1, notices: 1 });
     expect(await b.requests.ofSession("telegram:late")).toEqual([]);
   });
