@@ -31,6 +31,7 @@ import { extractMemories, retryable } from "./runtime/memory/extract.js";
 import { memoryTools } from "./runtime/memory/tools.js";
 import { SCHEDULE_TOOLS, scheduleTools } from "./runtime/tools/schedules.js";
 import { Scheduler } from "./gateway/scheduler.js";
+import { allowlistAdmission } from "./schedules/admission.js";
 import { scheduleMetrics } from "./telemetry/schedules.js";
 import { retentionMetrics } from "./telemetry/files.js";
 import { FileRetention } from "./files/retention.js";
@@ -357,6 +358,11 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
         graceMs: config.SCHEDULE_GRACE,
         defaultZone: config.DEFAULT_TIMEZONE,
         observer: scheduleMetrics(metrics),
+        admits: allowlistAdmission({
+          telegramUsers: config.TELEGRAM_ALLOWED_USERS,
+          slackUsers: config.SLACK_ALLOWED_USERS,
+          slackChannels: config.SLACK_ALLOWED_CHANNELS,
+        }),
       })
     : null;
   onScheduled = () => scheduler?.wake();

@@ -7,6 +7,7 @@
 import type { Logger } from "pino";
 import type { Ids, Timers } from "../runtime/deps.js";
 import type { AdvanceNotice, ScheduleJobRecord, Store } from "../store/store.js";
+import type { RunAdmission } from "../schedules/admission.js";
 import { planDue, type DuePlan } from "../schedules/due.js";
 import { skippedText } from "../schedules/describe.js";
 import { parseRunExternalId, runExternalId } from "../schedules/run-id.js";
@@ -36,6 +37,11 @@ export interface SchedulerDeps {
   graceMs: number;
   defaultZone?: string | undefined;
   observer?: SchedulerObserver;
+  /**
+   * The allowlists, checked again when a job is due (its owner or chat may have been taken off since it was
+   * scheduled): a job refused is paused, with the reason, and logged once. Absent: every job may run.
+   */
+  admits?: RunAdmission;
   /** The longest sleep between looks (jobs added by other replicas are seen within it). Default 30 s. */
   pollMs?: number;
   /** How soon a job still due after a look (its conversation was busy) is tried again. Default 5 s. */
@@ -129,6 +135,12 @@ export class Scheduler {
     const plan = planDue(job, now, this.deps.graceMs);
     if (job.nextDue === null || (plan.run === null && plan.late === null)) return;
     const log = this.deps.log.child({ job: job.id, session: job.sessionKey });
+    const refused = this.deps.admits?.(job) ?? null;
+    if (refused !== null) {
+      // Neither a run nor a skip notice for someone no longer allowed; paused (not moved on) so it is seen in the lists.
+      if (await this.deps.store.schedules.pause(job.id, refused)) log.warn({ reason: refused }, "scheduled job paused: no longer allowed");
+      return;
+    }
     if (plan.run !== null) {
       const submitted = await this.deps.submit({
         sessionKey: job.sessionKey,

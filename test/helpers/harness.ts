@@ -26,6 +26,8 @@ import { extractMemories, retryable } from "../../src/runtime/memory/extract.js"
 import { memoryTools } from "../../src/runtime/memory/tools.js";
 import { scheduleTools } from "../../src/runtime/tools/schedules.js";
 import { Scheduler } from "../../src/gateway/scheduler.js";
+import type { RunAdmission } from "../../src/schedules/admission.js";
+import type { Logger } from "pino";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
@@ -138,7 +140,7 @@ export interface HarnessOptions {
    * SCHEDULES on: the scheduling tools, the chat commands and a scheduler on `timers` and `now` (the test drives
    * both; the scheduler is started by the test with `h.scheduler.start()`).
    */
-  schedules?: { now: () => number; timers: Timers; graceMs?: number; maxPerUser?: number; defaultZone?: string };
+  schedules?: { now: () => number; timers: Timers; graceMs?: number; maxPerUser?: number; defaultZone?: string; admits?: RunAdmission; log?: Logger };
 }
 
 let sharedSchemas: WorkerSchemaChecker | null = null;
@@ -300,9 +302,10 @@ export async function startHarness(options: HarnessOptions = {}) {
         ids,
         now: sched.now,
         timers: sched.timers,
-        log,
+        log: sched.log ?? log,
         graceMs: sched.graceMs ?? 3_600_000,
         defaultZone: sched.defaultZone,
+        ...(sched.admits ? { admits: sched.admits } : {}),
       })
     : null;
   if (options.midTurn === "steer") runtime.steering = (key, running) => gateway.steerable(key, running);

@@ -5,6 +5,8 @@ import { lastUserText, reply, text, toolUse } from "../../fakes/anthropic/server
 import { TG_ERRORS } from "../../fakes/telegram/server.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { manualTimeouts } from "../../helpers/timers.js";
+import { captureLog } from "../../store/postgres/log-capture.js";
+import { allowlistAdmission } from "../../../src/schedules/admission.js";
 
 const GROUP = -1001234;
 const world = useTelegramWorld();
@@ -61,5 +63,42 @@ describe("scheduled jobs on Telegram", () => {
     await h.scheduler!.idle();
     await h.gateway.idle();
     expect(world.model.accepted()).toHaveLength(3);
+  });
+
+  it("a job whose owner was taken off TELEGRAM_ALLOWED_USERS since scheduling is paused at its due time, not run, and logged once", async () => {
+    const clock = { t: Date.parse("2026-11-27T10:00:00Z") };
+    const timeouts = manualTimeouts();
+    // The operator's list, read at each check (as a restart with the new value would read it).
+    const allowed = [String(ALICE)];
+    const captured = captureLog();
+    const admits = allowlistAdmission({ telegramUsers: allowed, slackUsers: [], slackChannels: [] });
+    const { h } = await world.boot({ allowedUsers: allowed }, [], {
+      schedules: { now: () => clock.t, timers: timeouts.timers, defaultZone: "UTC", admits, log: captured.log },
+    });
+    world.model.script(reply(toolUse("schedule", { instruction: "Daily digest", cron: "0 11 * * *" })), text("Every day at 11."));
+    world.tg.userMessage({ chatId: ALICE, fromId: ALICE, text: "digest every day at 11" });
+    expect((await world.nth(ALICE, 1)).text).toBe("Every day at 11.");
+    const [job] = await h.store.schedules.list(`telegram:${ALICE}`);
+
+    allowed.splice(0, allowed.length, "1002");
+    clock.t = Date.parse("2026-11-27T11:00:00Z");
+    h.scheduler!.start();
+    await h.scheduler!.idle();
+    await h.gateway.idle();
+    expect(await h.store.schedules.get(job!.id)).toMatchObject({
+      status: "paused",
+      lastResult: `paused: its owner telegram:${ALICE} is no longer on TELEGRAM_ALLOWED_USERS`,
+    });
+    // The next day: still nothing, and nothing more logged.
+    clock.t = Date.parse("2026-11-28T11:00:00Z");
+    timeouts.fireAll();
+    await h.scheduler!.idle();
+    await h.gateway.idle();
+    expect(world.model.accepted()).toHaveLength(2);
+    expect(world.tg.sent(ALICE)).toHaveLength(1);
+    expect(await h.store.requests.ofSession(`telegram:${ALICE}`)).toHaveLength(1);
+    expect(captured.lines.filter((l) => l.msg === "scheduled job paused: no longer allowed")).toEqual([
+      expect.objectContaining({ job: job!.id, reason: `its owner telegram:${ALICE} is no longer on TELEGRAM_ALLOWED_USERS` }),
+    ]);
   });
 });
