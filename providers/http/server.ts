@@ -8,6 +8,7 @@ import { AdminRoutes, type AdminSettings } from "./admin.js";
 import { floodRefusal, UserCaps, type UserCapLimits } from "./caps.js";
 import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
+import { streamSession } from "./session-events.js";
 import { readiness } from "./health.js";
 import { memoryRoute } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
@@ -135,6 +136,10 @@ export class HttpProvider {
     if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
       return async (_req, res, user) => this.json(res, 200, await sessionView(this.gateway.store, id, await ownedSession(this.gateway.store, id, user)));
+    }
+    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/events$/.exec(path))) {
+      const id = m[1]!;
+      return (req, res, user) => this.sessionEvents(req, res, id, user);
     }
     if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/messages$/.exec(path))) {
       const id = m[1]!;
@@ -344,6 +349,17 @@ export class HttpProvider {
     send(answer.status === 200 ? "done" : "error", answer.body);
     res.end();
     return answer;
+  }
+
+  /** GET /v1/sessions/{id}/events: held open (and counted among the user's open streams) until the client closes it. */
+  private async sessionEvents(req: IncomingMessage, res: ServerResponse, sessionId: string, user: string): Promise<void> {
+    const key = await ownedSession(this.gateway.store, sessionId, user);
+    const release = this.caps.openStream(user);
+    try {
+      await streamSession(req, res, key, { store: this.gateway.store, timers: this.options.timers ?? systemTimers, keepaliveMs: this.options.keepaliveMs ?? 15_000 });
+    } finally {
+      release();
+    }
   }
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { fileView } from "./file-replies.js";
 import type { RequestKind, Store } from "../../src/store/store.js";
 import { HttpError, outboundView } from "./request.js";
+import { scheduledView } from "./session-events.js";
 import { approvalView } from "./views.js";
 
 // A session read back: GET /v1/sessions/{id} (its tasks and usage) and GET /v1/sessions/{id}/messages (the
@@ -20,11 +21,16 @@ export async function ownedSession(store: Store, sessionId: string, user: string
   return key;
 }
 
-/** What GET /v1/sessions/{id} returns: the session's tasks and its token usage. */
+/**
+ * What GET /v1/sessions/{id} returns: the session's tasks and its token usage. A task a scheduled job's run started
+ * (its first request is the run) says so: `scheduled` names the job and the due time; null for the others.
+ */
 export async function sessionView(store: Store, sessionId: string, key: string) {
+  const started = new Map<string, ReturnType<typeof scheduledView>>();
+  for (const r of await store.requests.ofSession(key)) if (r.taskId && !started.has(r.taskId)) started.set(r.taskId, scheduledView(r));
   return {
     session_id: sessionId,
-    tasks: (await store.tasks.ofSession(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt) })),
+    tasks: (await store.tasks.ofSession(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt), scheduled: started.get(t.id) ?? null })),
     usage: await store.sessions.usage(key),
   };
 }
@@ -60,7 +66,7 @@ function saidByUser(kind: RequestKind): boolean {
 }
 
 type Entry =
-  | { role: "user"; text: string; request_id: string; at: string }
+  | { role: "user"; text: string; request_id: string; at: string; scheduled?: { job_id: string; due_at: string } }
   | (ReturnType<typeof outboundView> & { role: "assistant"; request_id: string; at: string; approval?: ReturnType<typeof approvalView> & { status: string } });
 
 /**
@@ -75,7 +81,11 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
   for (; next >= 0 && count < limit; next--) {
     const request = requests[next]!;
     const chunk: Entry[] = [];
-    if (saidByUser(request.kind)) chunk.push({ role: "user", text: request.text, request_id: request.id, at: iso(request.createdAt) });
+    if (saidByUser(request.kind)) {
+      // A scheduled job's run is the owner's request, sent by the scheduler: marked, so a client can show it apart.
+      const scheduled = scheduledView(request);
+      chunk.push({ role: "user", text: request.text, request_id: request.id, at: iso(request.createdAt), ...(scheduled ? { scheduled } : {}) });
+    }
     for (const reply of await store.outbox.ofRequest(request.id)) {
       const file = await fileView(store, reply);
       chunk.push({ role: "assistant", ...outboundView(reply), ...(file ? { file } : {}), request_id: request.id, at: iso(reply.createdAt) });
