@@ -96,6 +96,7 @@ export function createTools(
   mcp?: McpManager,
   onScheduled?: () => void,
   workspace: Pick<WorkspaceStart, "tools" | "off"> & Partial<Pick<WorkspaceStart, "workspaces">> = { tools: [], off: {} },
+  traceparent?: (sessionKey: string) => string | undefined,
 ): { registry: ToolRegistry; off: Record<string, string> } {
   const egress = () => createEgress({ allow: config.HTTP_REQUEST_ALLOW, maxBytes: config.HTTP_REQUEST_MAX_BYTES, timeoutMs: config.HTTP_REQUEST_TIMEOUT_MS });
   const storeOf = () => {
@@ -108,7 +109,15 @@ export function createTools(
         ...(config.HTTP_REQUEST_TOOL ? [createHttpRequestTool(egress())] : []),
         ...(config.MEMORY ? memoryTools(storeOf, ids) : []),
         ...(config.SCHEDULES
-          ? scheduleTools({ store: storeOf, ids, now: Date.now, maxPerUser: config.SCHEDULE_MAX_PER_USER, defaultZone: config.DEFAULT_TIMEZONE, onScheduled })
+          ? scheduleTools({
+              store: storeOf,
+              ids,
+              now: Date.now,
+              maxPerUser: config.SCHEDULE_MAX_PER_USER,
+              defaultZone: config.DEFAULT_TIMEZONE,
+              onScheduled,
+              traceparent,
+            })
           : []),
         ...(config.WEB_FETCH
           ? [
@@ -202,7 +211,17 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
   let onScheduled = (): void => {};
   // The workspace tools (WORKSPACE=on): Bash only where a sandbox runs; the log says what to install otherwise.
   const workspace = await startWorkspace(config, { timers: systemTimers, clock: systemClock, log, store, ...options.workspace });
-  const { registry: tools, off: disabledTools } = createTools(config, store, ids, mcp, () => onScheduled(), workspace);
+  // Jobs keep where in the traces they were scheduled (set once the telemetry below exists).
+  let traceOf = (_sessionKey: string): string | undefined => undefined;
+  const { registry: tools, off: disabledTools } = createTools(
+    config,
+    store,
+    ids,
+    mcp,
+    () => onScheduled(),
+    workspace,
+    (key) => traceOf(key),
+  );
   // Output schemas (from skill files and from the model) are compiled and checked on a worker thread.
   const schemas = new WorkerSchemaChecker({ timers: systemTimers, log: log.child({ part: "schemas" }) });
   const catalog = new LiveCatalog(config.SKILLS_DIR, config.AGENTS_DIR, {
@@ -229,7 +248,9 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     captureContent: config.OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT,
     ...(config.SESSION_HASH_SECRET ? { sessionHash: sessionHasher(config.SESSION_HASH_SECRET) } : {}),
     knownTool: (name) => !name.startsWith(MCP_PREFIX) || mcp.offers(name),
+    scheduledBy: async (jobId) => (await store.schedules.get(jobId))?.traceparent ?? null,
   });
+  traceOf = (key) => telemetry.traceparent(key);
   // Before the first message: each server connects within MCP_CONNECT_TIMEOUT_MS, or joins later; one that fails is
   // logged and retried, and the gateway starts without its tools.
   await mcp.start();

@@ -33,13 +33,14 @@ export function toScheduleJob(r: Row): ScheduleJobRecord {
     lastDue: num(r.last_due),
     lastResult: str(r.last_result),
     createdByTask: str(r.created_by_task),
+    traceparent: str(r.traceparent),
     createdAt: Number(r.created_at),
   };
 }
 
 /** The values of an insert, in the column order both backends' INSERT statements use. */
 export function jobValues(job: NewScheduleJob, now: number): unknown[] {
-  return [job.id, job.ownerId, job.sessionKey, job.instruction, JSON.stringify(job.schedule), job.timezone, job.nextDue, job.createdByTask, now];
+  return [job.id, job.ownerId, job.sessionKey, job.instruction, JSON.stringify(job.schedule), job.timezone, job.nextDue, job.createdByTask, now, job.traceparent ?? null];
 }
 
 /** Reads rows, leaving out (and naming) the ones that cannot be read: one damaged job must not stop the others. */

@@ -300,6 +300,7 @@ export const TABLES = {
       created_by_task: { type: "text" },
       created_at: { type: "bigint", notNull: true },
       updated_at: { type: "bigint", notNull: true },
+      traceparent: { type: "text" },
     },
     keys: ["id"],
     indexes: {

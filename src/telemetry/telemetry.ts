@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { performance } from "node:perf_hooks";
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Link, type Span, type SpanContext, type Tracer } from "@opentelemetry/api";
 import { allowsTool } from "../catalog/tool-patterns.js";
 import type { DeliveryOutcome, GatewayObserver } from "../gateway/observer.js";
 import { providerOf } from "../gateway/session-key.js";
@@ -27,6 +27,11 @@ export interface TelemetryOptions {
    * name the model makes up under it; only tools that exist become metric labels. Default: every allowed name.
    */
   knownTool?(name: string): boolean;
+  /**
+   * Where in the traces a scheduled job was made (its stored traceparent), for the link from each of its runs' spans
+   * to the task that scheduled it. Unset, or null: no link.
+   */
+  scheduledBy?(jobId: string): Promise<string | null>;
 }
 
 /** The request a session is running here: its span, its agents' and tools' spans, and what the metrics need. */
@@ -77,12 +82,14 @@ export class Telemetry implements GatewayObserver {
     const { tracer, metrics } = this.options;
     const provider = providerOf(request.sessionKey);
     const started = performance.now();
+    const links = tracer ? await this.scheduledByLinks(request.externalId) : [];
     const span =
       tracer?.startSpan(
         `request ${provider}`,
         {
           kind: SpanKind.SERVER,
           root: true,
+          links,
           attributes: {
             "switchboard.provider": provider,
             "switchboard.session.key_hash": this.sessionHash(request.sessionKey),
@@ -117,6 +124,15 @@ export class Telemetry implements GatewayObserver {
         span.end();
       }
     }
+  }
+
+  /** A scheduled run's span links to the span of the task that scheduled its job (given at the start, for samplers). */
+  private async scheduledByLinks(externalId: string): Promise<Link[]> {
+    const run = parseRunExternalId(externalId);
+    if (!run || !this.options.scheduledBy) return [];
+    // A trace without the link is better than no trace: a failed read leaves it out.
+    const origin = parseTraceparent((await this.options.scheduledBy(run.jobId).catch(() => null)) ?? undefined);
+    return origin ? [{ context: origin, attributes: { "switchboard.link": "scheduled_by", "switchboard.schedule.job_id": run.jobId } }] : [];
   }
 
   async agentTurn<T>(sessionKey: string, frame: StackFrame, depth: number | undefined, run: () => Promise<T>): Promise<T> {

@@ -179,6 +179,7 @@ export async function startHarness(options: HarnessOptions = {}) {
             maxPerUser: sched.maxPerUser ?? 20,
             defaultZone: sched.defaultZone,
             onScheduled: () => scheduler?.wake(),
+            traceparent: (key) => options.telemetry?.traceparent(key),
           })
         : []),
     ],

@@ -19,6 +19,8 @@ export interface ScheduleToolDeps {
   defaultZone?: string | undefined;
   /** A job was stored: the scheduler looks again (a job due in seconds runs on time). */
   onScheduled?: (() => void) | undefined;
+  /** Where the session's current request is in the traces (a W3C traceparent), kept with the job for its runs' links. */
+  traceparent?: ((sessionKey: string) => string | undefined) | undefined;
 }
 
 const fail = (content: string): ToolOutput => ({ content, isError: true });
@@ -58,7 +60,8 @@ export function scheduleTools(deps: ScheduleToolDeps): Tool[] {
       if (!checked.ok) return fail(checked.error);
       const { spec, firstDue } = checked.value;
       const id = newJobId(deps.ids);
-      const job = { id, ownerId: where.owner, sessionKey: where.sessionKey, ...spec, nextDue: firstDue, createdByTask: ctx.taskId ?? null };
+      const traceparent = deps.traceparent?.(where.sessionKey) ?? null;
+      const job = { id, ownerId: where.owner, sessionKey: where.sessionKey, ...spec, nextDue: firstDue, createdByTask: ctx.taskId ?? null, traceparent };
       if (!(await schedules.create(job, deps.maxPerUser))) return fail(jobLimitProblem(deps.maxPerUser, deps.maxPerUser)!);
       deps.onScheduled?.();
       const what = spec.schedule.kind === "cron" ? `repeating (cron ${spec.schedule.cron} in ${spec.timezone})` : "once";

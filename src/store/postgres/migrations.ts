@@ -342,6 +342,8 @@ const MIGRATIONS: string[] = [
   ALTER TABLE files ADD COLUMN expired_at BIGINT;
   CREATE INDEX file_blobs_by_age ON file_blobs (created_at);
   `,
+  // 15: where in the traces a scheduled job was made (a W3C traceparent): each run's span links to it.
+  `ALTER TABLE schedule_jobs ADD COLUMN traceparent TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

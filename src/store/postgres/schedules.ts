@@ -15,8 +15,8 @@ const S = {
   held: sql("schedule_held", `SELECT count(*) AS n FROM schedule_jobs WHERE owner_id = $1 AND status IN ('active', 'paused')`),
   insert: sql(
     "schedule_insert",
-    `INSERT INTO schedule_jobs (id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at, status, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'active', $9)`,
+    `INSERT INTO schedule_jobs (id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at, traceparent, status, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, 'active', $9)`,
   ),
   get: sql("schedule_get", `SELECT * FROM schedule_jobs WHERE id = $1`),
   list: sql("schedule_list", `SELECT * FROM schedule_jobs WHERE owner_id = $1 AND ($2::text IS NULL OR session_key = $2) ORDER BY created_at, id`),

@@ -21,8 +21,10 @@ export interface ScheduleJobRecord {
   /** The due time of the last run or skip, and what became of it ("run", "skipped: …", "paused: …"). */
   lastDue: number | null;
   lastResult: string | null;
-  /** The task that called `schedule` (traces link each run to it). */
+  /** The task that called `schedule`. */
   createdByTask: string | null;
+  /** Where that task was in the traces when it scheduled the job (a W3C traceparent): each run's span links to it. */
+  traceparent: string | null;
   createdAt: number;
 }
 
@@ -32,7 +34,7 @@ export interface AdvanceNotice {
   message: OutboundInput;
 }
 
-export type NewScheduleJob = Omit<ScheduleJobRecord, "status" | "lastDue" | "lastResult" | "createdAt">;
+export type NewScheduleJob = Omit<ScheduleJobRecord, "status" | "lastDue" | "lastResult" | "createdAt" | "traceparent"> & { traceparent?: string | null };
 
 export interface ScheduleStore {
   /** Stores a job if its owner holds fewer than `maxPerUser` active or paused jobs; false (nothing stored) otherwise. */

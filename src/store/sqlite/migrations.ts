@@ -444,6 +444,8 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   ALTER TABLE files ADD COLUMN expired_at INTEGER;
   CREATE INDEX file_blobs_by_age ON file_blobs(created_at);
   `,
+  // 23: where in the traces a scheduled job was made (a W3C traceparent): each run's span links to it.
+  `ALTER TABLE schedule_jobs ADD COLUMN traceparent TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

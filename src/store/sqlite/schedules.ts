@@ -7,7 +7,7 @@ import type { AdvanceNotice, NewScheduleJob, ScheduleJobRecord, ScheduleStore } 
 import type { SqliteContext } from "./context.js";
 import { insertOutbound } from "./outbox.js";
 
-const COLUMNS = "id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at";
+const COLUMNS = "id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at, traceparent";
 
 export class SqliteSchedules implements ScheduleStore {
   private readonly s;
@@ -22,7 +22,7 @@ export class SqliteSchedules implements ScheduleStore {
     this.now = ctx.now;
     this.s = {
       held: db.prepare(`SELECT count(*) AS n FROM schedule_jobs WHERE owner_id = ? AND status IN ('active', 'paused')`),
-      insert: db.prepare(`INSERT INTO schedule_jobs (${COLUMNS}, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`),
+      insert: db.prepare(`INSERT INTO schedule_jobs (${COLUMNS}, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`),
       get: db.prepare(`SELECT * FROM schedule_jobs WHERE id = ?`),
       list: db.prepare(`SELECT * FROM schedule_jobs WHERE owner_id = ? ORDER BY created_at, id`),
       listIn: db.prepare(`SELECT * FROM schedule_jobs WHERE owner_id = ? AND session_key = ? ORDER BY created_at, id`),

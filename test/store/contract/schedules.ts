@@ -18,6 +18,7 @@ function job(id: string, over: Partial<NewScheduleJob> = {}): NewScheduleJob {
     timezone: "Europe/Berlin",
     nextDue: 2_000_000,
     createdByTask: "task-1",
+    traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
     ...over,
   };
 }
@@ -34,6 +35,10 @@ export function scheduleContract(ctx: ContractContext): void {
         createdAt: ctx.clock.now(),
       });
       expect(await ctx.store.schedules.get("sch_none")).toBeNull();
+      // A job made where nothing traces keeps no traceparent.
+      const { traceparent: _none, ...untraced } = job("sch_2");
+      await ctx.store.schedules.create(untraced, 20);
+      expect((await ctx.store.schedules.get("sch_2"))?.traceparent).toBeNull();
     });
 
     it("refuses a job past the owner's limit, counting paused ones but not finished ones", async () => {
