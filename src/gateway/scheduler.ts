@@ -26,7 +26,7 @@ export interface SchedulerObserver {
 }
 
 export interface SchedulerDeps {
-  store: Pick<Store, "schedules">;
+  store: Pick<Store, "schedules" | "requests">;
   submit(message: InboundMessage): Promise<SubmitResult>;
   /** Ids of the notices telling an owner about skipped runs (queued to the outbox with the job's move). */
   ids: Ids;
@@ -141,6 +141,12 @@ export class Scheduler {
       if (await this.deps.store.schedules.pause(job.id, refused)) log.warn({ reason: refused }, "scheduled job paused: no longer allowed");
       return;
     }
+    if (plan.late) {
+      // A process that submitted a run and died before moving the job on, then stayed down past the grace: the run's
+      // request is stored (and runs at recovery), so its due time is not skipped. The move it died before is made.
+      const submitted = await this.submittedEarlier(job, plan.late.last);
+      if (submitted !== null) return this.finishMove(job, submitted, now);
+    }
     if (plan.run !== null) {
       const submitted = await this.deps.submit({
         sessionKey: job.sessionKey,
@@ -176,6 +182,26 @@ export class Scheduler {
       this.deps.observer?.skipped(plan.late.count);
       log.info({ skipped: plan.late.count }, "scheduled runs skipped: more than SCHEDULE_GRACE late");
     }
+  }
+
+  /** The latest due time from the job's next one up to `last` whose run's request is already stored, or null. */
+  private async submittedEarlier(job: ScheduleJobRecord, last: number): Promise<number | null> {
+    let latest: number | null = null;
+    for (const request of await this.deps.store.requests.ofSession(job.sessionKey)) {
+      const run = parseRunExternalId(request.externalId);
+      if (run?.jobId === job.id && run.due >= job.nextDue! && run.due <= last && (latest === null || run.due > latest)) latest = run.due;
+    }
+    return latest;
+  }
+
+  /** The move planned when `due` was submitted, as of its due time; then what is due since is handled as usual. */
+  private async finishMove(job: ScheduleJobRecord, due: number, now: number): Promise<void> {
+    const plan = planDue(job, due, this.deps.graceMs);
+    const notice = plan.late ? await this.skipNotice(job, plan, now) : undefined;
+    if (!(await this.deps.store.schedules.advance(job.id, job.nextDue!, plan.next, due, "run", notice))) return;
+    this.deps.log.info({ job: job.id, due: new Date(due).toISOString() }, "scheduled run found submitted before a restart; its job moved on");
+    const moved = await this.deps.store.schedules.get(job.id);
+    if (moved?.status === "active") await this.handle1(moved, now);
   }
 
   private async skipNotice(job: ScheduleJobRecord, plan: DuePlan, now: number): Promise<AdvanceNotice> {

@@ -77,3 +77,62 @@ it.each(["before", "after"] as const)("the process dies just %s the commit that 
     await second.close();
   }
 });
+
+it("a run stored by a process that died before moving its job on, then was down past the grace, runs and is not also told as skipped", async () => {
+  const store = new SqliteStore(file, () => NOW);
+  try {
+    await store.schedules.create(
+      {
+        id: "sch_cut",
+        ownerId: "telegram:42",
+        sessionKey: KEY,
+        instruction: "Water the plants",
+        schedule: { kind: "cron", cron: "0 * * * *" },
+        timezone: "UTC",
+        nextDue: NOW,
+        createdByTask: null,
+      },
+      20,
+    );
+    // The first process stores the run's request (as the gateway's submit does), then dies before the move.
+    let later = NOW;
+    const dying = new Scheduler({
+      store,
+      submit: async (m) => {
+        await store.requests.insert({ id: "req_run", sessionKey: m.sessionKey, externalId: m.messageId, kind: "message", userId: m.userId, text: m.text });
+        throw new Error("killed after the run's request was stored");
+      },
+      ids: { next: (prefix) => `${prefix}_dead` },
+      now: () => later,
+      timers: manualTimeouts().timers,
+      log: silentLogger(),
+      graceMs: 3_600_000,
+    });
+    await dying.look();
+    expect(await store.schedules.get("sch_cut")).toMatchObject({ nextDue: NOW, lastResult: null });
+
+    // Back 2.5 h later: the 10:00 run is stored and runs at recovery; 11:00 is too late (told), 12:00 runs now.
+    later = NOW + 2.5 * 3_600_000;
+    const submitted: string[] = [];
+    let n = 0;
+    await new Scheduler({
+      store,
+      submit: async (m) => {
+        submitted.push(m.messageId);
+        return { status: "accepted", requestId: `req_${++n}` };
+      },
+      ids: { next: (prefix) => `${prefix}_${++n}` },
+      now: () => later,
+      timers: manualTimeouts().timers,
+      log: silentLogger(),
+      graceMs: 3_600_000,
+    }).look();
+    expect(submitted).toEqual(["schedule:sch_cut:2026-11-27T12:00:00.000Z"]);
+    const notices = (await store.outbox.pending(KEY)).map((o) => o.text);
+    expect(notices).toEqual([expect.stringMatching(/^Skipped job sch_cut .*11:00/)]);
+    expect(notices[0]).not.toMatch(/10:00/);
+    expect(await store.schedules.get("sch_cut")).toMatchObject({ status: "active", nextDue: NOW + 3 * 3_600_000, lastDue: NOW + 2 * 3_600_000, lastResult: "run" });
+  } finally {
+    await store.close();
+  }
+});
