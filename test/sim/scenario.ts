@@ -6,7 +6,8 @@ import type { Ids } from "../../src/runtime/deps.js";
 import { Checker } from "./invariants.js";
 import { Prng } from "./prng.js";
 import { SimModel, UNAVAILABLE, type ModelBehaviour } from "./sim-model.js";
-import { Crash } from "./sim-store.js";
+import { Crash, type SimMove } from "./sim-store.js";
+import { checkSimSchedules, simJobs } from "./sim-schedules.js";
 import { VirtualTime } from "./virtual-time.js";
 import { World, type Outside, type WorldPlants } from "./world.js";
 
@@ -33,6 +34,8 @@ export interface ScenarioOptions {
    * behaviour.crowd).
    */
   callLimit?: { max: number; queue: number };
+  /** Scheduled jobs in the sessions, time passing while the process is up and while it is down (default on). */
+  schedules?: boolean;
 }
 
 export interface ScenarioResult {
@@ -49,6 +52,8 @@ export interface ScenarioResult {
     /** call_agent calls refused with "target busy", and calls to a target that is unavailable. */
     busy: number;
     unavailable: number;
+    /** Scheduled runs, runs that stood for earlier due times (folded), skip notices for late ones, and outages. */
+    scheduled: { runs: number; folded: number; late: number; downs: number };
   };
 }
 
@@ -71,14 +76,18 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
   const sessions = Array.from({ length: options.sessions ?? 3 }, (_, i) => `sim:s${i + 1}`);
   const messages: Array<{ session: string; id: string; text: string; accepted: boolean }> = [];
   let restarts = 0;
+  /** Restarts after an outage (time passed while the process was down), not after a crash. */
+  let downs = 0;
+  const moves: SimMove[] = [];
   /** Crashes that struck a group commit of several writes between its commit and its acknowledgements. */
   let groupCrashes = 0;
 
   const crashPoint = () => {
-    if (options.forceCrashAfter !== undefined && restarts === 0) return { commit: options.forceCrashAfter, after: true };
-    if (options.forceGroupCrashBefore !== undefined && restarts === 0) return { groupCommit: options.forceGroupCrashBefore, before: true };
-    if (options.forceCrashAfterRunningTool && restarts === 0) return { afterRunningTool: true as const };
-    if (!(options.crashes ?? true) || restarts >= 3 || !prng.chance(0.5)) return null;
+    const crashed = restarts - downs;
+    if (options.forceCrashAfter !== undefined && crashed === 0) return { commit: options.forceCrashAfter, after: true };
+    if (options.forceGroupCrashBefore !== undefined && crashed === 0) return { groupCommit: options.forceGroupCrashBefore, before: true };
+    if (options.forceCrashAfterRunningTool && crashed === 0) return { afterRunningTool: true as const };
+    if (!(options.crashes ?? true) || crashed >= 3 || !prng.chance(0.5)) return null;
     if (prng.chance(0.3)) return { groupCommit: 1 + prng.int(6), before: prng.chance(0.3) };
     return { commit: 1 + prng.int(40), after: prng.chance(0.5) };
   };
@@ -98,10 +107,13 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       replica: `sim-${restarts}`,
       midTurn: options.midTurn ?? (seed % 2 === 0 ? "steer" : "queue"),
       onCommit: (world, step) => checker.afterCommit(world.store, world.stacks.cached(step.sessionKey), step),
+      onMove: (move) => moves.push(move),
     });
 
   let world = boot();
   const restart = async () => {
+    // The dead process's scheduler sets no more timers.
+    await world.scheduler.stop();
     await world.gateway.idle();
     if (world.store.crashedGroup > 0) groupCrashes++;
     restarts++;
@@ -113,8 +125,11 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     } catch (error) {
       if (!(error instanceof Crash)) throw error;
     }
+    // As at a start: runs missed while the process was down run now, or are skipped, per the grace.
+    world.scheduler.start();
   };
   const settle = async () => {
+    await world.scheduler.idle();
     // Idle: no turn runs, and every call_agent callee has stopped (one whose caller gave up closes itself later).
     await world.gateway.idle();
     await world.limiter.idle();
@@ -157,11 +172,52 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     }
   };
 
+  /** Time passes while the process is up: each timer that comes due fires (the scheduler's among them), then settles. */
+  const passTime = async (ms: number) => {
+    const until = time.now() + ms;
+    for (let next = time.nextAt(); next !== null && next <= until; next = time.nextAt()) {
+      time.advance(Math.max(0, next - time.now()));
+      await settle();
+    }
+    if (until > time.now()) time.advance(until - time.now());
+  };
+  /** An outage: the process dies (idle, or not), time passes, and it starts again. */
+  const outage = async (ms: number) => {
+    await settle();
+    await world.scheduler.stop();
+    world.store.die();
+    time.advance(ms);
+    downs++;
+    await restart();
+    await settle();
+  };
+
+  const jobs = (options.schedules ?? true) ? simJobs(prng, sessions, time.now()) : [];
+  const jobsCreated = time.now();
+  let scheduleEnd = jobsCreated;
   const events = options.events ?? 14;
   try {
+    for (const job of jobs) await world.store.schedules.create(job, 20);
+    world.scheduler.start();
     for (let i = 0; i < events; i++) {
       const session = prng.pick(sessions);
-      const kind = prng.weighted({ message: 62, duplicate: 10, cancel: 7, status: 5, stop: 3, reset: 3, decide: 8, expire: 2 });
+      const kind = prng.weighted({
+        message: 62,
+        duplicate: 10,
+        cancel: 7,
+        status: 5,
+        stop: 3,
+        reset: 3,
+        decide: 8,
+        expire: 2,
+        ...(jobs.length > 0 ? { wait: 8, down: 3 } : {}),
+      });
+      if (kind === "wait" || kind === "down") {
+        // Up to 1.5 h with the process up; or 10 min to 3 h down (a due time in it runs late, or is skipped).
+        if (kind === "wait") await passTime(prng.int(90 * 60_000));
+        else await outage((10 + prng.int(170)) * 60_000);
+        continue;
+      }
       if (kind === "decide" || kind === "expire") {
         // The owner clicks Approve or Deny (sometimes twice), or time runs out.
         try {
@@ -190,6 +246,15 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     }
     await settle();
     await closeLeftOpen();
+    // Every due time up to the end has its outcome: look until no job is due (a run's turn moves the clock on).
+    for (let i = 0; i < 10 && jobs.length > 0; i++) {
+      await settle();
+      if ((await world.store.schedules.due(time.now(), 100)).length === 0) break;
+      await world.scheduler.look().catch((error: unknown) => {
+        if (!(error instanceof Crash)) throw error;
+      });
+    }
+    scheduleEnd = time.now();
   } catch (error) {
     checker.violations.push(`the simulation itself failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   }
@@ -212,6 +277,7 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       outside,
       messages.filter((m) => m.text.startsWith("message ")),
     );
+    if (jobs.length > 0) checker.violations.push(...(await checkSimSchedules(world.store, jobs, moves, sessions, jobsCreated, scheduleEnd)));
     traceHash = await trace(world, sessions, outside);
   } finally {
     await world.store.close();
@@ -222,8 +288,29 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     seed,
     violations,
     traceHash,
-    stats: { modelCalls: model.calls, restarts, messages: messages.length, delivered: outside.delivered.length, compactions, groupCrashes, ...refusals },
+    stats: {
+      modelCalls: model.calls,
+      restarts: restarts - downs,
+      messages: messages.length,
+      delivered: outside.delivered.length,
+      compactions,
+      groupCrashes,
+      ...refusals,
+      scheduled: scheduleStats(moves, downs),
+    },
   };
+}
+
+/** What the scheduled jobs did: runs, runs that stood for earlier due times, moves that told of late ones; outages. */
+function scheduleStats(moves: SimMove[], downs: number): ScenarioResult["stats"]["scheduled"] {
+  const stats = { runs: 0, folded: 0, late: 0, downs };
+  for (const m of moves) {
+    if (m.result === "run") stats.runs++;
+    if (m.told) stats.late++;
+  }
+  // A run's move that settled more than its run: the rest were folded in, or late (told with the same move).
+  stats.folded = moves.filter((m) => m.result === "run" && m.from < m.lastDue).length;
+  return stats;
 }
 
 function callLimitFromEnv(): { max: number; queue: number } {

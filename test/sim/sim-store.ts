@@ -1,4 +1,15 @@
-import type { InsertResult, Lease, LogEntryInput, NewRequest, OutboundInput, OutboundRecord, SessionWriter, StepCommit, Store } from "../../src/store/store.js";
+import type {
+  AdvanceNotice,
+  InsertResult,
+  Lease,
+  LogEntryInput,
+  NewRequest,
+  OutboundInput,
+  OutboundRecord,
+  SessionWriter,
+  StepCommit,
+  Store,
+} from "../../src/store/store.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 
 /** The process died: every later use of its store fails, like calls into a dead process. */
@@ -16,6 +27,8 @@ export interface StorePlants {
   ackBeforeCommit?: boolean;
   /** Commits a step's tool_result rows with the session's next step (a step torn in two, as a shared journal did). */
   lateToolResults?: boolean;
+  /** Moves a late job on without the notice that tells its owner (the skip the scheduled-runs checker must catch). */
+  silentSkips?: boolean;
 }
 
 /**
@@ -26,6 +39,17 @@ export interface StorePlants {
  * commit that follows the first step marking a tool as running (the tool ran; its result is lost).
  */
 export type CrashPoint = { commit: number; after: boolean } | { groupCommit: number; before?: boolean } | { afterRunningTool: true };
+
+/** A scheduled job's committed move: the due times from `from` up to `next` settled, at `at`, its owner told or not. */
+export interface SimMove {
+  jobId: string;
+  from: number;
+  next: number | null;
+  lastDue: number;
+  result: string;
+  told: boolean;
+  at: number;
+}
 
 /** A step as the checkers see it: with the session it was written for. */
 export type SimStep = StepCommit & { sessionKey: string };
@@ -89,6 +113,8 @@ export class SimStore implements Store {
     private readonly crashAt: CrashPoint | null,
     private readonly plants: StorePlants,
     private readonly onCommit: (step: SimStep) => Promise<void>,
+    /** A scheduled job moved on (its compare-and-set won), told whether its owner got a notice with it. */
+    private readonly onMove: (move: SimMove) => void = () => {},
   ) {
     // Exclusive, like the gateway's own store: the file is this process's, so the leases the previous
     // (crashed) process left in it are expired at once and the restart resumes its sessions.
@@ -111,7 +137,10 @@ export class SimStore implements Store {
     this.operations = whileAlive(inner.operations, alive);
     this.indicators = whileAlive(inner.indicators, alive);
     this.files = whileAlive(inner.files, alive);
-    this.schedules = whileAlive(inner.schedules, alive);
+    this.schedules = Object.assign(whileAlive(inner.schedules, alive), {
+      advance: (id: string, from: number, next: number | null, lastDue: number, result: string, notice?: AdvanceNotice) =>
+        this.advance({ jobId: id, from, next, lastDue, result, told: notice !== undefined && !plants.silentSkips, at: now() }, notice),
+    });
     this.usage = whileAlive(inner.usage, alive);
     this.workspaces = whileAlive(inner.workspaces, alive);
     // The change feed is the process's own: a dead process hears nothing more (closing the inner store drops it).
@@ -213,6 +242,19 @@ export class SimStore implements Store {
       rows.filter((e) => e.type === "tool_result"),
     );
     return [...held, ...rows.filter((e) => e.type !== "tool_result")];
+  }
+
+  /** A job's move, reported to the checker once it is on disk (also when the process died just after its commit). */
+  private async advance(move: SimMove, notice: AdvanceNotice | undefined): Promise<boolean> {
+    const store = this.alive();
+    try {
+      const moved = await store.schedules.advance(move.jobId, move.from, move.next, move.lastDue, move.result, move.told ? notice : undefined);
+      if (moved) this.onMove(move);
+      return moved;
+    } catch (error) {
+      if (error instanceof Crash && this.groupOnDisk) this.onMove(move);
+      throw error;
+    }
   }
 
   private async insertRequest(input: NewRequest): Promise<InsertResult> {

@@ -42,6 +42,7 @@ describe("simulation", () => {
       let calls = 0;
       let groupCrashes = 0;
       let unavailable = 0;
+      const scheduled = { runs: 0, folded: 0, late: 0, downs: 0 };
       for (let seed = 1; seed <= SEEDS; seed++) {
         const result = await runScenario({ seed, dir, catalog });
         failures.push(...result.violations);
@@ -49,6 +50,7 @@ describe("simulation", () => {
         calls += result.stats.modelCalls;
         groupCrashes += result.stats.groupCrashes;
         unavailable += result.stats.unavailable;
+        for (const key of Object.keys(scheduled) as Array<keyof typeof scheduled>) scheduled[key] += result.stats.scheduled[key];
       }
       expect(failures, failures.slice(0, 5).join("\n")).toEqual([]);
       // The workload really exercised crashes and the model. About a quarter of the scenarios restart, but the figure
@@ -62,6 +64,12 @@ describe("simulation", () => {
       expect(groupCrashes).toBeGreaterThanOrEqual(2);
       // Calls to an agent that exists but is unavailable were made, and answered with the reason.
       expect(unavailable).toBeGreaterThan(SEEDS / 100);
+      // Scheduled jobs ran, some after outages standing for the due times missed (folded), and some outages were long
+      // enough that due times were skipped and their owners told. 60 seeds show about 85 runs, 15 folds, 15 outages.
+      expect(scheduled.runs).toBeGreaterThan(SEEDS / 2);
+      expect(scheduled.folded).toBeGreaterThan(SEEDS / 20);
+      expect(scheduled.downs).toBeGreaterThan(SEEDS / 10);
+      expect(scheduled.late).toBeGreaterThan(0);
     },
     TIMEOUT,
   );
@@ -163,6 +171,11 @@ describe("every checker fires on its planted bug", () => {
     let found: string | null = null;
     for (let n = 1; n <= 4 && !found; n++) found = await firstViolation(/exactly once/, { plants: { ackBeforeCommit: true }, forceGroupCrashBefore: n });
     expect(found).toMatch(/^seed \d+: exactly once: the message "message \d+: [^"]+" became 0 requests/);
+  });
+
+  it("scheduled runs: a store that moves a late job on without telling its owner is caught (once unless skipped)", async () => {
+    const found = await firstViolation(/once unless skipped/, { plants: { silentSkips: true }, crashes: false });
+    expect(found).toMatch(/^seed \d+: once unless skipped: job sch_sim\d's run due \S+ neither ran nor was skipped\n  replay: npm run sim -- --seed \d+$/);
   });
 
   it("determinism: ids that do not come from the seed change the trace", async () => {

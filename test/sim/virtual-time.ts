@@ -20,6 +20,13 @@ export class VirtualTime implements Clock, Timers {
     this.timers.delete(handle as number);
   }
 
+  /** When the earliest pending timer is due, or null when none is. */
+  nextAt(): number | null {
+    let next: number | null = null;
+    for (const t of this.timers.values()) if (next === null || t.at < next) next = t.at;
+    return next;
+  }
+
   advance(ms: number): void {
     this.nowMs += ms;
     const due = [...this.timers.entries()].filter(([, t]) => t.at <= this.nowMs).sort((a, b) => a[1].at - b[1].at || a[0] - b[0]);

@@ -15,7 +15,9 @@ import { buildChildFrame } from "../../src/runtime/tools/spawn.js";
 import { fail, type Tool } from "../../src/runtime/tools/tool.js";
 import type { Prng } from "./prng.js";
 import { currentRequest, type SimModel } from "./sim-model.js";
-import { SimStore, type CrashPoint, type SimStep, type StorePlants } from "./sim-store.js";
+import { SimStore, type CrashPoint, type SimMove, type SimStep, type StorePlants } from "./sim-store.js";
+import { SIM_GRACE_MS } from "./sim-schedules.js";
+import { Scheduler } from "../../src/gateway/scheduler.js";
 import type { VirtualTime } from "./virtual-time.js";
 import { InlineSchemaChecker } from "../../src/catalog/schema-checker.js";
 
@@ -61,6 +63,7 @@ export class World {
   readonly stacks: AgentStackManager;
   /** Its call limiter: idle once every call_agent callee has stopped, abandoned ones included. */
   readonly limiter: CallLimiter;
+  readonly scheduler: Scheduler;
 
   constructor(opts: {
     dbFile: string;
@@ -79,6 +82,8 @@ export class World {
     replica: string;
     midTurn: "queue" | "steer";
     onCommit: (world: World, step: SimStep) => Promise<void>;
+    /** A scheduled job moved on (sim-schedules.ts checks what its moves and runs add up to). */
+    onMove?: (move: SimMove) => void;
   }) {
     this.store = new SimStore(
       opts.dbFile,
@@ -86,6 +91,7 @@ export class World {
       opts.crashAt,
       opts.plants,
       (step) => opts.onCommit(this, step),
+      opts.onMove,
     );
     const leases = new Leases(this.store, { replica: opts.replica, ttlMs: 15_000, timers: opts.time });
     this.stacks = new AgentStackManager(this.store);
@@ -128,6 +134,16 @@ export class World {
       log: silentLogger(),
       retryBaseMs: 1,
       midTurn: opts.midTurn,
+    });
+    // The real scheduler on the virtual clock; not started until the scenario starts it (after recovery, as app.ts).
+    this.scheduler = new Scheduler({
+      store: this.store,
+      submit: (m) => this.gateway.submit(m),
+      ids: opts.ids,
+      now: () => opts.time.now(),
+      timers: opts.time,
+      log: silentLogger(),
+      graceMs: SIM_GRACE_MS,
     });
     if (opts.midTurn === "steer") runtime.steering = (key, running) => this.gateway.steerable(key, running);
     if (opts.midTurn === "steer" && opts.plants.steerTwice) {
