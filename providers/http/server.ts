@@ -16,6 +16,7 @@ import { readMessageBody } from "./message-body.js";
 import { answerHeaders, quotaAnswer } from "./quota-answer.js";
 import { fileRoute } from "./files.js";
 import { storedFiles } from "../../src/gateway/file-source.js";
+import { isInternal } from "../../src/gateway/failures.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
@@ -270,7 +271,7 @@ export class HttpProvider {
       events.bind(requestId);
       if (!stream) {
         const outcome = await this.gateway.whenDone(requestId);
-        const answer = await this.answer(sessionId, requestId, outcome.internalError);
+        const answer = await this.answer(sessionId, requestId, isInternal(outcome));
         await this.remember(user, keyed, answer);
         return this.json(res, answer.status, answer.body, answerHeaders(answer, this.gateway.now()));
       }
@@ -308,7 +309,7 @@ export class HttpProvider {
     const request = (await this.gateway.store.requests.get(requestId))!;
     const answer = stored
       ? (JSON.parse(stored) as { status: number; body: unknown })
-      : await this.answer(sessionIdOf(request.sessionKey), requestId, outcome.internalError);
+      : await this.answer(sessionIdOf(request.sessionKey), requestId, isInternal(outcome));
     if (!stored) await this.remember(user, keyed, answer);
     if (!stream) return this.json(res, answer.status, answer.body, answerHeaders(answer, this.gateway.now()));
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
@@ -345,7 +346,7 @@ export class HttpProvider {
     const outcome = await this.gateway.whenDone(requestId);
     timers.clearTimeout(keepalive);
     await events.flush();
-    const answer = await this.answer(sessionId, requestId, outcome.internalError);
+    const answer = await this.answer(sessionId, requestId, isInternal(outcome));
     send(answer.status === 200 ? "done" : "error", answer.body);
     res.end();
     return answer;

@@ -23,6 +23,7 @@ import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
+import { CANCELLED, FAILURE_TEXT, STORE_FAILING, storedOutcome, type FailureCode, type RequestOutcome } from "./failures.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
 import type { Transcriber } from "../llm/transcription.js";
@@ -55,10 +56,6 @@ export interface GatewayDeps {
   schedules?: { defaultZone?: string | undefined };
 }
 
-const STORE_FAILING = "Sorry, I can't store messages right now (the server's storage is failing), so I could not process that. Please try again later.";
-const CORRUPT = "Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over.";
-const INTERNAL = "Sorry, something went wrong while handling that message. Please try again.";
-
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
 
@@ -78,11 +75,6 @@ const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set([
   "usage",
 ]);
 
-/** A request that failed on the server's side (not because of the user or the model): the HTTP API answers 500. */
-export function failedInternally(request: RequestRecord): boolean {
-  return request.status === "failed" && (request.error === INTERNAL || request.error === CORRUPT || request.error === STORE_FAILING);
-}
-
 /**
  * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated message id is
  * dropped); the replica that holds the session's lease then handles its requests one at a time (SessionWorkers),
@@ -96,13 +88,13 @@ export class Gateway {
   private readonly outbox: Outbox;
   private readonly approvals: ApprovalDecisions;
   private readonly shutdown = new AbortController();
-  private readonly waiters = new Map<string, Array<(outcome: { internalError: boolean }) => void>>();
+  private readonly waiters = new Map<string, Array<(outcome: RequestOutcome) => void>>();
   /** Requests this process is running or delivering: their end is told by the run, not by the change feed. */
   private readonly local = new Set<string>();
   /** Requests this process is storing: it wakes their session itself, so their change needs no second wake-up. */
   private readonly storing = new Set<string>();
-  /** Requests this process answered with an internal error (the rest read it from the store). */
-  private readonly internal = new Set<string>();
+  /** Requests this process ended as failed, and why (the rest read it from the store). */
+  private readonly failures = new Map<string, FailureCode>();
   /** Sessions whose running turn a /cancel or /reset just cut off (the command then says what it stopped). */
   private readonly cut = new Set<string>();
   /** Requests this process stopped because another replica took their session over: that replica finishes them. */
@@ -241,16 +233,16 @@ export class Gateway {
 
   /**
    * Resolves once a request has been processed and its replies delivered (or, when another replica ran it,
-   * committed). `internalError` is true when it failed on the server's side (a corrupt state row, a store error),
-   * not because of the user or the model.
+   * committed), with how it ended: isInternal(outcome) when it failed on the server's side (a corrupt state row, a
+   * store error), not because of the user or the model.
    */
-  async whenDone(requestId: string): Promise<{ internalError: boolean }> {
-    const done = new Promise<{ internalError: boolean }>((resolve) => {
+  async whenDone(requestId: string): Promise<RequestOutcome> {
+    const done = new Promise<RequestOutcome>((resolve) => {
       const list = this.waiters.get(requestId) ?? [];
       list.push(resolve);
       this.waiters.set(requestId, list);
     });
-    if (this.unrecorded.has(requestId) && !this.local.has(requestId)) this.settle(requestId, { internalError: true });
+    if (this.unrecorded.has(requestId) && !this.local.has(requestId)) this.settle(requestId, { status: "failed", code: "store_failing" });
     else await this.settleIfDone(requestId);
     return done;
   }
@@ -419,10 +411,10 @@ export class Gateway {
   private async settleIfDone(requestId: string): Promise<void> {
     if (this.local.has(requestId) || !this.waiters.has(requestId)) return;
     const request = await this.deps.store.requests.get(requestId);
-    if (request && (request.status === "done" || request.status === "failed")) this.settle(requestId, { internalError: failedInternally(request) });
+    if (request && (request.status === "done" || request.status === "failed")) this.settle(requestId, storedOutcome(request));
   }
 
-  private settle(requestId: string, outcome: { internalError: boolean }): void {
+  private settle(requestId: string, outcome: RequestOutcome): void {
     const list = this.waiters.get(requestId) ?? [];
     this.waiters.delete(requestId);
     for (const resolve of list) resolve(outcome);
@@ -437,9 +429,10 @@ export class Gateway {
       await this.workers.deliver(request.sessionKey);
     } finally {
       this.local.delete(request.id);
-      const internal = this.unrecorded.has(request.id) || this.internal.delete(request.id);
+      const code = this.unrecorded.has(request.id) ? "store_failing" : this.failures.get(request.id);
+      this.failures.delete(request.id);
       // Not done here: its waiters hear of its end from the replica that took it over (the change feed or the poll).
-      if (!this.handedOver.delete(request.id)) this.settle(request.id, { internalError: internal });
+      if (!this.handedOver.delete(request.id)) this.settle(request.id, code ? { status: "failed", code } : { status: "finished" });
     }
   }
 
@@ -463,7 +456,7 @@ export class Gateway {
     if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
     const command = parseCommand(request.text, true);
     const { runtime, orchestrator } = this.deps;
-    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, writer, BUSY, "failed");
+    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, writer, BUSY, "busy");
     // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
     const cut = command === "cancel" || command === "reset" ? this.cut.delete(request.sessionKey) : false;
     if (command === "approve" || command === "deny") {
@@ -505,7 +498,8 @@ export class Gateway {
   private async cutOff(requestId: string, writer: SessionWriter): Promise<boolean> {
     const request = await this.deps.store.requests.get(requestId);
     if (!request || (request.status !== "pending" && request.status !== "running")) return false;
-    await writer.commit({ request: { id: request.id, status: "failed", error: "cancelled by the user" } });
+    await writer.commit({ request: { id: request.id, status: "failed", error: CANCELLED } });
+    this.failures.set(request.id, "cancelled");
     return true;
   }
 
@@ -513,9 +507,9 @@ export class Gateway {
   private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
     const { model, orchestrator, store, runtime } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
-    if (!model.configured) return this.reply(current, writer, model.setupHint, "failed");
+    if (!model.configured) return this.reply(current, writer, model.setupHint, "setup");
     if (current.kind === "message" && current.status === "pending") {
-      if (!(await mayRun(store, current))) return this.reply(current, writer, BUSY, "failed");
+      if (!(await mayRun(store, current))) return this.reply(current, writer, BUSY, "busy");
       const pending = await store.approvals.pending(current.sessionKey);
       // A task past its expiry waits for nothing any more: the orchestrator ends it.
       if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {
@@ -524,10 +518,10 @@ export class Gateway {
       }
     }
     const over = await this.overBudget(current.sessionKey);
-    if (over) return this.reply(current, writer, over, "failed");
+    if (over) return this.reply(current, writer, over, "budget");
     if (current.kind === "message" && current.status === "pending") {
       const refused = await admitToQuota(runtime.quotas, current, writer);
-      if (refused) return refused.tell ? this.reply(current, writer, refused.text, "failed") : undefined;
+      if (refused) return refused.tell ? this.reply(current, writer, refused.text, "quota") : undefined;
     }
     await this.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
@@ -550,22 +544,23 @@ export class Gateway {
       return;
     }
     const corrupt = error instanceof CorruptStateError;
-    this.internal.add(request.id);
     this.deps.log.error({ session: request.sessionKey, request: request.id, err: error }, corrupt ? "stored state for this session is corrupt" : "request failed");
-    await this.reply(request, writer, corrupt ? CORRUPT : INTERNAL, "failed");
+    const code = corrupt ? "corrupt" : "internal";
+    await this.reply(request, writer, FAILURE_TEXT[code], code);
   }
 
-  /** Ends a request with a message from the gateway itself, in one commit. */
-  private async reply(request: RequestRecord, writer: SessionWriter, text: string, status: "done" | "failed" = "done"): Promise<void> {
+  /** Ends a request with a message from the gateway itself, in one commit: done, or failed for `failure`. */
+  private async reply(request: RequestRecord, writer: SessionWriter, text: string, failure?: FailureCode): Promise<void> {
     try {
-      await this.commitReply(request, writer, text, status);
+      await this.commitReply(request, writer, text, failure ? "failed" : "done");
+      if (failure) this.failures.set(request.id, failure);
     } catch (error) {
       if (error instanceof FencedError) return this.failed(request, writer, error);
       // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
       // processed, and from then on the request is failed, here and (once the store can write) on disk: a
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
-      this.internal.add(request.id);
+      this.failures.set(request.id, "store_failing");
       this.unrecorded.add(request.id, writer, STORE_FAILING);
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
