@@ -22,8 +22,8 @@ import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
-import { UnrecordedFailures } from "./unrecorded-failures.js";
-import { CANCELLED, FAILURE_TEXT, STORE_FAILING, storedOutcome, type FailureCode, type RequestOutcome } from "./failures.js";
+import { CANCELLED, FAILURE_TEXT, STORE_FAILING, type FailureCode, type RequestOutcome } from "./failures.js";
+import { RequestBook } from "./request-book.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
 import type { Transcriber } from "../llm/transcription.js";
@@ -88,19 +88,7 @@ export class Gateway {
   private readonly outbox: Outbox;
   private readonly approvals: ApprovalDecisions;
   private readonly shutdown = new AbortController();
-  private readonly waiters = new Map<string, Array<(outcome: RequestOutcome) => void>>();
-  /** Requests this process is running or delivering: their end is told by the run, not by the change feed. */
-  private readonly local = new Set<string>();
-  /** Requests this process is storing: it wakes their session itself, so their change needs no second wake-up. */
-  private readonly storing = new Set<string>();
-  /** Requests this process ended as failed, and why (the rest read it from the store). */
-  private readonly failures = new Map<string, FailureCode>();
-  /** Sessions whose running turn a /cancel or /reset just cut off (the command then says what it stopped). */
-  private readonly cut = new Set<string>();
-  /** Requests this process stopped because another replica took their session over: that replica finishes them. */
-  private readonly handedOver = new Set<string>();
-  /** Failed requests the store could not yet record as failed (disk full): terminal all the same. */
-  private readonly unrecorded: UnrecordedFailures;
+  private readonly book: RequestBook;
   private readonly unwatch: () => void;
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
@@ -125,7 +113,7 @@ export class Gateway {
       onUndeliverable: (requestId, reason) =>
         void pauseUndeliverable(deps.store, deps.log, requestId, reason).catch((error: unknown) => deps.log.error({ err: error }, "could not pause a scheduled job")),
     });
-    this.unrecorded = new UnrecordedFailures(deps.retryBaseMs ?? 2000);
+    this.book = new RequestBook(deps.store, deps.retryBaseMs ?? 2000);
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
     this.workers = new SessionWorkers({
       store: deps.store,
@@ -135,7 +123,7 @@ export class Gateway {
       shutdown: this.shutdown.signal,
       isSide: (r) => r.kind === "command" && SIDE_COMMANDS.has(parseCommand(r.text, true)!),
       interrupts: (r) => r.kind === "command" && ["cancel", "reset"].includes(parseCommand(r.text, true) ?? ""),
-      settled: (id) => this.unrecorded.has(id),
+      settled: (id) => this.book.unrecorded.has(id),
       runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
       runSide: (request, writer) => this.observer.request(request, () => this.run(request, () => this.runCommand(request, writer))),
       tellQueued: (request, writer) =>
@@ -228,7 +216,7 @@ export class Gateway {
    */
   async poll(): Promise<void> {
     await this.workers.poll();
-    for (const id of this.waiters.keys()) await this.settleIfDone(id);
+    await this.book.settleEnded();
   }
 
   /**
@@ -236,15 +224,8 @@ export class Gateway {
    * committed), with how it ended: isInternal(outcome) when it failed on the server's side (a corrupt state row, a
    * store error), not because of the user or the model.
    */
-  async whenDone(requestId: string): Promise<RequestOutcome> {
-    const done = new Promise<RequestOutcome>((resolve) => {
-      const list = this.waiters.get(requestId) ?? [];
-      list.push(resolve);
-      this.waiters.set(requestId, list);
-    });
-    if (this.unrecorded.has(requestId) && !this.local.has(requestId)) this.settle(requestId, { status: "failed", code: "store_failing" });
-    else await this.settleIfDone(requestId);
-    return done;
+  whenDone(requestId: string): Promise<RequestOutcome> {
+    return this.book.whenDone(requestId);
   }
 
   /**
@@ -272,7 +253,7 @@ export class Gateway {
   async steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
     const { store } = this.deps;
     const waiting = (await store.requests.unfinishedOf(sessionKey)).filter(
-      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.unrecorded.has(r.id),
+      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.book.unrecorded.has(r.id),
     );
     if (waiting.length === 0) return [];
     const owner = await store.requests.conversationOwner(sessionKey);
@@ -335,8 +316,7 @@ export class Gateway {
       ...(files.some((f) => f.ok) ? { files: toStore(files, ids) } : {}),
     };
     // This process wakes the session itself below; the change the insert announces needs no second wake-up.
-    this.storing.add(id);
-    const inserted = await store.requests.insert(newRequest).finally(() => this.storing.delete(id));
+    const inserted = await this.book.storingOf(id, () => store.requests.insert(newRequest));
     if (inserted.status === "forbidden") return { status: "forbidden" };
     // Another member's message was stored first: the conversation became theirs.
     if (inserted.status === "busy") return refusal(message.addressed ?? true, command);
@@ -387,8 +367,8 @@ export class Gateway {
   async stop(): Promise<void> {
     this.shutdown.abort();
     this.unwatch();
-    await this.unrecorded.record();
-    this.unrecorded.stop();
+    await this.book.unrecorded.record();
+    this.book.unrecorded.stop();
     this.outbox.stop();
     await this.deps.memory?.stop();
     await this.idle();
@@ -396,10 +376,10 @@ export class Gateway {
 
   /** A change any replica committed: work to pick up, or the end of a request someone here waits for. */
   private heard(change: StoreChange): void {
-    if (change.kind === "request" && !this.storing.has(change.requestId)) this.workers.wake(change.sessionKey);
+    if (change.kind === "request" && !this.book.isStoring(change.requestId)) this.workers.wake(change.sessionKey);
     else if (change.kind === "outbound") this.workers.replies(change.sessionKey);
-    else if (change.kind === "done" && !this.local.has(change.requestId) && this.waiters.has(change.requestId)) {
-      void this.settleIfDone(change.requestId).catch(() => {});
+    else if (change.kind === "done" && this.book.awaitedFromElsewhere(change.requestId)) {
+      void this.book.settleIfDone(change.requestId).catch(() => {});
     } else if (change.kind === "stack") this.sinks.get(providerOf(change.sessionKey))?.event?.(change.sessionKey, change.event);
     else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
       // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
@@ -408,32 +388,13 @@ export class Gateway {
       this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
   }
 
-  private async settleIfDone(requestId: string): Promise<void> {
-    if (this.local.has(requestId) || !this.waiters.has(requestId)) return;
-    const request = await this.deps.store.requests.get(requestId);
-    if (request && (request.status === "done" || request.status === "failed")) this.settle(requestId, storedOutcome(request));
-  }
-
-  private settle(requestId: string, outcome: RequestOutcome): void {
-    const list = this.waiters.get(requestId) ?? [];
-    this.waiters.delete(requestId);
-    for (const resolve of list) resolve(outcome);
-  }
-
   /** Runs one request here and delivers what it produced; then its waiters are told. */
-  private async run(request: RequestRecord, work: () => Promise<void>): Promise<void> {
-    this.local.add(request.id);
-    try {
+  private run(request: RequestRecord, work: () => Promise<void>): Promise<void> {
+    return this.book.running(request, async () => {
       await work();
       this.workers.ended(request.sessionKey, request.id);
       await this.workers.deliver(request.sessionKey);
-    } finally {
-      this.local.delete(request.id);
-      const code = this.unrecorded.has(request.id) ? "store_failing" : this.failures.get(request.id);
-      this.failures.delete(request.id);
-      // Not done here: its waiters hear of its end from the replica that took it over (the change feed or the poll).
-      if (!this.handedOver.delete(request.id)) this.settle(request.id, code ? { status: "failed", code } : { status: "finished" });
-    }
+    });
   }
 
   private async runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void> {
@@ -442,10 +403,10 @@ export class Gateway {
     const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
     try {
       await this.process(request, signal, lease.writer);
-      if (this.handedOver.has(request.id)) lease.lost = true;
-      if (lease.lost) this.handedOver.add(request.id);
+      if (this.book.isHandedOver(request.id)) lease.lost = true;
+      if (lease.lost) this.book.handOver(request.id);
       // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id, lease.writer))) this.cut.add(key);
+      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id, lease.writer))) this.book.cutOff(key);
     } finally {
       stopWorking?.();
     }
@@ -458,7 +419,7 @@ export class Gateway {
     const { runtime, orchestrator } = this.deps;
     if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, writer, BUSY, "busy");
     // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
-    const cut = command === "cancel" || command === "reset" ? this.cut.delete(request.sessionKey) : false;
+    const cut = command === "cancel" || command === "reset" ? this.book.takeCut(request.sessionKey) : false;
     if (command === "approve" || command === "deny") {
       const id = commandArgument(request.text);
       await this.reply(request, writer, decisionText(await this.decide(id, request.userId, command), id));
@@ -499,7 +460,7 @@ export class Gateway {
     const request = await this.deps.store.requests.get(requestId);
     if (!request || (request.status !== "pending" && request.status !== "running")) return false;
     await writer.commit({ request: { id: request.id, status: "failed", error: CANCELLED } });
-    this.failures.set(request.id, "cancelled");
+    this.book.failed(request.id, "cancelled");
     return true;
   }
 
@@ -539,7 +500,7 @@ export class Gateway {
     if (error instanceof FencedError) {
       // Another replica took the session over while this one was paused: it carries on from the last step
       // committed; nothing of this turn was written, and nothing is said from here.
-      this.handedOver.add(request.id);
+      this.book.handOver(request.id);
       this.deps.log.warn({ session: request.sessionKey, request: request.id }, "this replica lost the session's lease; its turn stopped without committing");
       return;
     }
@@ -553,15 +514,14 @@ export class Gateway {
   private async reply(request: RequestRecord, writer: SessionWriter, text: string, failure?: FailureCode): Promise<void> {
     try {
       await this.commitReply(request, writer, text, failure ? "failed" : "done");
-      if (failure) this.failures.set(request.id, failure);
+      if (failure) this.book.failed(request.id, failure);
     } catch (error) {
       if (error instanceof FencedError) return this.failed(request, writer, error);
       // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
       // processed, and from then on the request is failed, here and (once the store can write) on disk: a
       // message the user was told had failed must not run later, after newer ones.
       this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
-      this.failures.set(request.id, "store_failing");
-      this.unrecorded.add(request.id, writer, STORE_FAILING);
+      this.book.unrecordedFailure(request.id, writer, STORE_FAILING);
       const sink = this.sinks.get(providerOf(request.sessionKey));
       void sink
         ?.deliver(
