@@ -5,7 +5,7 @@ import { systemClock, type Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
 import { budgetOf, overBudget } from "../runtime/budget.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
-import { CorruptStateError, FencedError, type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
+import { type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
 import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
 import { forgetText, memoryText } from "./memory-commands.js";
@@ -22,7 +22,8 @@ import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
-import { CANCELLED, FAILURE_TEXT, STORE_FAILING, type FailureCode, type RequestOutcome } from "./failures.js";
+import { CANCELLED, type RequestOutcome } from "./failures.js";
+import { Replies } from "./replies.js";
 import { RequestBook } from "./request-book.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
@@ -89,6 +90,7 @@ export class Gateway {
   private readonly approvals: ApprovalDecisions;
   private readonly shutdown = new AbortController();
   private readonly book: RequestBook;
+  private readonly replies: Replies;
   private readonly unwatch: () => void;
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
@@ -114,6 +116,7 @@ export class Gateway {
         void pauseUndeliverable(deps.store, deps.log, requestId, reason).catch((error: unknown) => deps.log.error({ err: error }, "could not pause a scheduled job")),
     });
     this.book = new RequestBook(deps.store, deps.retryBaseMs ?? 2000);
+    this.replies = new Replies({ ids: deps.ids, log: deps.log, stacks: deps.runtime.stacks, sinks: this.sinks, book: this.book });
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
     this.workers = new SessionWorkers({
       store: deps.store,
@@ -417,27 +420,29 @@ export class Gateway {
     if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
     const command = parseCommand(request.text, true);
     const { runtime, orchestrator } = this.deps;
-    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.reply(request, writer, BUSY, "busy");
+    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.replies.reply(request, writer, BUSY, "busy");
     // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
     const cut = command === "cancel" || command === "reset" ? this.book.takeCut(request.sessionKey) : false;
     if (command === "approve" || command === "deny") {
       const id = commandArgument(request.text);
-      await this.reply(request, writer, decisionText(await this.decide(id, request.userId, command), id));
+      await this.replies.reply(request, writer, decisionText(await this.decide(id, request.userId, command), id));
     } else if (command === "context") {
-      await this.guard(request, writer, () => describeContext(runtime, orchestrator, request, writer, budgetOf(runtime.settings)));
-    } else if (command === "cancel") await this.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
-    else if (command === "status") await this.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
-    else if (command === "reset") await this.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
+      await this.replies.guard(request, writer, () => describeContext(runtime, orchestrator, request, writer, budgetOf(runtime.settings)));
+    } else if (command === "cancel") await this.replies.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
+    else if (command === "status") await this.replies.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
+    else if (command === "reset") await this.replies.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
     else if (command === "schedules" || command === "unschedule" || command === "timezone") {
       const deps = { store: this.deps.store, now: () => this.now(), enabled: this.deps.schedules !== undefined, defaultZone: this.deps.schedules?.defaultZone };
-      await this.guard(request, writer, async () => this.reply(request, writer, await scheduleCommandText(deps, request.userId, request.sessionKey, request.text)));
+      await this.replies.guard(request, writer, async () =>
+        this.replies.reply(request, writer, await scheduleCommandText(deps, request.userId, request.sessionKey, request.text)),
+      );
     } else if (command === "memory" || command === "forget") {
       const { store } = this.deps;
-      await this.guard(request, writer, async () =>
-        this.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
+      await this.replies.guard(request, writer, async () =>
+        this.replies.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
       );
-    } else if (command === "usage") await this.guard(request, writer, async () => this.reply(request, writer, await usageText(runtime.quotas, request)));
-    else if (command) await this.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
+    } else if (command === "usage") await this.replies.guard(request, writer, async () => this.replies.reply(request, writer, await usageText(runtime.quotas, request)));
+    else if (command) await this.replies.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
   }
 
   private async pastExpiry(sessionKey: string): Promise<boolean> {
@@ -468,84 +473,22 @@ export class Gateway {
   private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
     const { model, orchestrator, store, runtime } = this.deps;
     if (current.status === "done" || current.status === "failed" || signal.aborted) return;
-    if (!model.configured) return this.reply(current, writer, model.setupHint, "setup");
+    if (!model.configured) return this.replies.reply(current, writer, model.setupHint, "setup");
     if (current.kind === "message" && current.status === "pending") {
-      if (!(await mayRun(store, current))) return this.reply(current, writer, BUSY, "busy");
+      if (!(await mayRun(store, current))) return this.replies.reply(current, writer, BUSY, "busy");
       const pending = await store.approvals.pending(current.sessionKey);
       // A task past its expiry waits for nothing any more: the orchestrator ends it.
       if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {
         const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
-        return this.reply(current, writer, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
+        return this.replies.reply(current, writer, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
       }
     }
     const over = await this.overBudget(current.sessionKey);
-    if (over) return this.reply(current, writer, over, "budget");
+    if (over) return this.replies.reply(current, writer, over, "budget");
     if (current.kind === "message" && current.status === "pending") {
       const refused = await admitToQuota(runtime.quotas, current, writer);
-      if (refused) return refused.tell ? this.reply(current, writer, refused.text, "quota") : undefined;
+      if (refused) return refused.tell ? this.replies.reply(current, writer, refused.text, "quota") : undefined;
     }
-    await this.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
-  }
-
-  private async guard(request: RequestRecord, writer: SessionWriter, work: () => Promise<unknown>): Promise<void> {
-    try {
-      await work();
-    } catch (error) {
-      await this.failed(request, writer, error);
-    }
-  }
-
-  private async failed(request: RequestRecord, writer: SessionWriter, error: unknown): Promise<void> {
-    this.deps.runtime.stacks.invalidate(request.sessionKey);
-    if (error instanceof FencedError) {
-      // Another replica took the session over while this one was paused: it carries on from the last step
-      // committed; nothing of this turn was written, and nothing is said from here.
-      this.book.handOver(request.id);
-      this.deps.log.warn({ session: request.sessionKey, request: request.id }, "this replica lost the session's lease; its turn stopped without committing");
-      return;
-    }
-    const corrupt = error instanceof CorruptStateError;
-    this.deps.log.error({ session: request.sessionKey, request: request.id, err: error }, corrupt ? "stored state for this session is corrupt" : "request failed");
-    const code = corrupt ? "corrupt" : "internal";
-    await this.reply(request, writer, FAILURE_TEXT[code], code);
-  }
-
-  /** Ends a request with a message from the gateway itself, in one commit: done, or failed for `failure`. */
-  private async reply(request: RequestRecord, writer: SessionWriter, text: string, failure?: FailureCode): Promise<void> {
-    try {
-      await this.commitReply(request, writer, text, failure ? "failed" : "done");
-      if (failure) this.book.failed(request.id, failure);
-    } catch (error) {
-      if (error instanceof FencedError) return this.failed(request, writer, error);
-      // The store cannot take the reply (disk full, I/O error): tell the user directly that it was not
-      // processed, and from then on the request is failed, here and (once the store can write) on disk: a
-      // message the user was told had failed must not run later, after newer ones.
-      this.deps.log.error({ err: error, request: request.id }, "could not record a reply; sending it directly");
-      this.book.unrecordedFailure(request.id, writer, STORE_FAILING);
-      const sink = this.sinks.get(providerOf(request.sessionKey));
-      void sink
-        ?.deliver(
-          { id: this.deps.ids.next("out"), sessionKey: request.sessionKey, requestId: request.id, agent: "switchboard", depth: 0, text: STORE_FAILING, kind: "error" },
-          { sentChunks: new Set(), chunkSent: async () => {} },
-        )
-        .catch(() => {});
-    }
-  }
-
-  private commitReply(request: RequestRecord, writer: SessionWriter, text: string, status: "done" | "failed"): Promise<void> {
-    return writer.commit({
-      request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
-      outbound: [
-        {
-          id: this.deps.ids.next("out"),
-          requestId: request.id,
-          taskId: null,
-          agent: "switchboard",
-          depth: 0,
-          text,
-          kind: status === "failed" ? "error" : "notice",
-        },
-      ],
-    });
+    await this.replies.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
 }
