@@ -3,7 +3,7 @@ import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import { systemClock, type Ids } from "../runtime/deps.js";
 import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
-import { budgetOf, overBudget } from "../runtime/budget.js";
+import { budgetOf } from "../runtime/budget.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
@@ -11,7 +11,7 @@ import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, t
 import { forgetText, memoryText } from "./memory-commands.js";
 import { scheduleCommandText } from "./schedule-replies.js";
 import { pauseUndeliverable } from "./scheduler.js";
-import { admitToQuota, usageText } from "./quota-door.js";
+import { usageText } from "./quota-door.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -22,8 +22,9 @@ import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
-import { CANCELLED, type RequestOutcome } from "./failures.js";
+import type { RequestOutcome } from "./failures.js";
 import { Replies } from "./replies.js";
+import { Turns } from "./turns.js";
 import { RequestBook } from "./request-book.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
@@ -91,6 +92,7 @@ export class Gateway {
   private readonly shutdown = new AbortController();
   private readonly book: RequestBook;
   private readonly replies: Replies;
+  private readonly turns: Turns;
   private readonly unwatch: () => void;
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
@@ -117,6 +119,9 @@ export class Gateway {
     });
     this.book = new RequestBook(deps.store, deps.retryBaseMs ?? 2000);
     this.replies = new Replies({ ids: deps.ids, log: deps.log, stacks: deps.runtime.stacks, sinks: this.sinks, book: this.book });
+    const { store, model, orchestrator, runtime } = deps;
+    const now = () => this.now();
+    this.turns = new Turns({ store, model, orchestrator, runtime, sinks: this.sinks, book: this.book, replies: this.replies, now, shutdown: this.shutdown.signal });
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
     this.workers = new SessionWorkers({
       store: deps.store,
@@ -401,18 +406,8 @@ export class Gateway {
   }
 
   private async runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void> {
-    const key = request.sessionKey;
     if (request.kind === "command") return this.runCommand(request, lease.writer);
-    const stopWorking = this.sinks.get(providerOf(key))?.working?.(key);
-    try {
-      await this.process(request, signal, lease.writer);
-      if (this.book.isHandedOver(request.id)) lease.lost = true;
-      if (lease.lost) this.book.handOver(request.id);
-      // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      else if (signal.aborted && !this.shutdown.signal.aborted && (await this.cutOff(request.id, lease.writer))) this.book.cutOff(key);
-    } finally {
-      stopWorking?.();
-    }
+    await this.turns.run(request, signal, lease);
   }
 
   private async runCommand(request: RequestRecord, writer: SessionWriter): Promise<void> {
@@ -443,52 +438,5 @@ export class Gateway {
       );
     } else if (command === "usage") await this.replies.guard(request, writer, async () => this.replies.reply(request, writer, await usageText(runtime.quotas, request)));
     else if (command) await this.replies.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
-  }
-
-  private async pastExpiry(sessionKey: string): Promise<boolean> {
-    const expiresAt = (await this.deps.store.tasks.active(sessionKey))?.expiresAt ?? null;
-    return expiresAt !== null && expiresAt <= this.now();
-  }
-
-  /**
-   * Why the session may not call the model any more (SESSION_TOKEN_BUDGET, SESSION_COST_BUDGET_USD); null when it may.
-   * Checked before a request starts, so a spent conversation starts no task; the runtime checks before every call.
-   */
-  private async overBudget(sessionKey: string): Promise<string | null> {
-    const budget = budgetOf(this.deps.runtime.settings);
-    if (budget.tokens <= 0 && budget.usd <= 0) return null;
-    return overBudget(await this.deps.store.sessions.usage(sessionKey), budget);
-  }
-
-  /** Ends a turn a /cancel or /reset stopped; true when it was still unfinished (so it was this that ended it). */
-  private async cutOff(requestId: string, writer: SessionWriter): Promise<boolean> {
-    const request = await this.deps.store.requests.get(requestId);
-    if (!request || (request.status !== "pending" && request.status !== "running")) return false;
-    await writer.commit({ request: { id: request.id, status: "failed", error: CANCELLED } });
-    this.book.failed(request.id, "cancelled");
-    return true;
-  }
-
-  /** `current` was read just now, by the worker that picked it. */
-  private async process(current: RequestRecord, signal: AbortSignal, writer: SessionWriter): Promise<void> {
-    const { model, orchestrator, store, runtime } = this.deps;
-    if (current.status === "done" || current.status === "failed" || signal.aborted) return;
-    if (!model.configured) return this.replies.reply(current, writer, model.setupHint, "setup");
-    if (current.kind === "message" && current.status === "pending") {
-      if (!(await mayRun(store, current))) return this.replies.reply(current, writer, BUSY, "busy");
-      const pending = await store.approvals.pending(current.sessionKey);
-      // A task past its expiry waits for nothing any more: the orchestrator ends it.
-      if (pending.length > 0 && !(await this.pastExpiry(current.sessionKey))) {
-        const list = pending.map((a) => `${a.toolName} (${a.id})`).join(", ");
-        return this.replies.reply(current, writer, `I'm waiting for your approval of ${list}. Approve or deny it first, or send /cancel.`);
-      }
-    }
-    const over = await this.overBudget(current.sessionKey);
-    if (over) return this.replies.reply(current, writer, over, "budget");
-    if (current.kind === "message" && current.status === "pending") {
-      const refused = await admitToQuota(runtime.quotas, current, writer);
-      if (refused) return refused.tell ? this.replies.reply(current, writer, refused.text, "quota") : undefined;
-    }
-    await this.replies.guard(current, writer, () => orchestrator.handleMessage(current, writer, signal));
   }
 }
