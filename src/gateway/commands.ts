@@ -1,53 +1,15 @@
-import { available, type Catalog } from "../catalog/definition.js";
+import { CHAT_COMMANDS, type ChatCommand } from "./command-table.js";
 
-export type ChatCommand =
-  | "cancel"
-  | "status"
-  | "reset"
-  | "start"
-  | "help"
-  | "skills"
-  | "context"
-  | "approve"
-  | "deny"
-  | "memory"
-  | "forget"
-  | "schedules"
-  | "unschedule"
-  | "timezone"
-  | "usage";
+export type { ChatCommand } from "./command-table.js";
+export { commandArgument, decisionText, skillsText, welcomeText } from "./command-texts.js";
 
-const COMMANDS: Record<string, ChatCommand> = {
-  cancel: "cancel",
-  status: "status",
-  reset: "reset",
-  start: "start",
-  help: "help",
-  skills: "skills",
-  context: "context",
-  approve: "approve",
-  deny: "deny",
-  memory: "memory",
-  forget: "forget",
-  schedules: "schedules",
-  unschedule: "unschedule",
-  timezone: "timezone",
-  usage: "usage",
-};
 const STOP_WORDS = new Set(["cancel", "stop"]);
 
-/** Commands every chat platform offers (Telegram registers these with setMyCommands). */
-export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: string }> = [
-  { command: "start", description: "What this bot can do" },
-  { command: "skills", description: "List the skills and agents" },
-  { command: "status", description: "Show who you are talking to" },
-  { command: "context", description: "Context and token usage" },
-  { command: "memory", description: "What I remember about you" },
-  { command: "schedules", description: "Your scheduled jobs in this chat" },
-  { command: "usage", description: "Your use today against the limits" },
-  { command: "cancel", description: "Stop the running task" },
-  { command: "reset", description: "Start a fresh conversation" },
-];
+/** Commands every chat platform offers (Telegram registers these with setMyCommands): the table's entries with a menu line. */
+export const COMMAND_MENU: ReadonlyArray<{ command: ChatCommand; description: string }> = (Object.keys(CHAT_COMMANDS) as ChatCommand[]).flatMap((command) => {
+  const { menu } = CHAT_COMMANDS[command] as { menu?: string };
+  return menu ? [{ command, description: menu }] : [];
+});
 
 /**
  * Commands are handled before the model. `/cancel@MyBot` (Telegram's group form) counts too;
@@ -59,10 +21,20 @@ export function parseCommand(text: string, taskActive: boolean): ChatCommand | n
   // Own keys only: "/constructor" or "/__proto__" must not find Object.prototype's members.
   if (slash) {
     const name = slash[1]!.toLowerCase();
-    return Object.hasOwn(COMMANDS, name) ? COMMANDS[name]! : null;
+    return Object.hasOwn(CHAT_COMMANDS, name) ? (name as ChatCommand) : null;
   }
   if (taskActive && STOP_WORDS.has(withoutTrailing(trimmed.toLowerCase(), ".!"))) return "cancel";
   return null;
+}
+
+/** Whether anyone may send `command` into someone else's conversation (it only reads, or touches the sender's own things). */
+export function anyoneMay(command: ChatCommand): boolean {
+  return CHAT_COMMANDS[command].who === "anyone";
+}
+
+/** /cancel and /reset: they stop the running turn and go before queued messages; the others answer beside it. */
+export function interrupts(command: ChatCommand): boolean {
+  return CHAT_COMMANDS[command].interrupts;
 }
 
 /**
@@ -73,45 +45,4 @@ function withoutTrailing(text: string, chars: string): string {
   let end = text.length;
   while (end > 0 && chars.includes(text[end - 1]!)) end--;
   return text.slice(0, end);
-}
-
-export function skillsText(catalog: Catalog): string {
-  const lines = (title: string, defs: Catalog["skills"]) => {
-    const usable = available(defs);
-    return usable.length === 0 ? [] : [title, ...usable.map((d) => `• ${d.name}: ${d.description}`)];
-  };
-  const all = [...lines("Skills:", catalog.skills), ...lines("Agents:", catalog.agents)];
-  return all.length ? all.join("\n") : "No skills or agents are installed yet.";
-}
-
-export function welcomeText(catalog: Catalog): string {
-  return [
-    "Hi! I'm Switchboard, an assistant that can hand your conversation to specialised skills and agents.",
-    "Just write what you need. /status shows who you are talking to, /cancel stops a running task, /reset starts over.",
-    "/memory shows what I remember about you (and /forget lets you remove it).",
-    "",
-    skillsText(catalog),
-  ].join("\n");
-}
-
-/** The approval id after `/approve` or `/deny`. */
-export function commandArgument(text: string): string {
-  return text.trim().split(/\s+/)[1] ?? "";
-}
-
-export function decisionText(result: import("./types.js").DecisionResult, id: string): string {
-  switch (result.status) {
-    case "approved":
-      return `Approved (${id}). Running it now.`;
-    case "denied":
-      return `Denied (${id}). I won't run it.`;
-    case "already_decided":
-      return `That was already decided (${result.decided}).`;
-    case "task_expired":
-      return `Too late: this task expired at ${new Date(result.expiresAt).toISOString()}, so the call was not run.`;
-    case "not_owner":
-      return "Only the person who started this task can approve or deny its tool calls.";
-    case "not_found":
-      return `There is no pending approval ${id}.`;
-  }
 }

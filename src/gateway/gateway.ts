@@ -2,16 +2,12 @@ import type { Logger } from "pino";
 import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import { systemClock, type Ids } from "../runtime/deps.js";
-import { cancelTask, describeContext, describeStack, resetSession } from "../runtime/control.js";
-import { budgetOf } from "../runtime/budget.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
 import { type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
-import { commandArgument, decisionText, parseCommand, skillsText, welcomeText, type ChatCommand } from "./commands.js";
-import { forgetText, memoryText } from "./memory-commands.js";
-import { scheduleCommandText } from "./schedule-replies.js";
+import { CHAT_COMMANDS } from "./command-table.js";
+import { interrupts, parseCommand } from "./commands.js";
 import { pauseUndeliverable } from "./scheduler.js";
-import { usageText } from "./quota-door.js";
 import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
@@ -60,22 +56,6 @@ export interface GatewayDeps {
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
 const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
-
-const SIDE_COMMANDS: ReadonlySet<ChatCommand> = new Set([
-  "status",
-  "skills",
-  "context",
-  "approve",
-  "deny",
-  "start",
-  "help",
-  "memory",
-  "forget",
-  "schedules",
-  "unschedule",
-  "timezone",
-  "usage",
-]);
 
 /**
  * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated message id is
@@ -129,8 +109,8 @@ export class Gateway {
       stacks: deps.runtime.stacks,
       log: deps.log,
       shutdown: this.shutdown.signal,
-      isSide: (r) => r.kind === "command" && SIDE_COMMANDS.has(parseCommand(r.text, true)!),
-      interrupts: (r) => r.kind === "command" && ["cancel", "reset"].includes(parseCommand(r.text, true) ?? ""),
+      isSide: (r) => r.kind === "command" && !interrupts(parseCommand(r.text, true)!),
+      interrupts: (r) => r.kind === "command" && interrupts(parseCommand(r.text, true)!),
       settled: (id) => this.book.unrecorded.has(id),
       runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
       runSide: (request, writer) => this.observer.request(request, () => this.run(request, () => this.runCommand(request, writer))),
@@ -414,29 +394,23 @@ export class Gateway {
     const current = await this.deps.store.requests.get(request.id);
     if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
     const command = parseCommand(request.text, true);
-    const { runtime, orchestrator } = this.deps;
-    if ((command === "cancel" || command === "reset") && !(await mayRun(this.deps.store, request))) return this.replies.reply(request, writer, BUSY, "busy");
+    if (!command) return;
+    const { runtime, orchestrator, store, schedules } = this.deps;
+    if (interrupts(command) && !(await mayRun(store, request))) return this.replies.reply(request, writer, BUSY, "busy");
     // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
-    const cut = command === "cancel" || command === "reset" ? this.book.takeCut(request.sessionKey) : false;
-    if (command === "approve" || command === "deny") {
-      const id = commandArgument(request.text);
-      await this.replies.reply(request, writer, decisionText(await this.decide(id, request.userId, command), id));
-    } else if (command === "context") {
-      await this.replies.guard(request, writer, () => describeContext(runtime, orchestrator, request, writer, budgetOf(runtime.settings)));
-    } else if (command === "cancel") await this.replies.guard(request, writer, () => cancelTask(runtime, orchestrator, request, writer, cut));
-    else if (command === "status") await this.replies.guard(request, writer, () => describeStack(runtime, orchestrator, request, writer));
-    else if (command === "reset") await this.replies.guard(request, writer, () => resetSession(runtime, orchestrator, request, writer));
-    else if (command === "schedules" || command === "unschedule" || command === "timezone") {
-      const deps = { store: this.deps.store, now: () => this.now(), enabled: this.deps.schedules !== undefined, defaultZone: this.deps.schedules?.defaultZone };
-      await this.replies.guard(request, writer, async () =>
-        this.replies.reply(request, writer, await scheduleCommandText(deps, request.userId, request.sessionKey, request.text)),
-      );
-    } else if (command === "memory" || command === "forget") {
-      const { store } = this.deps;
-      await this.replies.guard(request, writer, async () =>
-        this.replies.reply(request, writer, command === "memory" ? await memoryText(store, request.userId) : await forgetText(store, request.userId, request.text)),
-      );
-    } else if (command === "usage") await this.replies.guard(request, writer, async () => this.replies.reply(request, writer, await usageText(runtime.quotas, request)));
-    else if (command) await this.replies.reply(request, writer, command === "skills" ? skillsText(runtime.catalog()) : welcomeText(runtime.catalog()));
+    const cut = interrupts(command) ? this.book.takeCut(request.sessionKey) : false;
+    await CHAT_COMMANDS[command].run({
+      request,
+      writer,
+      cut,
+      runtime,
+      orchestrator,
+      store,
+      now: () => this.now(),
+      schedules,
+      decide: (id, userId, decision) => this.decide(id, userId, decision),
+      reply: (text) => this.replies.reply(request, writer, text),
+      guard: (work) => this.replies.guard(request, writer, work),
+    });
   }
 }

@@ -2,13 +2,10 @@
 // or a channel thread, only the owner talks to the agents, cancels or resets; the others are told the chat is busy.
 // Decided when a message is stored (atomically, by the store) and checked again when a stored request runs.
 import type { OwnerRule, RequestRecord, Store } from "../store/store.js";
-import { parseCommand, type ChatCommand } from "./commands.js";
+import { anyoneMay, parseCommand, type ChatCommand } from "./commands.js";
 import type { InboundMessage, SubmitResult } from "./types.js";
 
 export const BUSY = "Sorry, I'm in the middle of a task for someone else in this chat. Please wait until it finishes, or ask them to /cancel it.";
-
-/** Commands anyone may send into someone else's conversation: they only read, or touch the sender's own things. */
-const ANYONE: ReadonlySet<ChatCommand> = new Set(["status", "skills", "context", "approve", "deny", "memory", "forget"]);
 
 export type Admission =
   /** Store it, under `rule` (absent: anyone may). */
@@ -23,7 +20,7 @@ export async function admission(store: Pick<Store, "requests" | "tasks">, messag
   // A lone "stop" cancels only where someone's task is under way.
   const command = parseCommand(message.text, owner !== null);
   const addressed = message.addressed ?? true;
-  if (command !== null && ANYONE.has(command)) return { admitted: true, command };
+  if (command !== null && anyoneMay(command)) return { admitted: true, command };
   if (owner !== null && owner !== message.userId) return { admitted: false, result: refusal(addressed, command) };
   // Chatter not addressed to the bot reaches the agents only from the conversation's owner.
   if (owner === null && !addressed && !command) return { admitted: false, result: { status: "ignored" } };

@@ -1,7 +1,9 @@
 // Everything a person can type is in the docs: every npm script, every subcommand and option of the command-line
 // tools, every benchmark scenario, every chat command, and every environment variable the code reads.
 import { describe, expect, it } from "vitest";
-import { parseCommand, type ChatCommand } from "../../src/gateway/commands.js";
+import type { ChatCommand } from "../../src/gateway/commands.js";
+import { CHAT_COMMANDS as TABLE } from "../../src/gateway/command-table.js";
+import { parseCommand } from "../../src/gateway/commands.js";
 import { envReadsOf, scenariosOf, toolsOf, undocumentedCommands } from "./commands.js";
 import { docFiles, filesUnder, read, withoutCodeBlocks } from "./markdown.js";
 
@@ -9,24 +11,8 @@ const docs = docFiles().map(read).join("\n");
 const scripts = (JSON.parse(read("package.json")) as { scripts: Record<string, string> }).scripts;
 const tools = toolsOf(scripts, read);
 
-/** Every chat command; typed by ChatCommand, so a new command does not compile until it is listed here. */
-const CHAT_COMMANDS: Record<ChatCommand, true> = {
-  cancel: true,
-  status: true,
-  reset: true,
-  start: true,
-  help: true,
-  skills: true,
-  context: true,
-  approve: true,
-  deny: true,
-  memory: true,
-  forget: true,
-  schedules: true,
-  unschedule: true,
-  timezone: true,
-  usage: true,
-};
+/** Every chat command: the gateway's table of them, so a new command is checked here as soon as it is added. */
+const CHAT_COMMANDS = Object.keys(TABLE) as ChatCommand[];
 
 /** Read by the system or by every process, not Switchboard's to document. */
 const SYSTEM_VARIABLES = ["PATH", "HOME"];
@@ -69,7 +55,7 @@ describe("the commands", () => {
 
   it("include every chat command, as /name in the chat page", () => {
     const chats = withoutCodeBlocks(read("docs/admin/chats.md"));
-    for (const command of Object.keys(CHAT_COMMANDS) as ChatCommand[]) {
+    for (const command of CHAT_COMMANDS) {
       expect(parseCommand(`/${command}`, false), command).toBe(command);
       expect(chats, `/${command}`).toMatch(new RegExp(`\`/${command}[\` ]`));
     }
