@@ -12,7 +12,7 @@ import type { HeldLease, Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
-import { admission, BUSY, conversationOf, mayRun, refusal } from "./ownership.js";
+import { BUSY, conversationOf, mayRun } from "./ownership.js";
 import { changeOf } from "./previews.js";
 import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
@@ -21,8 +21,8 @@ import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResu
 import type { RequestOutcome } from "./failures.js";
 import { Replies } from "./replies.js";
 import { Turns } from "./turns.js";
+import { Intake } from "./intake.js";
 import { RequestBook } from "./request-book.js";
-import { toStore, withinSessionCap } from "./inbound-files.js";
 import { VoiceDoor } from "./voice.js";
 import type { Transcriber } from "../llm/transcription.js";
 
@@ -73,19 +73,15 @@ export class Gateway {
   private readonly book: RequestBook;
   private readonly replies: Replies;
   private readonly turns: Turns;
+  private readonly intake: Intake;
   private readonly unwatch: () => void;
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
 
   private readonly observer: GatewayObserver;
-  private readonly flood: FloodGate | null;
-  /** Voice notes heard at the door (voice.ts). */
-  private readonly voice: VoiceDoor;
 
   constructor(private readonly deps: GatewayDeps) {
     this.observer = deps.observer ?? NO_GATEWAY_OBSERVER;
-    this.voice = new VoiceDoor(deps.transcriber, deps.log);
-    this.flood = deps.userMessagesPerMinute ? new FloodGate(deps.userMessagesPerMinute, () => this.now(), deps.log, this.observer) : null;
     this.outbox = new Outbox({
       store: deps.store,
       log: deps.log,
@@ -131,6 +127,20 @@ export class Gateway {
         }),
       // A finished task's memories are extracted once its answer went out.
       deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
+    });
+    this.intake = new Intake({
+      store,
+      ids: deps.ids,
+      log: deps.log,
+      book: this.book,
+      workers: this.workers,
+      observer: this.observer,
+      flood: deps.userMessagesPerMinute ? new FloodGate(deps.userMessagesPerMinute, () => this.now(), deps.log, this.observer) : null,
+      // Voice notes are heard at the door (voice.ts).
+      voice: new VoiceDoor(deps.transcriber, deps.log),
+      maxSessionFileBytes: deps.maxSessionFileBytes ?? 0,
+      notify: (key, text) => this.notify(key, text),
+      shutdown: this.shutdown.signal,
     });
     this.unwatch = deps.store.feed.watch((change) => this.heard(change));
     deps.memory?.start();
@@ -272,52 +282,9 @@ export class Gateway {
     return conversationOf(this.deps.store, keyPrefix, userId);
   }
 
-  async submit(message: InboundMessage): Promise<SubmitResult> {
-    if (this.shutdown.signal.aborted) throw new Error("the gateway is shutting down");
-    const { store, ids, log } = this.deps;
-    // Someone else's conversation: only its owner may talk to the agents or stop them (ownership.ts).
-    const admitted = await admission(store, message);
-    if (!admitted.admitted) return admitted.result;
-    const { command, rule } = admitted;
-    // A /cancel stops spending and starts nothing: it is never held back.
-    const limited = command === "cancel" ? null : this.flood?.limit(message);
-    if (limited) return limited;
-
-    const files = message.files ? await withinSessionCap(message.files, store, message.sessionKey, this.deps.maxSessionFileBytes ?? 0) : [];
-    const refused = files.filter((f) => !f.ok && !message.files!.includes(f));
-    if (refused.length > 0) await this.notify(message.sessionKey, refused.map((f) => (f.ok ? "" : f.reason)).join("\n"));
-    const heard = await this.voice.hear({ ...message, files });
-    if (heard.notice) await this.notify(message.sessionKey, heard.notice);
-
-    const id = ids.next("req");
-    const newRequest = {
-      id,
-      sessionKey: message.sessionKey,
-      externalId: message.messageId,
-      kind: command ? ("command" as const) : ("message" as const),
-      userId: message.userId,
-      text: heard.text,
-      ...(message.privateSession ? { claimSession: { mainAgentSessionId: ids.next("as") } } : {}),
-      ...(message.idempotency ? { idempotency: message.idempotency } : {}),
-      ...(message.taskOptions ? { taskOptions: message.taskOptions } : {}),
-      ...(rule ? { owner: rule } : {}),
-      ...(files.some((f) => f.ok) ? { files: toStore(files, ids) } : {}),
-    };
-    // This process wakes the session itself below; the change the insert announces needs no second wake-up.
-    const inserted = await this.book.storingOf(id, () => store.requests.insert(newRequest));
-    if (inserted.status === "forbidden") return { status: "forbidden" };
-    // Another member's message was stored first: the conversation became theirs.
-    if (inserted.status === "busy") return refusal(message.addressed ?? true, command);
-    const { request } = inserted;
-    if (inserted.status === "duplicate") {
-      log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
-      return { status: "duplicate", requestId: request.id };
-    }
-    // A /cancel or /reset stops the turn at once when it runs here; elsewhere, the replica running it hears of it.
-    if (command === "cancel" || command === "reset") this.workers.interrupt(message.sessionKey, message.userId);
-    this.workers.wake(message.sessionKey);
-    this.observer.inbound(providerOf(message.sessionKey));
-    return { status: "accepted", requestId: request.id };
+  /** Admits a message from a provider: stored once, then processed by the session's worker (intake.ts). */
+  submit(message: InboundMessage): Promise<SubmitResult> {
+    return this.intake.submit(message);
   }
 
   /**
