@@ -1,5 +1,5 @@
 import { createRemoteJWKSet, jwtVerify, type JWTVerifyGetKey } from "jose";
-import { userId } from "../../src/gateway/identity.js";
+import { userId } from "../../src/gateway/index.js";
 import { TokenSet } from "../../src/secret-tokens.js";
 
 export interface AuthOptions {

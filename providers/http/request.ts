@@ -1,7 +1,7 @@
 import type { IncomingMessage } from "node:http";
 import type { z } from "zod";
 import { formatBytes } from "../../src/files/limits.js";
-import type { OutboundMessage } from "../../src/gateway/types.js";
+import type { OutboundMessage } from "../../src/gateway/index.js";
 
 // The HTTP API's edge: errors with a status and a type, JSON bodies read with a size cap.
 

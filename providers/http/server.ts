@@ -16,7 +16,7 @@ import { readMessageBody } from "./message-body.js";
 import { answerHeaders, quotaAnswer } from "./quota-answer.js";
 import { fileRoute } from "./files.js";
 import { storedFiles } from "../../src/gateway/file-source.js";
-import { isInternal } from "../../src/gateway/failures.js";
+import { isInternal } from "../../src/gateway/index.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";

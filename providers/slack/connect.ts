@@ -1,5 +1,5 @@
 import { ErrorCode, type WebAPIHTTPError, type WebAPIPlatformError, type WebAPIRequestError } from "@slack/web-api";
-import type { StartProblem } from "../../src/gateway/connection.js";
+import type { StartProblem } from "../../src/gateway/index.js";
 
 export const DEFAULT_API_URL = "https://slack.com/api/";
 

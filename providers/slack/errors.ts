@@ -1,7 +1,7 @@
 // What a failed Web API call means for Switchboard. @slack/web-api throws a platform error
 // (`{ ok: false, error }` with HTTP 200) as code slack_webapi_platform_error with `data.error`, and a 429
 // (with rejectRateLimitedCalls) as slack_webapi_rate_limited_error with `retryAfter` in seconds.
-import { DeliveryError } from "../../src/gateway/types.js";
+import { DeliveryError } from "../../src/gateway/index.js";
 
 /** The whole retry budget the Web API client is given (its retryConfig.maxRetryTime). */
 export const RETRY_BUDGET_MS = 60_000;

@@ -1,6 +1,5 @@
 import { marked, type Token, type Tokens } from "marked";
-import { cutPosition } from "../../src/gateway/chunking.js";
-import { formattable } from "../../src/gateway/markdown-limits.js";
+import { cutPosition, formattable } from "../../src/gateway/index.js";
 
 /** Slack shows up to 40,000 characters but long messages collapse; keep each part readable. */
 export const SLACK_CHUNK = 3500;

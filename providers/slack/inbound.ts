@@ -1,4 +1,4 @@
-import { sessionKey } from "../../src/gateway/session-key.js";
+import { sessionKey } from "../../src/gateway/index.js";
 
 /** `slack:<team>:<channel>` for a DM, `slack:<team>:<channel>:thread:<root ts>` for a channel conversation. */
 export function slackSessionKey(team: string, channel: string, threadRoot?: string): string {

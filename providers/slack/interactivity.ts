@@ -2,9 +2,7 @@
 // buttons are Switchboard's; anything else that reaches the app is acknowledged too, so Slack shows no error.
 import type { App } from "@slack/bolt";
 import type { Logger } from "pino";
-import { decisionText } from "../../src/gateway/commands.js";
-import type { Gateway } from "../../src/gateway/gateway.js";
-import { userId } from "../../src/gateway/identity.js";
+import { decisionText, userId, type GatewayFacade as Gateway } from "../../src/gateway/index.js";
 import { isAllowed, slackSessionKey } from "./inbound.js";
 
 export const NOT_ALLOWED_USER = "Sorry, this bot is private and you are not on its list of users.";

@@ -1,5 +1,5 @@
 import type { WebClient } from "@slack/web-api";
-import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
+import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/index.js";
 import { escapeMrkdwn, markdownToMrkdwn, splitMrkdwn } from "./format.js";
 import { deliveryFailure, withinRateLimit, type RateLimitPolicy } from "./errors.js";
 import { parseSlackKey } from "./inbound.js";

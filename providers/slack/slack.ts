@@ -2,9 +2,7 @@ import type { Server } from "node:http";
 import { App, LogLevel, type Logger as BoltLogger } from "@slack/bolt";
 import { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import type { Gateway } from "../../src/gateway/gateway.js";
-import { userId } from "../../src/gateway/identity.js";
-import type { ProviderSink } from "../../src/gateway/types.js";
+import { userId, type GatewayFacade as Gateway, type ProviderSink, type StartProblem } from "../../src/gateway/index.js";
 import { AssistantThreads } from "./assistant.js";
 import { RETRY_BUDGET_MS, type RateLimitPolicy } from "./errors.js";
 import { installTeam, isAllowed, RecentSet, senderTeam, slackSessionKey, stripMention } from "./inbound.js";
@@ -13,7 +11,6 @@ import { installInteractivity, NOT_ALLOWED_CHANNEL, NOT_ALLOWED_USER } from "./i
 import { SlackStreams, systemStreamTimers, type StreamTimers } from "./stream.js";
 import { postReply } from "./outbound.js";
 import { guardedReceiver } from "./receiver.js";
-import type { StartProblem } from "../../src/gateway/connection.js";
 import { slackStartProblem, SocketModeStartError } from "./connect.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { InboundFile } from "../../src/files/types.js";
@@ -159,7 +156,7 @@ export class SlackProvider {
         : new SlackStreams({
             client: this.app.client,
             recipient: (key) => this.recipient(key),
-            pending: (key) => gateway.store.outbox.pending(key),
+            pending: (key) => gateway.reads.pendingReplies(key),
             rateLimit: this.rateLimit,
             log: options.log,
             now: options.now ?? Date.now,
@@ -299,7 +296,7 @@ export class SlackProvider {
    */
   private async continuesOwnThread(key: string, user: string): Promise<boolean> {
     if (await this.gateway.activeTask(key)) return false;
-    return (await this.gateway.store.tasks.ofSession(key)).at(-1)?.ownerId === user;
+    return (await this.gateway.reads.lastTaskOwner(key)) === user;
   }
 
   private async mayTalk(key: string, user: string): Promise<boolean> {
@@ -326,7 +323,7 @@ export class SlackProvider {
 
   /** The message a resumed request answers (its id is `channel:ts`), for a process that never saw it arrive. */
   private async resumedMessage(key: string): Promise<MessageRef | undefined> {
-    const request = (await this.gateway.store.requests.unfinishedOf(key)).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
+    const request = (await this.gateway.reads.unfinishedRequests(key)).find((r) => r.kind === "message" && (r.status === "pending" || r.status === "running"));
     const match = request && /^([A-Z0-9]+):(\d+\.\d+)$/.exec(request.externalId);
     return match ? { channel: match[1]!, ts: match[2]! } : undefined;
   }

@@ -1,6 +1,6 @@
 import type { WebClient } from "@slack/web-api";
 import type { Logger } from "pino";
-import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
+import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/index.js";
 import { retryAfterSeconds, withinRateLimit, type RateLimitPolicy } from "./errors.js";
 import { parseSlackKey } from "./inbound.js";
 

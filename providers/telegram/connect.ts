@@ -1,5 +1,5 @@
 import { GrammyError, HttpError } from "grammy";
-import type { StartProblem } from "../../src/gateway/connection.js";
+import type { StartProblem } from "../../src/gateway/index.js";
 
 export const DEFAULT_API_ROOT = "https://api.telegram.org";
 

@@ -1,7 +1,6 @@
 import { marked, type Token, type Tokens } from "marked";
 import type { MessageEntity } from "grammy/types";
-import { cutPosition } from "../../src/gateway/chunking.js";
-import { formattable } from "../../src/gateway/markdown-limits.js";
+import { cutPosition, formattable } from "../../src/gateway/index.js";
 
 /** Text plus Telegram entities: offsets and lengths in UTF-16 code units, as the Bot API counts. */
 export interface Formatted {

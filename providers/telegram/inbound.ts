@@ -1,5 +1,5 @@
 import type { Message, MessageEntity } from "grammy/types";
-import { sessionKey } from "../../src/gateway/session-key.js";
+import { sessionKey } from "../../src/gateway/index.js";
 
 export const MAX_TEXT_BYTES = 16 * 1024;
 

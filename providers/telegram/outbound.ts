@@ -1,7 +1,6 @@
 import { GrammyError, type Api } from "grammy";
 import type { Logger } from "pino";
-import { sessionKey } from "../../src/gateway/session-key.js";
-import { DeliveryError, type DeliveryReceipt, type OutboundMessage } from "../../src/gateway/types.js";
+import { sessionKey, DeliveryError, type DeliveryReceipt, type OutboundMessage } from "../../src/gateway/index.js";
 import { markdownToTelegram, splitFormatted, withHeader, type Formatted } from "./format.js";
 import { parseTelegramKey } from "./inbound.js";
 

@@ -4,7 +4,7 @@
 // (an edit, recorded as its chunk 0). Anything else delivered meanwhile (a notice) goes beside the preview, which
 // stays live. A preview never fails a reply: its errors are logged, and a 429 pauses it as long as Telegram asks.
 import { GrammyError } from "grammy";
-import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/types.js";
+import type { DeliveryReceipt, OutboundMessage } from "../../src/gateway/index.js";
 import { DraftSupport } from "./draft-support.js";
 import type { Formatted } from "./format.js";
 import { parseTelegramKey } from "./inbound.js";

@@ -6,15 +6,10 @@ import { apiThrottler } from "@grammyjs/transformer-throttler";
 import { Api, Bot, type Context } from "grammy";
 import type { Message } from "grammy/types";
 import type { Logger } from "pino";
-import { COMMAND_MENU, decisionText } from "../../src/gateway/commands.js";
-import type { Gateway } from "../../src/gateway/gateway.js";
-import { userId } from "../../src/gateway/identity.js";
-import { Leadership } from "../../src/gateway/leadership.js";
-import { sessionKey } from "../../src/gateway/session-key.js";
+import { COMMAND_MENU, decisionText, userId, sessionKey, type GatewayFacade as Gateway, type Leadership, type StartProblem } from "../../src/gateway/index.js";
 import { backgroundTimers } from "../../src/runtime/deps.js";
 import { isAddressed, isAllowed, isForeignCommand, isServiceMessage, MAX_TEXT_BYTES, messageText, parseTelegramKey, senderOf, telegramSessionKey } from "./inbound.js";
 import { ReplyStreams, systemStreamClock, type StreamClock } from "./stream.js";
-import type { StartProblem } from "../../src/gateway/connection.js";
 import { telegramStartProblem } from "./connect.js";
 import { startWebhookServer } from "./webhook.js";
 import { DEFAULT_FILE_LIMITS, tooManyReason, type FileLimits } from "../../src/files/limits.js";
@@ -107,9 +102,9 @@ export class TelegramProvider {
       previewApi: new Api(options.token, options.apiRoot ? { apiRoot: options.apiRoot } : {}),
       api: this.bot.api,
       memory: gateway,
-      remembered: async (key) => (await gateway.store.indicators.list("telegram")).find((i) => i.sessionKey === key)?.data ?? null,
-      pending: (key) => gateway.store.outbox.pending(key),
-      unfinished: async (key) => (await gateway.store.requests.unfinishedOf(key)).length,
+      remembered: (key) => gateway.reads.indicator("telegram", key),
+      pending: (key) => gateway.reads.pendingReplies(key),
+      unfinished: async (key) => (await gateway.reads.unfinishedRequests(key)).length,
       log: options.log,
       clock: options.streamClock ?? systemStreamClock,
       typing: (key) => this.typingNow.get(key)?.(),
@@ -178,7 +173,7 @@ export class TelegramProvider {
   private async decidesForGroup(ctx: Context, approvalId: string): Promise<boolean> {
     const chat = ctx.callbackQuery?.message?.chat;
     if (!chat || chat.type === "private" || !ctx.from) return false;
-    if ((await this.gateway.store.approvals.get(approvalId))?.ownerId !== userId("telegram", chat.id)) return false;
+    if ((await this.gateway.reads.approvalOwner(approvalId)) !== userId("telegram", chat.id)) return false;
     try {
       const member = await ctx.api.getChatMember(chat.id, ctx.from.id);
       return member.status === "creator" || member.status === "administrator";
@@ -324,7 +319,7 @@ export class TelegramProvider {
     if (!webhook) await this.bot.api.deleteWebhook(undefined, abort);
     signal?.throwIfAborted();
     // Messages a previous process streamed (edit mode) are known before the first reply goes out, so it takes them over.
-    const streamed = await this.gateway.store.indicators.list("telegram");
+    const streamed = await this.gateway.reads.indicators("telegram");
     for (const { sessionKey: key, data } of streamed) this.streams.adopt(key, data);
     this.gateway.register({
       prefix: "telegram",
@@ -361,7 +356,7 @@ export class TelegramProvider {
       // Long polling runs on one replica at a time (Telegram answers a second getUpdates with 409); another
       // replica takes it over when that one dies. Every replica sends replies.
       const { id, leaseMs } = this.gateway.replica;
-      this.polling = new Leadership(this.gateway.store, {
+      this.polling = this.gateway.reads.leadership({
         key: "@telegram-polling",
         replica: id,
         ttlMs: leaseMs,

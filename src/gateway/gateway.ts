@@ -22,6 +22,7 @@ import type { RequestOutcome } from "./failures.js";
 import { Replies } from "./replies.js";
 import { Turns } from "./turns.js";
 import { Intake } from "./intake.js";
+import { GatewayReads } from "./reads.js";
 import { RequestBook } from "./request-book.js";
 import { VoiceDoor } from "./voice.js";
 import type { Transcriber } from "../llm/transcription.js";
@@ -74,6 +75,8 @@ export class Gateway {
   private readonly replies: Replies;
   private readonly turns: Turns;
   private readonly intake: Intake;
+  /** What providers read about their conversations (reads.ts). */
+  readonly reads: GatewayReads;
   private readonly unwatch: () => void;
   /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
   private readonly registering = new Set<Promise<unknown>>();
@@ -128,6 +131,7 @@ export class Gateway {
       // A finished task's memories are extracted once its answer went out.
       deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
     });
+    this.reads = new GatewayReads(store);
     this.intake = new Intake({
       store,
       ids: deps.ids,
