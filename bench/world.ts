@@ -13,6 +13,7 @@ import { randomIds, systemTimers } from "../src/runtime/deps.js";
 import { Orchestrator, type RuntimeDeps } from "../src/runtime/orchestrator.js";
 import { AgentStackManager } from "../src/runtime/stack-manager.js";
 import { ToolRegistry } from "../src/runtime/tools/registry.js";
+import { withHolderCache } from "../src/store/holder-cache.js";
 import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../src/store/store.js";
 import { Metrics } from "../src/telemetry/metrics.js";
@@ -57,11 +58,11 @@ export function benchCatalog(root: string): Catalog {
  * The real gateway and runtime on a SQLite file with the production settings; logs at info to /dev/null; the
  * Prometheus metrics on, as in the product, and tracing only when a tracer is given (OTEL_EXPORTER_OTLP_ENDPOINT).
  */
-export function benchWorld(model: Model, dir?: string, database?: Store, tracer: Tracer | null = null) {
+export function benchWorld(model: Model, dir?: string, database?: Store, tracer: Tracer | null = null, tools = new ToolRegistry()) {
   const root = dir ?? mkdtempSync(join(tmpdir(), "switchboard-bench-"));
   const dbFile = join(root, "bench.db");
   // As the gateway opens it: the process lock held (so its leases live in memory).
-  const store = database ?? new SqliteStore(dbFile, Date.now, { exclusive: true });
+  const store = withHolderCache(database ?? new SqliteStore(dbFile, Date.now, { exclusive: true }));
   const log = pino({ level: "info" }, pino.destination({ dest: "/dev/null", sync: true }));
   const catalog = benchCatalog(root);
   const leases = new Leases(store, { replica: "bench", ttlMs: 15_000, timers: systemTimers });
@@ -71,7 +72,7 @@ export function benchWorld(model: Model, dir?: string, database?: Store, tracer:
     store,
     stacks,
     model,
-    tools: new ToolRegistry(),
+    tools,
     catalog: () => catalog,
     settings: {
       defaultModel: "claude-bench",

@@ -36,6 +36,7 @@ import { scheduleMetrics } from "./telemetry/schedules.js";
 import { retentionMetrics } from "./telemetry/files.js";
 import { FileRetention } from "./files/retention.js";
 import { resolveModel } from "./runtime/tools/spawn.js";
+import { withHolderCache } from "./store/holder-cache.js";
 import { DatabaseInUseError } from "./store/sqlite/process-lock.js";
 import { SqliteStore } from "./store/sqlite/sqlite-store.js";
 import type { QuarantineRecord, Store } from "./store/store.js";
@@ -202,7 +203,8 @@ function readMcpConfig(config: Config): McpConfig {
 /** The composition root shared by `npm start` and `npm run chat`: config → store → catalog → model → gateway. */
 export async function createApp(config: Config, log: Logger, ids: Ids = randomIds, options: AppOptions = {}): Promise<App> {
   const mcpConfig = options.mcp ?? readMcpConfig(config);
-  const store = await openStore(config, log);
+  // Every consumer reads through the lease holder's cache (holder-cache.ts).
+  const store = withHolderCache(await openStore(config, log));
   const replica = `${hostname()}-${process.pid}-${randomBytes(3).toString("hex")}`;
   const leases = new Leases(store, { replica, ttlMs: config.SESSION_LEASE_MS, timers: systemTimers });
   const tracing = await startTracing(config, log);

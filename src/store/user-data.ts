@@ -124,8 +124,9 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   function* count(table: string, sql: string, params: Statement["params"]): Generator<Step, void, Row[] | number> {
     counts[table] = (counts[table] ?? 0) + (yield* run(sql, params));
   }
-  const owned = (yield* userSessions(userId)).filter((s) => s.owned).map((s) => s.key);
-  const p = { owned, user: userId };
+  const sessions = yield* userSessions(userId);
+  const owned = sessions.filter((s) => s.owned).map((s) => s.key);
+  const p = { owned, user: userId, touched: sessions.map((s) => s.key) };
   const inOwned = d.inList("session_key", "owned");
   // Other users' memories learnt in a task erased here stay theirs; only the link to the task goes.
   yield* run(`UPDATE memories SET task_id = NULL WHERE user_id <> @user AND task_id IN (SELECT id FROM tasks WHERE ${inOwned})`, p);
@@ -135,6 +136,10 @@ export function* eraseUser(d: UserDataDialect, userId: string): Plan<Record<stri
   yield* count("deliveries", `DELETE FROM deliveries WHERE outbound_id IN (SELECT id FROM outbox WHERE ${inOwned})`, p);
   for (const table of SESSION_TABLES.filter((t) => t !== "quarantine")) yield* count(table, `DELETE FROM ${table} WHERE ${inOwned}`, p);
   yield* count("sessions", `DELETE FROM sessions WHERE ${d.inList("key", "owned")}`, p);
+  // Written outside any session's writer: a new fencing token on every session the user wrote in ends a step under
+  // way there (it is taken up again from its last commit), and tells the replica that held the session that what it
+  // cached of it (holder-cache.ts, its stacks) is gone.
+  yield* run(`UPDATE leases SET token = token + 1, expires_at = 0 WHERE ${d.inList("key", "touched")}`, p);
   // The files they sent into other people's conversations go too, and their bytes unless another file there has them.
   yield* count("files", `DELETE FROM files WHERE owner_id = @user`, p);
   yield* count(

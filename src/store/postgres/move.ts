@@ -1,7 +1,7 @@
 // moveSession on PostgreSQL: a conversation (the key and every `<key>:…` sub-key) moves to another key, every
 // row with it, inside the caller's transaction. Rare (a Telegram group becoming a supergroup), so plain
-// statements, not prepared ones. Leases stay where they are: they belong to the old key's holder, and the new
-// key gets its own when a replica next takes it.
+// statements, not prepared ones. Leases stay where they are, with a new fencing token each (below); the new key
+// gets its own when a replica next takes it.
 import type pg from "pg";
 import { SESSION_TABLES } from "../schema.js";
 
@@ -37,5 +37,8 @@ export async function moveSession(client: pg.ClientBase, from: string, to: strin
     await client.query(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`, [from, to]);
   }
   await client.query(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`, [from, to]);
+  // A new fencing token on both sides: a step under way on the old key is refused, and whoever held either key
+  // forgets what it cached of it (holder-cache.ts) at its next grant.
+  await client.query(`UPDATE leases SET token = token + 1, expires_at = 0 WHERE ${under("key")} OR key = $2::text OR starts_with(key, $2::text || ':')`, [from, to]);
   return { moved: keys.rows.length };
 }

@@ -12,8 +12,9 @@ export class PostgresSessions implements SessionStore {
   async open(key: string, newMainAgentSessionId: () => string): Promise<SessionRecord> {
     const found = await this.ctx.one(S.getSession, [key]);
     if (found) return rows.toSession(found);
-    await this.ctx.changed(S.insertSession, [key, newMainAgentSessionId(), this.ctx.now()]);
-    return rows.toSession((await this.ctx.one(S.getSession, [key]))!);
+    // The new row comes back from the insert; another replica that created it first leaves it to be read.
+    const created = await this.ctx.maybe(S.insertSession, [key, newMainAgentSessionId(), this.ctx.now()], rows.toSession);
+    return created ?? rows.toSession((await this.ctx.one(S.getSession, [key]))!);
   }
 
   find(key: string): Promise<SessionRecord | null> {

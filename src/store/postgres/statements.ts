@@ -106,7 +106,7 @@ export const S = {
   insertSession: sql(
     "insert_session",
     `INSERT INTO sessions (key, main_agent_session_id, created_at, updated_at) VALUES ($1, $2, $3, $3)
-     ON CONFLICT (key) DO NOTHING`,
+     ON CONFLICT (key) DO NOTHING RETURNING *`,
   ),
   // Creates the session owned by $2, or claims it for $2 if it has no owner; returns the owner either way.
   claimSession: sql(

@@ -53,6 +53,11 @@ export class SqliteSessions implements SessionStore {
         db.prepare(`UPDATE ${table} SET session_key = ${renamed("session_key")} WHERE ${under("session_key")}`).run({ from, to });
       }
       db.prepare(`UPDATE sessions SET key = ${renamed("key")} WHERE ${under("key")}`).run({ from, to });
+      // A new fencing token on both sides (see the PostgreSQL move); leases in the process's memory are this process's own.
+      db.prepare(`UPDATE leases SET token = token + 1, expires_at = 0 WHERE ${under("key")} OR key = @to OR substr(key, 1, length(@to) + 1) = @to || ':'`).run({
+        from,
+        to,
+      });
       return { moved: keys.length };
     })();
   }

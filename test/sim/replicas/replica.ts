@@ -1,6 +1,7 @@
 import type { Catalog } from "../../../src/catalog/definition.js";
 import { Gateway } from "../../../src/gateway/gateway.js";
 import { Leases } from "../../../src/gateway/leases.js";
+import { withHolderCache } from "../../../src/store/holder-cache.js";
 import { silentLogger } from "../../../src/log.js";
 import { CallLimiter } from "../../../src/runtime/call-limiter.js";
 import type { Ids } from "../../../src/runtime/deps.js";
@@ -46,8 +47,8 @@ export interface ReplicaOptions {
 /**
  * One simulated replica: its own SqliteStore on the shared file (as a replica has its own connection to the
  * shared database), its own Leases on virtual timers, runtime and Gateway, wired like app.ts. Its store is
- * wrapped twice: the pause gate (a paused replica's calls wait), and the observer that reports every commit
- * attempt to the checker with the lease row as it was at that moment.
+ * wrapped three times: the pause gate (a paused replica's calls wait), the observer that reports every commit
+ * attempt to the checker with the lease row as it was at that moment, and the lease holder's cache in front.
  */
 export class Replica {
   readonly raw: SqliteStore;
@@ -81,7 +82,8 @@ export class Replica {
       if (this.state === "crashed") throw new Error(`${name} crashed before these writes committed`);
     };
     this.raw = new SqliteStore(options.dbFile, () => clock.now(), { groupCommit: { before: dead } });
-    this.store = this.wrap(this.raw);
+    // As app.ts: every consumer reads through the lease holder's cache, whose misses go through the gate.
+    this.store = withHolderCache(this.wrap(this.raw));
     const timers = clock.timersFor(name);
     this.leases = new Leases(this.store, { replica: name, ttlMs: options.ttlMs, timers });
     this.stacks = new AgentStackManager(this.store);

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { PostgresStore } from "../../../src/store/postgres/postgres-store.js";
+import { withHolderCache } from "../../../src/store/holder-cache.js";
 import { SqliteStore } from "../../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../../src/store/store.js";
 import { adminQuery, dropEmptyDatabase, emptyDatabase, postgresSkipReason, type FreshDatabase } from "../../helpers/postgres.js";
@@ -128,4 +129,45 @@ const postgres: StoreBackend = {
   plantUnparsableFrame: (store, id) => plantPostgres(store, `UPDATE frames SET data = '{"agentName": "ma' WHERE frame_id = $1`, id),
 };
 
-export const BACKENDS: StoreBackend[] = [sqliteBackend(false), sqliteBackend(true), postgres];
+/**
+ * `backend` as the gateway uses it: through the lease holder's cache (src/store/holder-cache.ts), which must keep
+ * every promise of the contract. The hooks plant into the store underneath.
+ */
+function throughHolderCache(backend: StoreBackend): StoreBackend {
+  const inner = new Map<Store, Store>();
+  const innerOf = (store: Store): Store => {
+    const found = inner.get(store);
+    if (!found) throw new Error("this store was not opened through the holder's cache backend");
+    return found;
+  };
+  const wrap = (store: Store): Store => {
+    const cached = withHolderCache(store);
+    inner.set(cached, store);
+    return cached;
+  };
+  const plant = (hook: StoreBackend["plantCorruptFrame"]) => hook && ((store: Store, id: string) => hook(innerOf(store), id));
+  return {
+    name: `${backend.name}, through the holder's cache`,
+    unavailable: backend.unavailable,
+    open: async (now) => wrap(await backend.open(now)),
+    reopen: async (store, now) => {
+      const next = wrap(await backend.reopen(innerOf(store), now));
+      inner.delete(store);
+      return next;
+    },
+    close: async (store) => {
+      await backend.close(innerOf(store));
+      inner.delete(store);
+    },
+    teardown: async () => {
+      await backend.teardown?.();
+    },
+    plantCorruptApproval: plant(backend.plantCorruptApproval),
+    plantCorruptTaskOutput: plant(backend.plantCorruptTaskOutput),
+    plantCorruptTaskMetadata: plant(backend.plantCorruptTaskMetadata),
+    plantCorruptFrame: plant(backend.plantCorruptFrame),
+    plantUnparsableFrame: plant(backend.plantUnparsableFrame),
+  };
+}
+
+export const BACKENDS: StoreBackend[] = [sqliteBackend(false), sqliteBackend(true), postgres, throughHolderCache(sqliteBackend(true)), throughHolderCache(postgres)];
