@@ -14,6 +14,7 @@ import {
   type Result,
 } from "./scenarios.js";
 import { compare } from "./compare-run.js";
+import { imageMessage, mcpCall, workspaceTool } from "./features.js";
 import { parseArguments, unknownName, usageError } from "../src/cli/usage.js";
 
 // `npm run bench [-- scenario …]`: the gateway's own cost (zero-latency in-process model, real SQLite with the
@@ -31,6 +32,9 @@ const all = {
   "long-history": longHistory,
   startup,
   "tracing-overhead": tracingOverhead,
+  "image-message": imageMessage,
+  "workspace-tool": workspaceTool,
+  "mcp-call": mcpCall,
 };
 const names = Object.keys(all);
 const USAGE = `usage: npm run bench [-- scenario …]   the named scenarios, or all of them (about 3 minutes)
