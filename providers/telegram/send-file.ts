@@ -1,5 +1,4 @@
 import { GrammyError, InputFile, type Api } from "grammy";
-import sharp from "sharp";
 import type { OutboundFile } from "../../src/files/types.js";
 import { parseTelegramKey } from "./inbound.js";
 import { deliveryFailure } from "./outbound.js";
@@ -36,6 +35,8 @@ export async function sendTelegramFile(api: Api, file: OutboundFile): Promise<vo
 
 async function asPhoto(file: OutboundFile): Promise<boolean> {
   if (file.kind !== "image" || !PHOTO_TYPES.has(file.mime) || file.bytes.length > PHOTO_BYTES) return false;
+  // sharp is loaded on the first image sent, not at every start.
+  const { default: sharp } = await import("sharp");
   const meta = await sharp(file.bytes)
     .metadata()
     .catch(() => null);

@@ -1,4 +1,4 @@
-import sharp, { type Sharp } from "sharp";
+import type { Sharp } from "sharp";
 
 // Images pass through libvips (sharp) twice: once on the way in, re-encoded at their size so that no EXIF, GPS or
 // other metadata is stored or sent on; once on the way to the model, downscaled so that the long edge is at most
@@ -25,9 +25,15 @@ interface Header {
   hasAlpha: boolean;
 }
 
+/** sharp, loaded on the first image rather than at every process start. */
+async function libvips() {
+  return (await import("sharp")).default;
+}
+
 async function header(bytes: Buffer): Promise<Header | { problem: "unreadable"; detail: string }> {
   try {
     // Reads the header only; the pixel limit is checked below, before any decoding.
+    const sharp = await libvips();
     const meta = await sharp(bytes, { limitInputPixels: false }).metadata();
     if (!meta.width || !meta.height) return { problem: "unreadable", detail: "it has no size" };
     return { width: meta.width, height: meta.height, pages: meta.pages ?? 1, hasAlpha: meta.hasAlpha ?? false };
@@ -49,6 +55,7 @@ export async function sanitizeImage(bytes: Buffer, mime: string): Promise<ImageR
   const refused = bomb(h);
   if (refused) return refused;
   const animated = h.pages > 1 && (mime === "image/gif" || mime === "image/webp");
+  const sharp = await libvips();
   try {
     let image = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, animated, failOn: "error" });
     // Turned upright by its EXIF orientation before that is dropped (frames of an animation carry none).
@@ -72,6 +79,7 @@ export async function imageForModel(bytes: Buffer, mime: string): Promise<ImageR
   let height = Math.max(1, Math.round(h.height * scale));
   let target = formatFor(mime, h.hasAlpha);
   let quality = 85;
+  const sharp = await libvips();
   try {
     for (let attempt = 0; attempt < 6; attempt++) {
       const image = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "error" }).rotate().resize({ width, height, fit: "fill" });

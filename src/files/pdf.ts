@@ -1,4 +1,4 @@
-import { PDFDocument } from "pdf-lib";
+import type { PDFDocument } from "pdf-lib";
 
 // PDFs go to the model as document blocks. The API reads at most 100 pages (600 on models with a 1M-token window;
 // 100 is what every model takes) and at most 32 MB per request, base64 included, and no encrypted PDF.
@@ -13,6 +13,8 @@ export async function inspectPdf(bytes: Buffer): Promise<PdfCheck> {
   if (bytes.length > MODEL_PDF_BYTES) return { ok: false, problem: "too_large", detail: `the model reads PDFs of up to ${MODEL_PDF_BYTES / 1024 / 1024} MB` };
   let doc: PDFDocument;
   try {
+    // pdf-lib is loaded on the first PDF: it is most of what a process start would otherwise spend importing.
+    const { PDFDocument } = await import("pdf-lib");
     doc = await PDFDocument.load(bytes, { ignoreEncryption: true, updateMetadata: false, throwOnInvalidObject: false });
   } catch (error) {
     return { ok: false, problem: "unreadable", detail: error instanceof Error ? error.message.split("\n")[0]! : String(error) };

@@ -1,4 +1,5 @@
-import TurndownService from "turndown";
+import { createRequire } from "node:module";
+import type TurndownService from "turndown";
 
 // A fetched page as the text WebFetch's reader sees: HTML converted to Markdown, other text kept, binary refused,
 // and cut to a bound, saying so.
@@ -9,7 +10,9 @@ const TEXT_TYPES = /^(text\/[\w.+-]+|application\/(json|xml|xhtml\+xml|rss\+xml|
 export type PageText = { ok: true; text: string; cut: boolean } | { ok: false; reason: string };
 
 function converter(): TurndownService {
-  const service = new TurndownService({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
+  // turndown (and the DOM it parses with) is loaded on the first HTML page, not at every start.
+  const Turndown = createRequire(import.meta.url)("turndown") as typeof TurndownService;
+  const service = new Turndown({ headingStyle: "atx", codeBlockStyle: "fenced", bulletListMarker: "-" });
   // Not content: scripts and styles would reach the reader as text, and hidden markup is a place to hide instructions.
   service.remove(["script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas"]);
   return service;
