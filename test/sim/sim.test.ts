@@ -1,10 +1,10 @@
 // The simulation suite: seeded scenarios against the real engine, every invariant checked after every
 // step — and, for each checker, a planted bug that shows it fires (with the seed and the replay command).
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Catalog } from "../../src/catalog/definition.js";
+import { scratchRoot } from "../helpers/scratch.js";
 import { runScenario, type ScenarioOptions } from "./scenario.js";
 import { writeSimCatalog } from "./world.js";
 
@@ -18,7 +18,7 @@ const TIMEOUT = 300_000 * Math.max(1, SEEDS / 400);
 let dir: string;
 let catalog: Catalog;
 beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), "switchboard-sim-test-"));
+  dir = mkdtempSync(join(scratchRoot(), "switchboard-sim-test-"));
   catalog = writeSimCatalog(dir);
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -22,6 +22,12 @@ import type { VirtualTime } from "./virtual-time.js";
 import { InlineSchemaChecker } from "../../src/catalog/schema-checker.js";
 
 /** Writes the definitions every simulated world uses. */
+/**
+ * One schema checker for every world of the process: a checker compiles Ajv's meta-schemas when it is made (a tenth
+ * of a seed's time), and what it compiles does not depend on the scenario.
+ */
+const SCHEMAS = new InlineSchemaChecker();
+
 export function writeSimCatalog(root: string): Catalog {
   const file = (path: string, text: string) => {
     mkdirSync(join(root, path, ".."), { recursive: true });
@@ -118,7 +124,7 @@ export class World {
       limiter: (this.limiter = new CallLimiter(opts.callLimit.max, opts.callLimit.queue)),
       timers: opts.time,
       // In-thread, so a report_back is checked within the step the simulation schedules (a worker would not be).
-      schemas: new InlineSchemaChecker(),
+      schemas: SCHEMAS,
     };
     const orchestrator = new Orchestrator(runtime);
     // Tag every model call with its request, so the no-hang bound is per request.
