@@ -25,11 +25,32 @@ const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 /** The folders whose modules a child process may load: the program, its providers, the bench, the test helpers it preloads. */
 const FOLDERS = ["src", "providers", "bench", "test"];
 
+/** One copy per `vitest run`, shared by the projects that list this setup (each project runs its globalSetup itself). */
+interface Shared {
+  out: Promise<string>;
+  users: number;
+}
+const SHARED = Symbol.for("switchboard.tests.build");
+type WithShared = typeof globalThis & { [SHARED]?: Shared };
+
 export default async function setup(project: TestProject): Promise<(() => void) | undefined> {
   if (process.env.TEST_BUILD === "off") {
     project.provide("build", null);
     return undefined;
   }
+  const g = globalThis as WithShared;
+  const shared = (g[SHARED] ??= { out: compile(), users: 0 });
+  shared.users++;
+  const out = await shared.out;
+  project.provide("build", out);
+  return () => {
+    if (--shared.users > 0) return;
+    delete g[SHARED];
+    rmSync(out, { recursive: true, force: true });
+  };
+}
+
+async function compile(): Promise<string> {
   const cache = join(ROOT, "node_modules/.cache/switchboard-tests");
   removeLeftovers(cache);
   const out = join(cache, `run-${process.pid}-${Date.now()}`);
@@ -43,8 +64,7 @@ export default async function setup(project: TestProject): Promise<(() => void) 
     }
   }
   await build({ entryPoints: sources, outdir: out, outbase: ROOT, platform: "node", format: "esm", target: "node20", logLevel: "warning" });
-  project.provide("build", out);
-  return () => rmSync(out, { recursive: true, force: true });
+  return out;
 }
 
 /** Removes the copies of runs whose process is gone (a run that was killed never removed its own). */

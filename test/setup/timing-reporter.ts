@@ -1,6 +1,6 @@
 // A vitest reporter that ends every run with where the time went: the run's wall time and the slowest test files
-// (import + tests + hooks, as vitest measures them per file). The bar is in docs/simulation.md ("How long the
-// tests take"); when a new file shows up here, make it faster (shared servers per file, fake clocks, fewer process
+// (import + tests + hooks, as vitest measures them per file). The bar is in docs/engineering/simulation.md ("How long
+// the tests take"); when a new file shows up here, make it faster (shared servers per file, fake clocks, fewer process
 // starts) or move its long form behind `npm run soak`.
 import type { Reporter, TestModule, Vitest } from "vitest/node";
 
@@ -37,7 +37,7 @@ export default class TimingReporter implements Reporter {
     const total = files.reduce((sum, f) => sum + f.seconds, 0);
     const lines = files.slice(0, SHOWN).map((f) => `  ${f.seconds.toFixed(1).padStart(6)} s  ${f.file}`);
     const whole = files.length >= (await this.everyFile);
-    const over = whole && wall > BUDGET ? ` That is over the suite's ${BUDGET} s budget (or the machine is busy: see docs/simulation.md).` : "";
+    const over = whole && wall > BUDGET ? ` That is over the suite's ${BUDGET} s budget (or the machine is busy: see docs/engineering/simulation.md).` : "";
     process.stdout.write(
       `\nTest time: ${wall.toFixed(0)} s wall, ${total.toFixed(0)} s in ${files.length} files.${over} The ${lines.length} slowest files:\n${lines.join("\n")}\n`,
     );
