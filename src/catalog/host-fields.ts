@@ -10,14 +10,17 @@ const OPENCLAW_KEYS = ["openclaw", "clawdbot", "clawdis"];
 
 /**
  * Environment variables the metadata says the skill needs: OpenClaw's `metadata.openclaw.requires.env`
- * (docs.openclaw.ai/tools/skills). They join the `env:` gate. Names that are not variable names are returned apart.
+ * (docs.openclaw.ai/tools/skills). They join the `env:` gate. Names that are not variable names are returned apart;
+ * `field` is null when the metadata lists no env.
  */
 export function metadataEnv(metadata: Record<string, MetadataValue> | undefined): { env: string[]; invalid: string[]; field: string | null } {
   for (const key of OPENCLAW_KEYS) {
     const block = metadata?.[key];
     if (!isMap(block) || !Object.hasOwn(block, "requires")) continue;
     const requires = block.requires;
-    const env = isMap(requires) && Object.hasOwn(requires, "env") ? requires.env : undefined;
+    // bins, config, os and the like are OpenClaw's own gates; only env has a meaning here.
+    if (!isMap(requires) || !Object.hasOwn(requires, "env")) return { env: [], invalid: [], field: null };
+    const env = requires.env;
     const names = typeof env === "string" ? [env] : Array.isArray(env) ? env.filter((v): v is string => typeof v === "string") : [];
     return { env: names.filter((n) => ENV_NAME.test(n)), invalid: names.filter((n) => !ENV_NAME.test(n)), field: `metadata.${key}.requires.env` };
   }
