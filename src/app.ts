@@ -367,7 +367,7 @@ export async function createApp(config: Config, log: Logger, ids: Ids = randomId
     userMessagesPerMinute: config.USER_MESSAGES_PER_MINUTE,
     transcriber: transcriberFor(config),
     maxSessionFileBytes: config.MAX_SESSION_FILE_BYTES,
-    ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE } } : {}),
+    ...(config.SCHEDULES ? { schedules: { defaultZone: config.DEFAULT_TIMEZONE, graceMs: config.SCHEDULE_GRACE } } : {}),
   });
   // Scheduled jobs: every replica looks for due runs; a run's request id makes two of them submit it once.
   const scheduler = config.SCHEDULES

@@ -16,6 +16,7 @@ import { BUSY, conversationOf, mayRun } from "./ownership.js";
 import { changeOf } from "./previews.js";
 import { FloodGate } from "./flood-gate.js";
 import { SessionWorkers } from "./session-workers.js";
+import { holdsBack, isScheduledRun } from "./held-runs.js";
 import { providerOf } from "./session-key.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import type { RequestOutcome } from "./failures.js";
@@ -51,8 +52,8 @@ export interface GatewayDeps {
   transcriber?: Transcriber;
   /** MAX_SESSION_FILE_BYTES: all the files one conversation may hold; absent or 0: no cap. */
   maxSessionFileBytes?: number;
-  /** Scheduled jobs (SCHEDULES, DEFAULT_TIMEZONE): what /schedules, /unschedule and /timezone use. Absent: off. */
-  schedules?: { defaultZone?: string | undefined };
+  /** Scheduled jobs (SCHEDULES, DEFAULT_TIMEZONE): the commands; SCHEDULE_GRACE: how long a run waits behind a task waiting for the user. Absent: off. */
+  schedules?: { defaultZone?: string | undefined; graceMs?: number };
 }
 
 const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
@@ -111,6 +112,7 @@ export class Gateway {
       isSide: (r) => r.kind === "command" && !interrupts(parseCommand(r.text, true)!),
       interrupts: (r) => r.kind === "command" && interrupts(parseCommand(r.text, true)!),
       settled: (id) => this.book.unrecorded.has(id),
+      holdsBack: (r, writer) => holdsBack({ store, replies: this.replies, now, graceMs: deps.schedules?.graceMs ?? 3_600_000 }, r, writer),
       runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
       runSide: (request, writer) => this.observer.request(request, () => this.run(request, () => this.runCommand(request, writer))),
       tellQueued: (request, writer) =>
@@ -255,7 +257,7 @@ export class Gateway {
   async steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
     const { store } = this.deps;
     const waiting = (await store.requests.unfinishedOf(sessionKey)).filter(
-      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.book.unrecorded.has(r.id),
+      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.book.unrecorded.has(r.id) && !isScheduledRun(r),
     );
     if (waiting.length === 0) return [];
     const owner = await store.requests.conversationOwner(sessionKey);

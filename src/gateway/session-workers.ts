@@ -1,6 +1,7 @@
 import type { Logger } from "pino";
 import type { AgentStackManager } from "../runtime/stack-manager.js";
 import type { RequestRecord, SessionWriter, Store } from "../store/store.js";
+import { isScheduledRun } from "./held-runs.js";
 import type { HeldLease, Leases } from "./leases.js";
 
 export interface SessionWorkersDeps {
@@ -20,6 +21,8 @@ export interface SessionWorkersDeps {
   runSide(request: RequestRecord, writer: SessionWriter): Promise<void>;
   /** A message arrived while a turn runs: tell its sender it waits its turn (once per message). */
   tellQueued(request: RequestRecord, writer: SessionWriter): Promise<void>;
+  /** A request to pass over for now (a scheduled run while the task waits for the user; held-runs.ts). Absent: none. */
+  holdsBack?(request: RequestRecord, writer: SessionWriter): Promise<boolean>;
   deliver(sessionKey: string): Promise<void>;
 }
 
@@ -134,7 +137,7 @@ export class SessionWorkers {
         if (lease.changedHands) this.deps.stacks.invalidateAll(key);
         while (worker.dirty && !lease.lost && !this.deps.shutdown.aborted) {
           worker.dirty = false;
-          const next = await this.look(key, worker);
+          const next = await this.pick(await this.look(key, worker), lease.writer);
           if (!next) break;
           worker.dirty = true;
           const abort = new AbortController();
@@ -170,12 +173,12 @@ export class SessionWorkers {
 
   /**
    * Reads the session's unfinished requests: answers read-only commands at once (beside a running turn), stops
-   * the running turn when a /cancel or /reset waits, and returns what the worker should run next.
+   * the running turn when a /cancel or /reset waits, and returns what the worker may run next, in order.
    */
-  private async look(key: string, worker: Worker): Promise<RequestRecord | null> {
+  private async look(key: string, worker: Worker): Promise<RequestRecord[]> {
     const all = (await this.deps.store.requests.unfinishedOf(key)).filter((r) => !this.deps.settled(r.id) && !worker.side.has(r.id));
     const writer = this.deps.leases.writer(key);
-    if (!writer || !this.deps.leases.holds(key)) return null; // only the lease holder acts on them
+    if (!writer || !this.deps.leases.holds(key)) return []; // only the lease holder acts on them
     for (const request of all.filter((r) => this.deps.isSide(r) && r.status === "pending")) {
       worker.side.add(request.id);
       const run = this.deps
@@ -191,13 +194,19 @@ export class SessionWorkers {
     else if (worker.turn) {
       // Only its own user's: anyone else's message is refused when it runs (the chat is another member's).
       const mine = (r: RequestRecord) => r.userId === worker.turn?.user;
-      for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && mine(r) && !worker.told.has(r.id))) {
+      for (const waiting of queued.filter((r) => r.kind === "message" && r.status === "pending" && mine(r) && !isScheduledRun(r) && !worker.told.has(r.id))) {
         worker.told.add(waiting.id);
         void this.deps
           .tellQueued(waiting, writer)
           .catch((error: unknown) => this.deps.log.warn({ session: key, err: error }, "could not tell a sender their message waits"));
       }
     }
-    return interrupting ?? queued[0] ?? null;
+    return interrupting ? [interrupting] : queued;
+  }
+
+  /** The first of `candidates` not held back. */
+  private async pick(candidates: readonly RequestRecord[], writer: SessionWriter): Promise<RequestRecord | null> {
+    for (const request of candidates) if (!(await this.deps.holdsBack?.(request, writer))) return request;
+    return null;
   }
 }

@@ -294,7 +294,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     ...(options.userMessagesPerMinute ? { userMessagesPerMinute: options.userMessagesPerMinute } : {}),
     ...(options.transcriber ? { transcriber: options.transcriber } : {}),
     ...(options.maxSessionFileBytes ? { maxSessionFileBytes: options.maxSessionFileBytes } : {}),
-    ...(sched ? { schedules: { defaultZone: sched.defaultZone } } : {}),
+    ...(sched ? { schedules: { defaultZone: sched.defaultZone, graceMs: sched.graceMs ?? 3_600_000 } } : {}),
   });
   scheduler = sched
     ? new Scheduler({
