@@ -395,6 +395,17 @@ async function loadCatalog() {
   if (skills.length + agents.length === 0) box.textContent = "No skills or agents are installed yet.";
 }
 
+/** The line the model reads before a scheduled run's instruction (src/gateway/scheduler.ts): the mark says it instead. */
+const SCHEDULED_MARKER = /^\[Scheduled run of job [^\]\n]*\]\n\n/;
+function markScheduled(div, run) {
+  div.classList.add("scheduled");
+  const mark = document.createElement("span");
+  mark.className = "mark";
+  mark.textContent = "scheduled";
+  mark.title = `Job ${run.job_id}, due ${new Date(run.due_at).toLocaleString()}`;
+  div.querySelector(".who").append(" ", mark);
+}
+
 async function loadHistory() {
   const key = `${state.session} ${token()}`;
   if (state.historyOf === key || localStorage.getItem("sb.used") !== state.session) return;
@@ -408,11 +419,15 @@ async function loadHistory() {
   if (!r.ok) return void plain("Switchboard", `The conversation could not be loaded: ${await problem(r)}`, "error", history);
   const { messages } = await r.json();
   history.replaceChildren();
+  // A scheduled job's run: the owner's instruction from earlier, and the replies to it, each marked "scheduled".
+  const runs = new Map();
   for (const m of messages) {
-    if (m.role === "user") plain("You", m.text, "me", history);
+    if (m.role === "user" && m.scheduled) runs.set(m.request_id, m.scheduled);
+    if (m.role === "user") plain("You", m.scheduled ? m.text.replace(SCHEDULED_MARKER, "") : m.text, "me", history);
     else if (m.approval_id) approval(m, m.approval?.status, history);
     else if (m.file) fileFromAgent(m.file, history);
     else reply(m, history);
+    if (runs.has(m.request_id)) markScheduled(history.lastElementChild, runs.get(m.request_id));
   }
   log.scrollTop = log.scrollHeight;
 }

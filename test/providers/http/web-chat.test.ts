@@ -12,6 +12,8 @@ import { transferTool } from "../../helpers/tools.js";
 import { png, pngBombHeader } from "../../helpers/files.js";
 import type { ReceivedFile } from "../../../src/files/types.js";
 import type { InboundMessage } from "../../../src/gateway/types.js";
+import { scheduledRunText } from "../../../src/gateway/scheduler.js";
+import { runExternalId } from "../../../src/schedules/run-id.js";
 
 requireChromium("web chat browser test");
 
@@ -136,6 +138,25 @@ describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
     await page.locator(".msg:not(.writing) strong", { hasText: "May" }).waitFor();
     await page.locator("#status", { hasText: "ready" }).waitFor();
     expect(await page.locator(".msg", { hasText: "Lisbon is lovely in May." }).count()).toBe(1);
+  });
+
+  it("marks a scheduled job's run and its replies “scheduled”, showing the instruction without the model's marker", async () => {
+    const page = await open();
+    h.fake.script(text("Hello."), text("Time for tea!"));
+    await say(page, "hi");
+    await page.getByText("Hello.").waitFor();
+    await page.locator("#status", { hasText: "ready" }).waitFor();
+    // The run as the scheduler submits it: the owner's request, with the run's id and the marked instruction.
+    const session = String(await page.evaluate('localStorage.getItem("sb.session")'));
+    const due = Date.parse("2026-11-27T10:01:00Z");
+    const job = { id: "sch_tea", instruction: "Remind me to make tea", timezone: "UTC" };
+    await h.gateway.submit({ sessionKey: `http:${session}`, messageId: runExternalId(job.id, due), userId: "webuser", text: scheduledRunText(job, due) });
+    await h.gateway.idle();
+    await page.reload();
+    await page.getByText("Time for tea!").waitFor();
+    expect(await whoSaid(page)).toEqual(["You: hi", "Switchboard: Hello.", "You scheduled: Remind me to make tea", "Switchboard scheduled: Time for tea!"]);
+    expect(await page.locator(".msg.scheduled .mark").first().getAttribute("title")).toMatch(/^Job sch_tea, due /);
+    expect(await page.locator(".msg:not(.scheduled) .mark").count()).toBe(0);
   });
 
   it("renders Markdown from the model but never runs what it smuggles in, live and after a reload", async () => {
