@@ -76,6 +76,17 @@ describe("a scheduled run while a child waits for the user's answer", () => {
     expect(run).toMatchObject({ status: "done", taskId: tasks[1]!.id });
   });
 
+  it("goes ahead when the owner ends the waiting task with /cancel", async () => {
+    await waitingInterview();
+    h.fake.script(text("Time for tea, Alice!"));
+    const before = h.seen.length;
+    await h.gateway.submit({ sessionKey: "console:t", messageId: "m-cancel", userId: "alice", text: "/cancel" });
+    await h.gateway.idle();
+    expect(h.seen.slice(before).map((m) => `${m.agent}: ${m.text}`)).toEqual([expect.stringMatching(/^switchboard: Cancelled/), "main: Time for tea, Alice!"]);
+    expect(lastUserText(h.fake.accepted()[2]!)).toContain("[Scheduled run of job sch_tea");
+    expect((await h.store.tasks.ofSession("console:t")).map((t) => t.status)).toEqual(["cancelled", "completed"]);
+  });
+
   it("is skipped, and the owner told, when the child still waits SCHEDULE_GRACE after the due time", async () => {
     const { clock } = await waitingInterview();
     clock.t = START + 60_000 + GRACE - 1;
