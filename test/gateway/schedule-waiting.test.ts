@@ -4,7 +4,7 @@
 // the task still waits SCHEDULE_GRACE after the due time, the run is skipped and the owner told.
 import { afterEach, describe, expect, it } from "vitest";
 import { lastUserText, reply, text, toolUse } from "../fakes/anthropic/server.js";
-import { skillFile, startHarness, type Harness } from "../helpers/harness.js";
+import { skillFile, startHarness, type Harness, type HarnessOptions } from "../helpers/harness.js";
 import { manualTimeouts } from "../helpers/timers.js";
 import { bankTools, heldTool } from "../helpers/tools.js";
 
@@ -17,34 +17,46 @@ afterEach(async () => {
 const START = Date.parse("2026-11-27T10:00:00Z");
 const GRACE = 3_600_000;
 
-async function waitingInterview() {
+/** A harness whose clocks the test moves, holding a one-shot job `id` in console:t, due a minute after START. */
+async function withJob(id: string, instruction: string, options: HarnessOptions) {
   const clock = { t: START };
   const timeouts = manualTimeouts();
   h = await startHarness({
-    files: skillFile("interview", "Ask the user for their name, then complete with it."),
+    ...options,
     clock: { now: () => clock.t },
     schedules: { now: () => clock.t, timers: timeouts.timers, graceMs: GRACE, defaultZone: "UTC" },
   });
-  await h.store.schedules.create(
-    {
-      id: "sch_tea",
-      ownerId: "alice",
-      sessionKey: "console:t",
-      instruction: "Remind Alice to make tea",
-      schedule: { kind: "once", at: START + 60_000 },
-      timezone: "UTC",
-      nextDue: START + 60_000,
-      createdByTask: null,
-    },
-    20,
-  );
+  const due = START + 60_000;
+  const job = {
+    id,
+    ownerId: "alice",
+    sessionKey: "console:t",
+    instruction,
+    schedule: { kind: "once" as const, at: due },
+    timezone: "UTC",
+    nextDue: due,
+    createdByTask: null,
+  };
+  await h.store.schedules.create(job, 20);
+  return { clock, timeouts };
+}
+
+/** The job falls due: the scheduler looks, and what it submitted is handled. */
+async function fallDue(clock: { t: number }) {
+  clock.t = START + 60_000;
+  h.scheduler!.start();
+  await h.scheduler!.idle();
+}
+
+async function waitingInterview() {
+  const { clock, timeouts } = await withJob("sch_tea", "Remind Alice to make tea", {
+    files: skillFile("interview", "Ask the user for their name, then complete with it."),
+  });
   h.fake.script(reply(toolUse("use_skill", { name: "interview", message: "get the name" })), text("What is your name?"));
   expect(await h.say("interview me", { session: "t" })).toEqual(["skill:interview: What is your name?"]);
   expect((await h.store.tasks.active("console:t"))?.status).toBe("waiting_user");
   // The job falls due while the child waits for the answer.
-  clock.t = START + 60_000;
-  h.scheduler!.start();
-  await h.scheduler!.idle();
+  await fallDue(clock);
   await h.gateway.idle();
   return { clock, timeouts };
 }
@@ -114,33 +126,11 @@ describe("a scheduled run while a child waits for the user's answer", () => {
 
 describe("a scheduled run while an approval prompt is open", () => {
   it("is not answered with “I'm waiting for your approval”: it runs after the decision, as its own task", async () => {
-    const clock = { t: START };
-    const timeouts = manualTimeouts();
-    const bank = bankTools();
-    h = await startHarness({
-      tools: bank.list,
-      clock: { now: () => clock.t },
-      schedules: { now: () => clock.t, timers: timeouts.timers, graceMs: GRACE, defaultZone: "UTC" },
-    });
-    await h.store.schedules.create(
-      {
-        id: "sch_bal",
-        ownerId: "alice",
-        sessionKey: "console:t",
-        instruction: "Tell Alice her balance",
-        schedule: { kind: "once", at: START + 60_000 },
-        timezone: "UTC",
-        nextDue: START + 60_000,
-        createdByTask: null,
-      },
-      20,
-    );
+    const { clock } = await withJob("sch_bal", "Tell Alice her balance", { tools: bankTools().list });
     h.fake.script(reply(toolUse("transfer", { amount: 50 }, "toolu_t")));
     const prompt = (await h.send("send Bob 50")).find((m) => m.approvalId)!;
     expect((await h.store.tasks.active("console:t"))?.status).toBe("waiting_approval");
-    clock.t = START + 60_000;
-    h.scheduler!.start();
-    await h.scheduler!.idle();
+    await fallDue(clock);
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text)).toEqual([prompt.text]);
     expect(await runOf()).toMatchObject({ status: "pending" });
@@ -163,34 +153,12 @@ describe("a scheduled run while an approval prompt is open", () => {
 
 describe("a scheduled run that falls due while the owner's turn runs, with MID_TURN=steer", () => {
   it("does not join the running frame as the owner's words, nor tell them it waits: it runs next, as its own task", async () => {
-    const clock = { t: START };
-    const timeouts = manualTimeouts();
     const search = heldTool();
-    h = await startHarness({
-      tools: [search.tool],
-      midTurn: "steer",
-      clock: { now: () => clock.t },
-      schedules: { now: () => clock.t, timers: timeouts.timers, graceMs: GRACE, defaultZone: "UTC" },
-    });
-    await h.store.schedules.create(
-      {
-        id: "sch_tea",
-        ownerId: "alice",
-        sessionKey: "console:t",
-        instruction: "Remind Alice to make tea",
-        schedule: { kind: "once", at: START + 60_000 },
-        timezone: "UTC",
-        nextDue: START + 60_000,
-        createdByTask: null,
-      },
-      20,
-    );
+    const { clock } = await withJob("sch_tea", "Remind Alice to make tea", { tools: [search.tool], midTurn: "steer" });
     h.fake.script(reply(toolUse("search_flights", {}, "toolu_s")), text("3 flights to Lisbon."), text("Time for tea, Alice!"));
     await h.gateway.submit({ sessionKey: "console:t", messageId: "m1", userId: "alice", text: "find flights to Lisbon" });
     await search.started;
-    clock.t = START + 60_000;
-    h.scheduler!.start();
-    await h.scheduler!.idle();
+    await fallDue(clock);
     expect(await runOf()).toMatchObject({ status: "pending" });
     search.release();
     await h.gateway.idle();
