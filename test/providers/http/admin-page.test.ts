@@ -1,8 +1,8 @@
 // The admin page in a real browser: headless Chromium driven by playwright-core, like the web chat's test (and
 // skipped, with a message, on machines without Chromium, except in CI).
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { browserPerFile, CHROMIUM } from "../../helpers/browser.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
@@ -12,31 +12,22 @@ import { startHarness, type Harness } from "../../helpers/harness.js";
 import { TOKENS } from "../../helpers/http-api.js";
 import { bankTools } from "../../helpers/tools.js";
 
-requireChromium("admin page browser test");
-
 const ADMIN = "adm-0123456789abcdef";
 const XSS = "<img src=x onerror=window.__pwned=1>";
 const HOSTILE_KEY = `console:${XSS}`;
 const HOUR = 3_600_000;
 
+const web = browserPerFile("admin page browser test");
+
 let h: Harness;
 let api: HttpProvider;
-let browser: Browser;
-let context: BrowserContext | undefined;
-const errors: string[] = [];
 afterEach(async () => {
-  await context?.close();
-  context = undefined;
+  await web.closePage();
   await api?.stop();
   await h?.close();
   // A CSP or Trusted Types violation, a failed request or a script error is a bug in the page even when the test passed.
-  expect(errors.splice(0)).toEqual([]);
+  web.checkErrors();
 });
-beforeAll(async () => {
-  if (!CHROMIUM) return;
-  browser = await launchChromium();
-});
-afterAll(async () => browser?.close());
 
 /**
  * The gateway with an approval that has waited two hours in a session whose key is markup (its tool input too),
@@ -53,10 +44,7 @@ async function open(options: { viewport?: { width: number; height: number }; adm
     admin: { tokens: new Map(options.admin === false ? [] : [[ADMIN, "ops"]]), stuckAfterMs: 5 * 60_000 },
   });
   await api.start();
-  context = await browser.newContext(options.viewport ? { viewport: options.viewport } : {});
-  const page = await context.newPage();
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
+  const page = await web.page(options.viewport ? { viewport: options.viewport } : {});
   await page.goto(`http://127.0.0.1:${api.port()}/admin`);
   return page;
 }
@@ -131,7 +119,7 @@ describe.skipIf(!CHROMIUM)("admin page in headless Chromium", () => {
     await page.locator("#approvals").getByText("console:carol").waitFor();
     await page.locator("#status", { hasText: "live" }).waitFor();
     // The browser logs the stream that was cut off itself; that one is expected.
-    expect(errors.splice(0)).toEqual([expect.stringContaining("net::ERR_INCOMPLETE_CHUNKED_ENCODING")]);
+    expect(web.errors.splice(0)).toEqual([expect.stringContaining("net::ERR_INCOMPLETE_CHUNKED_ENCODING")]);
   });
 
   it("fits a 390 px wide phone: tables become cards, nothing scrolls sideways", async () => {
@@ -156,8 +144,8 @@ describe.skipIf(!CHROMIUM)("admin page in headless Chromium", () => {
     expect(await page.locator("#notice").textContent()).toContain("ADMIN_TOKENS");
     expect(await page.locator("#sessions td").count()).toBe(0);
     // The browser logs the refused request itself; that one is expected.
-    expect(errors.splice(0)).toEqual([expect.stringContaining("401")]);
-    await context!.close();
+    expect(web.errors.splice(0)).toEqual([expect.stringContaining("401")]);
+    await web.closePage();
     await api.stop();
     await h.close();
 

@@ -3,48 +3,37 @@
 // again after a reload (from the conversation's history). Skipped, with a message, on machines without Chromium.
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { afterEach, describe, expect, it } from "vitest";
 import { storedFiles } from "../../../src/gateway/file-source.js";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
 import type { ToolContext } from "../../../src/runtime/tools/tool.js";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { reply, text, toolUse } from "../../fakes/anthropic/server.js";
-import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
+import { browserPerFile, CHROMIUM } from "../../helpers/browser.js";
 import { png } from "../../helpers/files.js";
 import { skillFile, startHarness, type Harness } from "../../helpers/harness.js";
 import { testWorkspace, type TestWorkspace } from "../../helpers/workspace.js";
 
-requireChromium("web chat file test");
+const web = browserPerFile("web chat file test");
 
 let h: Harness;
 let api: HttpProvider;
 let ws: TestWorkspace;
-let browser: Browser;
-let context: BrowserContext | undefined;
-const errors: string[] = [];
 afterEach(async () => {
-  await context?.close();
+  await web.closePage();
   await api?.stop();
   await h?.close();
-  expect(errors.splice(0)).toEqual([]);
+  web.checkErrors();
 });
-beforeAll(async () => {
-  if (!CHROMIUM) return;
-  browser = await launchChromium();
-});
-afterAll(async () => browser?.close());
 
 async function open(): Promise<Page> {
   h = await startHarness({ files: skillFile("interview", "Ask."), ids: randomIds, sendFile: { workspaceFor: (ctx: ToolContext) => ws.workspaceFor(ctx) } });
   ws = testWorkspace(h.root, "web");
   api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: { "tok-web": "webuser" } }, log: silentLogger(), files: storedFiles(h.store) });
   await api.start();
-  context = await browser.newContext({ acceptDownloads: true });
-  const page = await context.newPage();
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
+  const page = await web.page({ acceptDownloads: true });
   await page.goto(`http://127.0.0.1:${api.port()}/`);
   await page.fill("#token", "tok-web");
   await page.dispatchEvent("#token", "change");

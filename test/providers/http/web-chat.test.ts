@@ -1,8 +1,8 @@
 // The web chat page in a real browser: headless Chromium driven by playwright-core. Skipped, with a
 // message, on machines without Chromium (`apt-get install chromium`, or set CHROMIUM_PATH).
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { browserPerFile, CHROMIUM } from "../../helpers/browser.js";
+import { afterEach, describe, expect, it } from "vitest";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
 import { HttpProvider } from "../../../providers/http/server.js";
@@ -15,25 +15,17 @@ import type { InboundMessage } from "../../../src/gateway/types.js";
 import { scheduledRunText } from "../../../src/gateway/scheduler.js";
 import { runExternalId } from "../../../src/schedules/run-id.js";
 
-requireChromium("web chat browser test");
+const web = browserPerFile("web chat browser test");
 
 let h: Harness;
 let api: HttpProvider;
-let browser: Browser;
-let context: BrowserContext | undefined;
-const errors: string[] = [];
 afterEach(async () => {
-  await context?.close();
+  await web.closePage();
   await api?.stop();
   await h?.close();
   // A CSP or Trusted Types violation, a failed request or a script error is a bug in the page even when the test passed.
-  expect(errors.splice(0)).toEqual([]);
+  web.checkErrors();
 });
-beforeAll(async () => {
-  if (!CHROMIUM) return;
-  browser = await launchChromium();
-});
-afterAll(async () => browser?.close());
 
 const FILES = { ...skillFile("interview", "Ask."), ...agentFile("trip-planner", "Plan.") };
 
@@ -42,10 +34,7 @@ async function load(viewport?: { width: number; height: number }, tools = [trans
   h = await startHarness({ files: FILES, ids: randomIds, tools });
   api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens }, log: silentLogger() });
   await api.start();
-  context = await browser.newContext(viewport ? { viewport } : {});
-  const page = await context.newPage();
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
+  const page = await web.page(viewport ? { viewport } : {});
   await page.goto(`http://127.0.0.1:${api.port()}/`);
   return page;
 }
@@ -223,7 +212,7 @@ describe.skipIf(!CHROMIUM)("web chat in headless Chromium", () => {
     // The first try never left the page (no token): only the refused one and the answered one are in the log.
     expect(await whoSaid(page)).toEqual(["You: hello?", "You: hello?", "Switchboard: Hello!"]);
     // The refused requests are the test's own doing (the browser reports each 401 as a failed resource).
-    expect(errors.splice(0).filter((e) => !/status of 401/.test(e))).toEqual([]);
+    expect(web.errors.splice(0).filter((e) => !/status of 401/.test(e))).toEqual([]);
   });
 
   it("fits a 390 px wide phone: no horizontal scroll, the token field does not squeeze the header", async () => {
@@ -309,6 +298,6 @@ describe.skipIf(!CHROMIUM)("web chat files in headless Chromium", () => {
       'part 1: "huge.png" is 20000×20000 pixels, more than the 100 megapixels I open; send a smaller image.',
     );
     // The browser reports the refused request itself; that is the answer, not a fault of the page.
-    errors.splice(0, errors.length, ...errors.filter((e) => !e.includes("status of 400")));
+    web.errors.splice(0, web.errors.length, ...web.errors.filter((e) => !e.includes("status of 400")));
   });
 });

@@ -1,34 +1,26 @@
 // The daily quotas and flood control as a person at the web chat meets them, in headless Chromium: the refusal says
 // which limit and when it resets (once, in the conversation), the next day the chat goes on; a message sent too fast
 // is answered with how long to wait. Skipped, with a message, on machines without Chromium.
-import type { Browser, BrowserContext, Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { Page } from "playwright-core";
+import { afterEach, describe, expect, it } from "vitest";
 import { HttpProvider } from "../../../providers/http/server.js";
 import { silentLogger } from "../../../src/log.js";
 import { randomIds } from "../../../src/runtime/deps.js";
 import { text } from "../../fakes/anthropic/server.js";
-import { CHROMIUM, launchChromium, requireChromium } from "../../helpers/browser.js";
+import { browserPerFile, CHROMIUM } from "../../helpers/browser.js";
 import { skillFile, startHarness, type Harness, type HarnessOptions } from "../../helpers/harness.js";
 
-requireChromium("web chat quota test");
+const web = browserPerFile("web chat quota test", /status of 429/);
 
 let h: Harness;
 let api: HttpProvider;
-let browser: Browser;
-let context: BrowserContext | undefined;
-const errors: string[] = [];
 afterEach(async () => {
-  await context?.close();
+  await web.closePage();
   await api?.stop();
   await h?.close();
   // The 429s are the test's own doing (the browser reports each as a failed resource); anything else is a bug.
-  expect(errors.splice(0).filter((e) => !/status of 429/.test(e))).toEqual([]);
+  web.checkErrors();
 });
-beforeAll(async () => {
-  if (!CHROMIUM) return;
-  browser = await launchChromium();
-});
-afterAll(async () => browser?.close());
 
 // Friday 27 November 2026, 20:00 UTC.
 const START = Date.UTC(2026, 10, 27, 20, 0);
@@ -37,10 +29,7 @@ async function open(options: HarnessOptions): Promise<Page> {
   h = await startHarness({ files: skillFile("interview", "Ask."), ids: randomIds, ...options });
   api = new HttpProvider(h.gateway, { host: "127.0.0.1", port: 0, auth: { tokens: new Map([["tok-web", "webuser"]]) }, log: silentLogger() });
   await api.start();
-  context = await browser.newContext();
-  const page = await context.newPage();
-  page.on("pageerror", (e) => errors.push(`page error: ${e.message}`));
-  page.on("console", (m) => void (m.type() === "error" && errors.push(`console: ${m.text()} ${m.location().url}`)));
+  const page = await web.page();
   await page.goto(`http://127.0.0.1:${api.port()}/`);
   await page.fill("#token", "tok-web");
   await page.dispatchEvent("#token", "change");
