@@ -262,15 +262,23 @@ export class SlackProvider {
     const user = userId("slack", m.userTeam, m.user);
     const addressed = m.addressed || (await this.continuesOwnThread(key, user));
     const text = m.text.trim() === "" ? "" : stripMention(m.text, this.botUserId);
-    // Files are downloaded for whoever may talk here: the conversation's owner, or anyone addressing a free one.
-    const files = m.files.length > 0 && addressed && (await this.mayTalk(key, user)) ? await this.downloadFiles(key, m.files) : [];
-    if (text === "" && files.length === 0) {
+    // Files are fetched for whoever may talk here (the conversation's owner, or anyone addressing a free one), and
+    // only by the gateway, once the message is neither a retry of an event it stored nor over the flood limit.
+    const fetching = m.files.length > 0 && addressed && (await this.mayTalk(key, user));
+    if (text === "" && !fetching) {
       this.seen.add(messageId);
       return;
     }
     // Known before submit: the turn may start (and want to react to this message) inside it.
     const undo = this.indicators.noteMessage(key, { channel: m.channel, ts: m.ts });
-    const result = await this.gateway.submit({ sessionKey: key, messageId, userId: user, text, addressed, ...(files.length > 0 ? { files } : {}) });
+    const result = await this.gateway.submit({
+      sessionKey: key,
+      messageId,
+      userId: user,
+      text,
+      addressed,
+      ...(fetching ? { fetchFiles: () => this.downloadFiles(key, m.files) } : {}),
+    });
     if (result.status === "accepted") {
       this.lastSender.delete(key);
       this.lastSender.set(key, user);

@@ -17,7 +17,7 @@ import type { InboundFile } from "../../src/files/types.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { Albums } from "./album.js";
 import { sendTelegramFile } from "./send-file.js";
-import { fetchTelegramFiles, unsupportedContent, wantedFiles } from "./files.js";
+import { fetchTelegramFiles, unsupportedContent, wantedFiles, type WantedFile } from "./files.js";
 
 export interface TelegramOptions {
   token: string;
@@ -219,8 +219,9 @@ export class TelegramProvider {
   }
 
   /**
-   * One message (or an album's parts, oldest first) with its files downloaded: a file that cannot be read is named
-   * to the user with the reason, and the rest of the message still goes to the agents.
+   * One message (or an album's parts, oldest first) with its files: the gateway fetches them once the message is
+   * neither a re-delivery nor over the sender's flood limit. A file that cannot be read is named to the user with
+   * the reason, and the rest of the message still goes to the agents.
    */
   private async submitFiles(parts: Message[]): Promise<void> {
     const first = parts[0]!;
@@ -233,41 +234,44 @@ export class TelegramProvider {
       .map((p) => messageText(p, me))
       .filter((t): t is string => t !== null)
       .join("\n\n");
-    let files: InboundFile[] = [];
-    const notices: string[] = [];
-    // Chatter in a group that nobody addressed to the bot reaches the agents only from the running task's owner:
-    // nobody else's files are downloaded.
-    if (addressed || (await this.gateway.activeTask(key))?.ownerId === userKey) {
-      const wanted = parts.flatMap((p) => wantedFiles(p, this.fileLimits));
-      const { maxFilesPerMessage } = this.fileLimits;
-      if (wanted.length > maxFilesPerMessage) notices.push(tooManyReason(wanted.length, maxFilesPerMessage));
-      files = await fetchTelegramFiles(wanted.slice(0, maxFilesPerMessage), {
-        api: this.bot.api,
-        token: this.options.token,
-        apiRoot: this.options.apiRoot,
-        limits: this.fileLimits,
-        timers: this.options.fileTimers ?? systemTimers,
-        log: this.options.log,
-        ...(this.options.downloadAttempts !== undefined ? { attempts: this.options.downloadAttempts } : {}),
-        ...(this.options.downloadBackoffMs !== undefined ? { backoffMs: this.options.downloadBackoffMs } : {}),
-      });
-      for (const file of files) {
-        if (!file.ok) notices.push(file.reason);
-        else if (file.note) notices.push(file.note);
-      }
-    }
-    if (notices.length > 0) await this.gateway.notify(key, notices.join("\n"));
+    const wanted = parts.flatMap((p) => wantedFiles(p, this.fileLimits));
     const result = await this.gateway.submit({
       sessionKey: key,
       messageId: `${first.chat.id}:${first.message_id}`,
       userId: userKey,
       text,
       addressed,
-      ...(files.length > 0 ? { files } : {}),
+      ...(wanted.length > 0 ? { fetchFiles: () => this.fetchFiles(key, userKey, addressed, wanted) } : {}),
     });
     if (result.status === "refused") await this.gateway.notify(key, result.text);
     // Over USER_MESSAGES_PER_MINUTE: told once, then silence until their bucket is full again.
     if (result.status === "limited" && !result.quiet) await this.gateway.notify(key, result.text);
+  }
+
+  /** Downloads a message's files; what could not be read is told to the chat (the rest goes on). */
+  private async fetchFiles(key: string, userKey: string, addressed: boolean, wanted: WantedFile[]): Promise<InboundFile[]> {
+    // Chatter in a group that nobody addressed to the bot reaches the agents only from the running task's owner:
+    // nobody else's files are downloaded.
+    if (!addressed && (await this.gateway.activeTask(key))?.ownerId !== userKey) return [];
+    const notices: string[] = [];
+    const { maxFilesPerMessage } = this.fileLimits;
+    if (wanted.length > maxFilesPerMessage) notices.push(tooManyReason(wanted.length, maxFilesPerMessage));
+    const files = await fetchTelegramFiles(wanted.slice(0, maxFilesPerMessage), {
+      api: this.bot.api,
+      token: this.options.token,
+      apiRoot: this.options.apiRoot,
+      limits: this.fileLimits,
+      timers: this.options.fileTimers ?? systemTimers,
+      log: this.options.log,
+      ...(this.options.downloadAttempts !== undefined ? { attempts: this.options.downloadAttempts } : {}),
+      ...(this.options.downloadBackoffMs !== undefined ? { backoffMs: this.options.downloadBackoffMs } : {}),
+    });
+    for (const file of files) {
+      if (!file.ok) notices.push(file.reason);
+      else if (file.note) notices.push(file.note);
+    }
+    if (notices.length > 0) await this.gateway.notify(key, notices.join("\n"));
+    return files;
   }
 
   /**

@@ -1,8 +1,10 @@
-// Admission of incoming messages: the owner rules, the flood limit, the session's file cap and voice notes are
-// applied at the door; what passes is stored once (a repeated message id is a duplicate) and its session woken.
+// Admission of incoming messages, in this order: a message already stored (its platform id or Idempotency-Key seen
+// before) is a duplicate; then the owner rules and the flood limit; only then are its files fetched, the session's
+// file cap applied and voice notes heard. What passes is stored once (the store's unique key decides again, for
+// two deliveries that raced past the first look) and its session woken.
 import type { Logger } from "pino";
 import type { Ids } from "../runtime/deps.js";
-import type { Store } from "../store/store.js";
+import type { RequestRecord, Store } from "../store/store.js";
 import type { FloodGate } from "./flood-gate.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import type { GatewayObserver } from "./observer.js";
@@ -36,6 +38,12 @@ export class Intake {
   async submit(message: InboundMessage): Promise<SubmitResult> {
     if (this.deps.shutdown.aborted) throw new Error("the gateway is shutting down");
     const { store, ids, log, book, workers } = this.deps;
+    // A platform's re-delivery or a client's retry: no flood token, no download, no transcription.
+    const seen = await this.seen(message);
+    if (seen) {
+      log.info({ session: message.sessionKey, request: seen.id, messageId: message.messageId }, "duplicate message ignored");
+      return { status: "duplicate", requestId: seen.id };
+    }
     // Someone else's conversation: only its owner may talk to the agents or stop them (ownership.ts).
     const admitted = await admission(store, message);
     if (!admitted.admitted) return admitted.result;
@@ -44,8 +52,9 @@ export class Intake {
     const limited = command === "cancel" ? null : this.deps.flood?.limit(message);
     if (limited) return limited;
 
-    const files = message.files ? await withinSessionCap(message.files, store, message.sessionKey, this.deps.maxSessionFileBytes) : [];
-    const refused = files.filter((f) => !f.ok && !message.files!.includes(f));
+    const given = message.fetchFiles ? await message.fetchFiles() : message.files;
+    const files = given ? await withinSessionCap(given, store, message.sessionKey, this.deps.maxSessionFileBytes) : [];
+    const refused = files.filter((f) => !f.ok && !given!.includes(f));
     if (refused.length > 0) await this.deps.notify(message.sessionKey, refused.map((f) => (f.ok ? "" : f.reason)).join("\n"));
     const heard = await this.deps.voice.hear({ ...message, files });
     if (heard.notice) await this.deps.notify(message.sessionKey, heard.notice);
@@ -71,7 +80,7 @@ export class Intake {
     if (inserted.status === "busy") return refusal(message.addressed ?? true, command);
     const { request } = inserted;
     if (inserted.status === "duplicate") {
-      log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored");
+      log.info({ session: message.sessionKey, request: request.id, messageId: message.messageId }, "duplicate message ignored (it raced its twin)");
       return { status: "duplicate", requestId: request.id };
     }
     // A /cancel or /reset stops the turn at once when it runs here; elsewhere, the replica running it hears of it.
@@ -79,5 +88,13 @@ export class Intake {
     workers.wake(message.sessionKey);
     this.deps.observer.inbound(providerOf(message.sessionKey));
     return { status: "accepted", requestId: request.id };
+  }
+
+  /** The request already stored for this message (same platform id in the session, or same Idempotency-Key), if any. */
+  private async seen(message: InboundMessage): Promise<RequestRecord | null> {
+    const { requests } = this.deps.store;
+    const keyed = message.idempotency ? await requests.idempotency(message.userId, message.idempotency.key) : null;
+    if (keyed) return requests.get(keyed.requestId);
+    return requests.byExternalId(message.sessionKey, message.messageId);
   }
 }

@@ -28,6 +28,12 @@ export interface InboundMessage {
    * bytes, sanitised name, size) or a failure the user is told about. `text` may be empty when files came alone.
    */
   files?: InboundFile[];
+  /**
+   * Fetches the message's files (downloads them, says what could not be read) and returns them like `files`. The
+   * gateway calls it only once the message passed the duplicate and flood checks, so a re-delivered message or a
+   * flooding sender downloads nothing; a message that has files to fetch gives this instead of `files`.
+   */
+  fetchFiles?: () => Promise<InboundFile[]>;
 }
 
 export type SubmitResult =

@@ -61,3 +61,21 @@ it("once the allowance is full again the sender would be told again; /cancel is 
   await say(ALICE);
   expect(await say(ALICE)).toMatchObject({ status: "limited", quiet: false });
 });
+
+it("a message delivered again is a duplicate before the flood limit: it takes no token and its files are never fetched", async () => {
+  const { say } = await group(1);
+  expect((await say(ALICE, "hi", "m-once")).status).toBe("accepted");
+  let fetched = 0;
+  const again = await h.gateway.submit({
+    sessionKey: GROUP,
+    messageId: "m-once",
+    userId: ALICE,
+    text: "hi",
+    fetchFiles: async () => (fetched++, []),
+  });
+  expect(again.status).toBe("duplicate");
+  expect(fetched).toBe(0);
+  // Over the limit now, and still nothing is fetched for a message that is refused.
+  expect((await h.gateway.submit({ sessionKey: GROUP, messageId: "m-new", userId: ALICE, text: "hi", fetchFiles: async () => (fetched++, []) })).status).toBe("limited");
+  expect(fetched).toBe(0);
+});

@@ -110,6 +110,10 @@ export class PostgresRequests implements RequestStore {
     return this.ctx.maybe(S.requestById, [id], toRequest);
   }
 
+  byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null> {
+    return this.ctx.maybe(S.requestByExternal, [sessionKey, externalId], toRequest);
+  }
+
   async ofSession(sessionKey: string): Promise<RequestRecord[]> {
     return (await this.ctx.all(S.requestsOf, [sessionKey])).map(toRequest);
   }

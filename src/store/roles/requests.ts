@@ -86,6 +86,8 @@ export interface RequestStore {
   /** Stores an inbound request unless (session, externalId) or (user, idempotency key) was seen before. */
   insert(input: NewRequest): Promise<InsertResult>;
   get(id: string): Promise<RequestRecord | null>;
+  /** The request stored for a platform's message id in a session, if any: a cheap look before a message's files are fetched. */
+  byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null>;
   /** Every request of a session, oldest first. */
   ofSession(sessionKey: string): Promise<RequestRecord[]>;
   /** Requests not yet done, oldest first: the work a restart must pick up. */

@@ -76,6 +76,11 @@ export class SqliteRequests implements RequestStore {
     return row ? toRequest(row) : null;
   }
 
+  async byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null> {
+    const row = this.ctx.stmts.requestByExternal.get(sessionKey, externalId) as Row | undefined;
+    return row ? toRequest(row) : null;
+  }
+
   async ofSession(sessionKey: string): Promise<RequestRecord[]> {
     return (this.ctx.stmts.requestsOf.all(sessionKey) as Row[]).map(toRequest);
   }

@@ -48,9 +48,12 @@ export class FileState {
   shared: SharedFile[] = [];
   /** Downloads that fail with this status (the count left). */
   readonly failing = new Map<string, { status: number; left: number }>();
+  /** The ids of the files downloaded (answered or failed), in order. */
+  readonly downloads: string[] = [];
 
   reset(): void {
     this.scope = true;
+    this.downloads.length = 0;
     this.byId.clear();
     this.pending.clear();
     this.shared = [];
@@ -95,6 +98,7 @@ export function serveDownload(state: State, req: IncomingMessage, res: ServerRes
   const f = filesOf(state);
   const authorized = req.headers.authorization === `Bearer ${botToken}` && f.scope;
   const file = f.byId.get(m[1]!);
+  f.downloads.push(m[1]!);
   if (!authorized) return (void res.writeHead(200, { "content-type": "text/html; charset=utf-8" }).end(SIGN_IN_PAGE), true);
   const failing = f.failing.get(m[1]!);
   if (failing && failing.left > 0) {

@@ -140,6 +140,8 @@ export interface FakeSlack {
   filesScope(on: boolean): void;
   /** The next `count` downloads of file `id` answer `status`. */
   failDownload(id: string, status: number, count?: number): void;
+  /** The ids of the files the bot downloaded (each try counts), oldest first. */
+  downloads(): string[];
   /** Files the bot shared with files.completeUploadExternal, oldest first. */
   shared(channel?: string): SharedFile[];
   /** Forgets messages, calls, failures, rate limits and recordings; generated ts values keep increasing. */
@@ -355,6 +357,7 @@ export async function startFakeSlack(opts: { botToken?: string; clock?: () => nu
     },
     filesScope: (on) => void (filesOf(state).scope = on),
     failDownload: (id, status, count = 1) => void filesOf(state).failing.set(id, { status, left: count }),
+    downloads: () => [...filesOf(state).downloads],
     shared: (channel) => inChannel(filesOf(state).shared, channel),
     addChannel: (info) => void state.channels.set(info.id, inferChannel(info.id, info)),
     responseUrl: () => {

@@ -13,6 +13,7 @@ import { text } from "../../fakes/anthropic/server.js";
 import { eventBody } from "../../fixtures/slack/load.js";
 import { jpegWithGps, pdf } from "../../helpers/files.js";
 import { capturedLog } from "../../helpers/mcp.js";
+import { recordSubmits } from "../../helpers/submitted.js";
 import { ALICE, BOT, CHANNEL, DM, useSlackWorld } from "../../helpers/slack-world.js";
 
 const world = useSlackWorld();
@@ -21,9 +22,7 @@ let nextTs = 1_700_000_100;
 async function boot(options: Partial<SlackOptions> = {}) {
   const captured = capturedLog();
   const started = await world.run({ log: captured.log, fileTimers: systemTimers, downloadBackoffMs: 1, ...options });
-  const submitted: InboundMessage[] = [];
-  const submit = started.h.gateway.submit.bind(started.h.gateway);
-  started.h.gateway.submit = (m) => (submitted.push(m), submit(m));
+  const submitted = recordSubmits(started.h.gateway);
   world.model.fallback(() => text("seen"));
   return { ...started, submitted, lines: captured.lines };
 }

@@ -4,8 +4,8 @@
 import { describe, expect, it } from "vitest";
 import { GREETING, PROMPTS_TITLE, SUGGESTED_PROMPTS } from "../../../providers/slack/assistant.js";
 import { slackSessionKey } from "../../../providers/slack/inbound.js";
-import type { InboundMessage } from "../../../src/gateway/types.js";
 import { png } from "../../helpers/files.js";
+import { recordSubmits } from "../../helpers/submitted.js";
 import { lastUserText, reply, text, toolUse, type MessagesRequest } from "../../fakes/anthropic/server.js";
 import { commandBody, eventBody, interactionBody, recorded } from "../../fixtures/slack/load.js";
 import { ALICE, BOB, BOT, CHANNEL, DM, TEAM, useSlackWorld } from "../../helpers/slack-world.js";
@@ -86,9 +86,7 @@ describe("direct messages", () => {
   it("downloads a recorded upload's file with the bot token and hands it to the agents with the text", async () => {
     const { send, h } = await world.run();
     world.model.fallback(echo);
-    const submitted: InboundMessage[] = [];
-    const submit = h.gateway.submit.bind(h.gateway);
-    h.gateway.submit = (m) => (submitted.push(m), submit(m));
+    const submitted = recordSubmits(h.gateway);
     const shared = recorded("file_share").event as { ts: string; text: string; files: Array<Record<string, unknown>> };
     // The recorded file object, served by the fake: its URLs point at the fake's file host instead of files.slack.com.
     const stored = world.slack.addFile(await png(1134, 362), "file.png", "image/png").object;

@@ -10,6 +10,7 @@ import type { InboundMessage } from "../../../src/gateway/types.js";
 import { text } from "../../fakes/anthropic/server.js";
 import { jpegWithGps, pdf, png, pngBombHeader, zipBomb } from "../../helpers/files.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
+import { recordSubmits } from "../../helpers/submitted.js";
 import { manualTimeouts } from "../../helpers/timers.js";
 import { systemTimers } from "../../../src/runtime/deps.js";
 
@@ -57,12 +58,7 @@ async function boot(options: Partial<TelegramOptions> = {}) {
       check();
     });
   const started = await world.boot({ fileTimers, downloadBackoffMs: 1, ...options });
-  const submitted: InboundMessage[] = [];
-  const submit = started.h.gateway.submit.bind(started.h.gateway);
-  started.h.gateway.submit = (m) => {
-    submitted.push(m);
-    return submit(m);
-  };
+  const submitted = recordSubmits(started.h.gateway);
   world.model.fallback(() => text("ok"));
   return {
     ...started,

@@ -78,6 +78,15 @@ export function requestContract(ctx: ContractContext): void {
       expect((await store.requests.insert(newRequest("r2", OTHER, { externalId: "m1" }))).status).toBe("inserted");
     });
 
+    it("byExternalId finds the request stored for a session's external id, and only that one", async () => {
+      const { store } = ctx;
+      expect(await store.requests.byExternalId(K, "m1")).toBeNull();
+      await store.requests.insert(newRequest("r1", K, { externalId: "m1", text: "first" }));
+      expect(await store.requests.byExternalId(K, "m1")).toMatchObject({ id: "r1", sessionKey: K, externalId: "m1", text: "first" });
+      expect(await store.requests.byExternalId(OTHER, "m1")).toBeNull();
+      expect(await store.requests.byExternalId(K, "m2")).toBeNull();
+    });
+
     it("a second request with the same user and idempotency key is a duplicate, in any session", async () => {
       const { store } = ctx;
       const idempotency = { key: "idem-1", fingerprint: "fp-1" };
