@@ -68,3 +68,11 @@ export async function encryptedPdf(): Promise<Buffer> {
   const plain = (await pdf(1)).toString("latin1");
   return Buffer.from(plain.replace(/trailer\s*<</, "trailer\n<<\n/Encrypt << /Filter /Standard /V 2 /R 3 /Length 128 /P -4 /O (x) /U (y) >>"), "latin1");
 }
+
+/** A minimal Ogg page carrying an OpusHead: what a Telegram voice note starts with. */
+export function oggOpus(): Buffer {
+  const page = Buffer.alloc(64);
+  page.write("OggS", 0, "latin1");
+  page.write("OpusHead", 28, "latin1");
+  return page;
+}

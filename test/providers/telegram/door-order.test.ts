@@ -7,7 +7,7 @@ import type { SubmitResult } from "../../../src/gateway/types.js";
 import { HttpTranscriber } from "../../../src/llm/transcription.js";
 import { text } from "../../fakes/anthropic/server.js";
 import { startFakeTranscription, type FakeTranscription } from "../../fakes/transcription.js";
-import { png } from "../../helpers/files.js";
+import { oggOpus, png } from "../../helpers/files.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 
 const world = useTelegramWorld();
@@ -17,14 +17,6 @@ afterEach(async () => {
   await stt?.close();
   stt = undefined;
 });
-
-/** A minimal Ogg page carrying an OpusHead: what a Telegram voice note starts with. */
-function oggOpus(): Buffer {
-  const page = Buffer.alloc(64);
-  page.write("OggS", 0, "latin1");
-  page.write("OpusHead", 28, "latin1");
-  return page;
-}
 
 /** A webhook bot limited to `perMinute` messages a minute; `post` hands Telegram's POST over and resolves with what the gateway answered. */
 async function boot(perMinute: number, transcriber?: HttpTranscriber) {

@@ -8,7 +8,7 @@ import { publicFileId } from "../../../src/files/ids.js";
 import type { OutboundFile, ReceivedFile } from "../../../src/files/types.js";
 import type { InboundMessage } from "../../../src/gateway/types.js";
 import { text } from "../../fakes/anthropic/server.js";
-import { jpegWithGps, pdf, png, pngBombHeader, zipBomb } from "../../helpers/files.js";
+import { jpegWithGps, oggOpus, pdf, png, pngBombHeader, zipBomb } from "../../helpers/files.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 import { recordSubmits } from "../../helpers/submitted.js";
 import { manualTimeouts } from "../../helpers/timers.js";
@@ -28,14 +28,6 @@ function media(fields: Record<string, unknown>, chat = ALICE) {
       ...fields,
     },
   };
-}
-
-/** A minimal Ogg page carrying an OpusHead: what a Telegram voice note starts with. */
-function oggOpus(): Buffer {
-  const page = Buffer.alloc(64);
-  page.write("OggS", 0, "latin1");
-  page.write("OpusHead", 28, "latin1");
-  return page;
 }
 
 async function boot(options: Partial<TelegramOptions> = {}) {

@@ -6,6 +6,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { HttpTranscriber } from "../../../src/llm/transcription.js";
 import { text } from "../../fakes/anthropic/server.js";
 import { startFakeTranscription, type FakeTranscription } from "../../fakes/transcription.js";
+import { oggOpus } from "../../helpers/files.js";
 import { ALICE, useTelegramWorld } from "../../helpers/telegram-world.js";
 
 const world = useTelegramWorld();
@@ -14,14 +15,6 @@ afterEach(async () => {
   await stt?.close();
   stt = undefined;
 });
-
-/** A minimal Ogg page carrying an OpusHead: what a Telegram voice note starts with. */
-function oggOpus(): Buffer {
-  const page = Buffer.alloc(64);
-  page.write("OggS", 0, "latin1");
-  page.write("OpusHead", 28, "latin1");
-  return page;
-}
 
 function sendVoice(): void {
   const voice = world.tg.addFile(oggOpus(), { folder: "voice", ext: "oga" });
