@@ -1,5 +1,5 @@
 // The Store contract for long-term memory and a user's data, on every backend (the same pattern as
-// contract.test.ts): memories and their search, the extraction job queue, exporting and erasing a user, and what
+// contract/suite.ts): memories and their search, the extraction job queue, exporting and erasing a user, and what
 // a user keeps on the server.
 import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { BACKENDS, type StoreBackend } from "./contract/backends.js";

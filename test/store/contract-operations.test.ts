@@ -1,5 +1,5 @@
 // The Store contract for costs and the operator's queries, on every backend (the same pattern as
-// contract.test.ts): cost beside token usage, session summaries, stuck work, recent errors, the gauges' counts, and
+// contract/suite.ts): cost beside token usage, session summaries, stuck work, recent errors, the gauges' counts, and
 // the daily usage counters of the quotas and their holds.
 import { afterAll, afterEach, beforeEach, describe } from "vitest";
 import { BACKENDS, type StoreBackend } from "./contract/backends.js";

@@ -1,26 +1,30 @@
 // The Store contract: what every backend (SQLite, PostgreSQL) must do, specified through the Store interface
-// only. A new backend adds an entry to BACKENDS in ./contract/backends.ts; a backend that cannot run here (no
-// PostgreSQL server) is skipped, its suite's name saying why.
+// only. Each backend runs it from a file of its own (test/store/contract-*.test.ts), so the backends run side by
+// side; a new backend adds an entry to BACKENDS in ./backends.ts and a file that calls storeContract with its name. A
+// backend that cannot run here (no PostgreSQL server) is skipped, its suite's name saying why.
 import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
-import { approvalContract } from "./contract/approvals.js";
-import { BACKENDS, type StoreBackend } from "./contract/backends.js";
-import { changeContract } from "./contract/changes.js";
-import { claimContract } from "./contract/claims.js";
-import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./contract/fixtures.js";
-import { fileContract } from "./contract/files.js";
-import { fileRetentionContract } from "./contract/file-retention.js";
-import { leaseContract } from "./contract/leases.js";
-import { moveContract } from "./contract/move.js";
-import { outboxContract } from "./contract/outbox.js";
-import { ownerContract } from "./contract/owners.js";
-import { requestContract } from "./contract/requests.js";
-import { scheduleContract } from "./contract/schedules.js";
-import { stepContract } from "./contract/steps.js";
-import { taskOptionContract } from "./contract/task-options.js";
-import { workspaceContract } from "./contract/workspaces.js";
-import { commitStep } from "../helpers/steps.js";
+import { approvalContract } from "./approvals.js";
+import { BACKENDS, type StoreBackend } from "./backends.js";
+import { changeContract } from "./changes.js";
+import { claimContract } from "./claims.js";
+import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+import { fileContract } from "./files.js";
+import { fileRetentionContract } from "./file-retention.js";
+import { leaseContract } from "./leases.js";
+import { moveContract } from "./move.js";
+import { outboxContract } from "./outbox.js";
+import { ownerContract } from "./owners.js";
+import { requestContract } from "./requests.js";
+import { scheduleContract } from "./schedules.js";
+import { stepContract } from "./steps.js";
+import { taskOptionContract } from "./task-options.js";
+import { workspaceContract } from "./workspaces.js";
+import { commitStep } from "../../helpers/steps.js";
 
-for (const backend of BACKENDS) {
+/** Runs the whole contract against the backend of BACKENDS named `name`. */
+export function storeContract(name: string): void {
+  const backend = BACKENDS.find((b) => b.name === name);
+  if (!backend) throw new Error(`no Store backend is named "${name}"; BACKENDS has ${BACKENDS.map((b) => `"${b.name}"`).join(", ")}`);
   const suite = backend.unavailable ? describe.skip : describe;
   suite(`Store contract (${backend.name})${backend.unavailable ? ` skipped: ${backend.unavailable}` : ""}`, () => contract(backend));
 }

@@ -1,0 +1,4 @@
+// The Store contract (./contract/suite.ts) on sqlite.
+import { storeContract } from "./contract/suite.js";
+
+storeContract("sqlite");
