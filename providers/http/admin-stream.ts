@@ -1,11 +1,10 @@
 import type { ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import type { Snapshot } from "../../src/admin/report.js";
 import type { Timers } from "../../src/runtime/deps.js";
-import type { Store } from "../../src/store/store.js";
+import type { AdminReads, Snapshot } from "../../src/gateway/index.js";
 
 export interface SnapshotStreamOptions {
-  store: Store;
+  reads: Pick<AdminReads, "watch">;
   /** Reads the store into what the page shows. */
   snapshot: () => Promise<Snapshot>;
   timers: Timers;
@@ -62,7 +61,7 @@ export function streamSnapshots(res: ServerResponse, options: SnapshotStreamOpti
     }, options.coalesceMs);
   };
 
-  const unsubscribe = options.store.feed.watch((change) => {
+  const unsubscribe = options.reads.watch((change) => {
     if (change.kind === "delta") return;
     if (reading) changedMeanwhile = true;
     else schedule();

@@ -1,10 +1,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Logger } from "pino";
-import { approvalsView, sessionsView, sessionView, snapshot, stuckView, usageView } from "../../src/admin/report.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { TokenSet } from "../../src/secret-tokens.js";
-import type { Store } from "../../src/store/store.js";
-import type { ServerView } from "../../src/mcp/connection.js";
+import type { AdminReads, ServerView } from "../../src/gateway/index.js";
 import { streamSnapshots } from "./admin-stream.js";
 import { HttpError } from "./request.js";
 import { ASSET_HEADERS } from "./web/assets.js";
@@ -23,7 +21,7 @@ export interface AdminSettings {
 }
 
 export interface AdminDeps {
-  store: Store;
+  reads: AdminReads;
   log: Logger;
   timers?: Timers;
   keepaliveMs?: number;
@@ -75,23 +73,23 @@ export class AdminRoutes {
   }
 
   private route(rest: string, query: URLSearchParams): ((res: ServerResponse) => Promise<void>) | null {
-    const { store } = this.deps;
+    const { reads } = this.deps;
     switch (rest) {
       case "sessions":
-        return async (res) => json(res, await sessionsView(store, { limit: limitOf(query) }));
+        return async (res) => json(res, await reads.sessions({ limit: limitOf(query) }));
       case "approvals":
-        return async (res) => json(res, await approvalsView(store, { now: this.now() }));
+        return async (res) => json(res, await reads.approvals({ now: this.now() }));
       case "usage":
-        return async (res) => json(res, await usageView(store, { now: this.now(), limit: limitOf(query) }));
+        return async (res) => json(res, await reads.usage({ now: this.now(), limit: limitOf(query) }));
       case "stuck":
-        return async (res) => json(res, await stuckView(store, { olderThanMs: this.settings.stuckAfterMs, now: this.now() }));
+        return async (res) => json(res, await reads.stuck({ olderThanMs: this.settings.stuckAfterMs, now: this.now() }));
       case "mcp":
         return async (res) => json(res, { servers: this.settings.mcp?.() ?? [] });
       case "events":
         return async (res) =>
           streamSnapshots(res, {
-            store,
-            snapshot: () => snapshot(store, { limit: SESSIONS, stuckAfterMs: this.settings.stuckAfterMs, now: this.now() }),
+            reads,
+            snapshot: () => reads.snapshot({ limit: SESSIONS, stuckAfterMs: this.settings.stuckAfterMs, now: this.now() }),
             timers: this.deps.timers ?? systemTimers,
             log: this.deps.log,
             keepaliveMs: this.deps.keepaliveMs ?? 15_000,
@@ -101,7 +99,7 @@ export class AdminRoutes {
     if (!rest.startsWith("sessions/")) return null;
     return async (res) => {
       const key = sessionKeyOf(rest.slice("sessions/".length));
-      const view = await sessionView(store, key, { now: this.now() });
+      const view = await reads.session(key, { now: this.now() });
       if (!view) throw new HttpError(404, "not_found_error", "no such session");
       json(res, view);
     };

@@ -1,4 +1,4 @@
-import type { Store, UserFootprint } from "../../src/store/store.js";
+import type { ApiReads, UserFootprint } from "../../src/gateway/index.js";
 import { HttpError } from "./request.js";
 
 // What one HTTP API user may cost the server: sessions they own, responses they hold open waiting for a turn (SSE
@@ -48,7 +48,7 @@ export class UserCaps {
   private readonly footprints = new Map<string, { read: number; value: UserFootprint }>();
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ApiReads,
     private readonly limits: UserCapLimits,
     private readonly now: () => number = Date.now,
   ) {}
@@ -119,7 +119,7 @@ export class UserCaps {
   private async footprint(user: string, fresh: boolean): Promise<UserFootprint> {
     const known = this.footprints.get(user);
     if (known && !fresh && this.now() - known.read < FOOTPRINT_TTL_MS) return known.value;
-    const value = await this.store.userData.footprint(user);
+    const value = await this.store.footprint(user);
     this.footprints.set(user, { read: this.now(), value });
     // Bounded: the users seen in the last TTL matter; the rest are read again when they come back.
     if (this.footprints.size > 10_000) {

@@ -1,4 +1,4 @@
-import type { Store, StoreChange } from "../../src/store/store.js";
+import type { ApiReads, StoreChange } from "../../src/gateway/index.js";
 import { fileView } from "./file-replies.js";
 import { outboundView } from "./request.js";
 
@@ -20,10 +20,10 @@ export class RequestEvents {
   private readonly unwatch: () => void;
 
   constructor(
-    private readonly store: Store,
+    private readonly store: ApiReads,
     private readonly sessionKey: string,
   ) {
-    this.unwatch = store.feed.watch((change) => this.heard(change));
+    this.unwatch = store.watch((change) => this.heard(change));
   }
 
   /** The request whose replies to stream (known once it is stored). */
@@ -45,7 +45,7 @@ export class RequestEvents {
   flush(): Promise<void> {
     this.pending = this.pending.then(async () => {
       if (!this.requestId) return;
-      for (const reply of await this.store.outbox.ofRequest(this.requestId).catch(() => [])) {
+      for (const reply of await this.store.replies(this.requestId).catch(() => [])) {
         if (this.sent.has(reply.id)) continue;
         this.sent.add(reply.id);
         if (!reply.fileId) this.emit(reply.approvalId ? "approval" : "message", outboundView(reply));

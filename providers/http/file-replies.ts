@@ -1,7 +1,7 @@
 // The files agents sent (send_file) as the HTTP API shows them: `{file_id, filename, mime, url}`, the id being the
 // unguessable one of GET /v1/files/{id} (downloadable by the conversation's owner only). Text replies and file
 // replies come from the same outbox; a file reply's text is its caption.
-import type { OutboundRecord, Store } from "../../src/store/store.js";
+import type { ApiReads, OutboundRecord } from "../../src/gateway/index.js";
 
 export interface FileView {
   file_id: string;
@@ -19,9 +19,9 @@ export function fileUrl(publicId: string): string {
 }
 
 /** The file a reply carries, or null for a text reply (or a file erased since). */
-export async function fileView(store: Pick<Store, "files">, reply: OutboundRecord): Promise<FileView | null> {
+export async function fileView(store: ApiReads, reply: OutboundRecord): Promise<FileView | null> {
   if (!reply.fileId) return null;
-  const file = await store.files.get(reply.fileId);
+  const file = await store.file(reply.fileId);
   if (!file) return null;
   return {
     file_id: file.publicId,
@@ -35,7 +35,7 @@ export async function fileView(store: Pick<Store, "files">, reply: OutboundRecor
 }
 
 /** A request's replies split: its text messages, and the files it sent, each in order. */
-export async function splitReplies(store: Pick<Store, "files">, replies: readonly OutboundRecord[]): Promise<{ texts: OutboundRecord[]; files: FileView[] }> {
+export async function splitReplies(store: ApiReads, replies: readonly OutboundRecord[]): Promise<{ texts: OutboundRecord[]; files: FileView[] }> {
   const texts: OutboundRecord[] = [];
   const files: FileView[] = [];
   for (const reply of replies) {

@@ -1,10 +1,10 @@
-import type { Store } from "../../src/store/store.js";
+import type { ApiReads } from "../../src/gateway/index.js";
 
 /**
  * What GET /readyz answers: ready when the database answers (so its migrations are done: the store opened) and
  * every other check (the chat providers' connections) reports null; else not_ready, naming what is not.
  */
-export async function readiness(store: Store, others: Record<string, string | null>) {
+export async function readiness(store: ApiReads, others: Record<string, string | null>) {
   const checks: Record<string, string> = {};
   const failing: Record<string, string> = {};
   try {

@@ -1,4 +1,4 @@
-import type { Store } from "../../src/store/store.js";
+import type { ApiReads } from "../../src/gateway/index.js";
 import { HttpError } from "./request.js";
 import { memoryView } from "./views.js";
 
@@ -14,10 +14,10 @@ export type MemoryHandler = (user: string) => Promise<MemoryAnswer>;
 const MEMORY_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
 /** The handler for a memory route, or null when `method path` is not one. `path` is as sent (not percent-decoded). */
-export function memoryRoute(store: Store, method: string | undefined, path: string): MemoryHandler | null {
+export function memoryRoute(store: ApiReads, method: string | undefined, path: string): MemoryHandler | null {
   if (path === "/v1/memories") {
-    if (method === "GET") return async (user) => ({ status: 200, body: { memories: (await store.memories.list(user)).map(memoryView) } });
-    if (method === "DELETE") return async (user) => ({ status: 200, body: { deleted: await store.memories.delete(user) } });
+    if (method === "GET") return async (user) => ({ status: 200, body: { memories: (await store.memories(user)).map(memoryView) } });
+    if (method === "DELETE") return async (user) => ({ status: 200, body: { deleted: await store.forgetMemories(user) } });
     return null;
   }
   const m = /^\/v1\/memories\/([^/]+)$/.exec(path);
@@ -28,7 +28,7 @@ export function memoryRoute(store: Store, method: string | undefined, path: stri
         throw new HttpError(400, "invalid_request_error", "memory id must be 1-128 letters, digits, '_', '-' or '.' (as GET /v1/memories lists it)");
       }
       // The store deletes only `user`'s own: 0 means unknown here, whoever's it may be.
-      if ((await store.memories.delete(user, [id])) === 0) throw new HttpError(404, "not_found_error", `no memory ${id}`);
+      if ((await store.forgetMemories(user, [id])) === 0) throw new HttpError(404, "not_found_error", `no memory ${id}`);
       return { status: 204 };
     };
   }

@@ -1,4 +1,4 @@
-import type { Store } from "../../src/store/store.js";
+import type { ApiReads } from "../../src/gateway/index.js";
 import { sessionIdOf } from "./views.js";
 
 // A request a daily quota refused (USER_DAILY_MESSAGES, USER_DAILY_USD, CHAT_DAILY_USD), at the door or before a
@@ -12,10 +12,10 @@ export interface Answer {
 }
 
 /** The 429 for a failed request a quota refused; null for any other request. */
-export async function quotaAnswer(store: Pick<Store, "requests" | "usage">, requestId: string): Promise<Answer | null> {
-  const request = await store.requests.get(requestId);
+export async function quotaAnswer(store: ApiReads, requestId: string): Promise<Answer | null> {
+  const request = await store.request(requestId);
   if (request?.status !== "failed") return null;
-  const refusal = await store.usage.refusal(requestId);
+  const refusal = await store.quotaRefusal(requestId);
   if (!refusal) return null;
   return {
     status: 429,

@@ -2,7 +2,6 @@ import { randomUUID } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Logger } from "pino";
 import { z } from "zod";
-import type { Gateway } from "../../src/gateway/gateway.js";
 import { systemTimers, type Timers } from "../../src/runtime/deps.js";
 import { AdminRoutes, type AdminSettings } from "./admin.js";
 import { floodRefusal, UserCaps, type UserCapLimits } from "./caps.js";
@@ -15,8 +14,7 @@ import { HttpError, internalError, invalid, listenError, readJson } from "./requ
 import { readMessageBody } from "./message-body.js";
 import { answerHeaders, quotaAnswer } from "./quota-answer.js";
 import { fileRoute } from "./files.js";
-import { storedFiles } from "../../src/gateway/file-source.js";
-import { isInternal } from "../../src/gateway/index.js";
+import { isInternal, type ApiReads, type GatewayFacade } from "../../src/gateway/index.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
 import { historyLimit, ownedSession, sessionMessages, sessionView } from "./sessions.js";
@@ -66,16 +64,18 @@ export class HttpProvider {
   private readonly web: WebChat;
   private readonly admin: AdminRoutes | null;
   private readonly caps: UserCaps;
+  private readonly store: ApiReads;
 
   constructor(
-    private readonly gateway: Gateway,
+    private readonly gateway: GatewayFacade,
     private readonly options: HttpOptions,
   ) {
+    this.store = gateway.reads.api;
     this.auth = new Authenticator(options.auth);
-    this.caps = new UserCaps(gateway.store, options.caps ?? { sessions: 0, streams: 0, storedBytes: 0 }, options.now);
+    this.caps = new UserCaps(this.store, options.caps ?? { sessions: 0, streams: 0, storedBytes: 0 }, options.now);
     this.web = loadWebChat({ apiOff: !this.auth.configured });
     const { admin, timers, keepaliveMs, log } = options;
-    this.admin = admin ? new AdminRoutes(admin, { store: gateway.store, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
+    this.admin = admin ? new AdminRoutes(admin, { reads: gateway.reads.admin, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
   }
 
   async start(): Promise<void> {
@@ -111,7 +111,7 @@ export class HttpProvider {
   ): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
     let m: RegExpExecArray | null;
     if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
-    const memories = memoryRoute(this.gateway.store, method, path);
+    const memories = memoryRoute(this.store, method, path);
     if (memories) {
       return async (_req, res, user) => {
         const answer = await memories(user);
@@ -119,16 +119,16 @@ export class HttpProvider {
         else this.json(res, answer.status, answer.body);
       };
     }
-    const file = fileRoute(this.options.files ?? storedFiles(this.gateway.store), method, path);
+    const file = fileRoute(this.options.files ?? this.store.downloads(), method, path);
     if (file) return (_req, res, user) => file(res, user);
     if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
     if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await taskView(this.gateway.store, await ownedTask(this.gateway.store, id, user)));
+      return async (_req, res, user) => this.json(res, 200, await taskView(this.store, await ownedTask(this.store, id, user)));
     }
     if (method === "GET" && (m = /^\/v1\/requests\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await requestView(this.gateway.store, id, user));
+      return async (_req, res, user) => this.json(res, 200, await requestView(this.store, id, user));
     }
     if (method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) {
       const id = m[1]!;
@@ -136,7 +136,7 @@ export class HttpProvider {
     }
     if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) {
       const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await sessionView(this.gateway.store, id, await ownedSession(this.gateway.store, id, user)));
+      return async (_req, res, user) => this.json(res, 200, await sessionView(this.store, id, await ownedSession(this.store, id, user)));
     }
     if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/events$/.exec(path))) {
       const id = m[1]!;
@@ -146,8 +146,8 @@ export class HttpProvider {
       const id = m[1]!;
       return async (_req, res, user) => {
         const limit = historyLimit(query);
-        const key = await ownedSession(this.gateway.store, id, user);
-        this.json(res, 200, { session_id: id, ...(await sessionMessages(this.gateway.store, key, limit)) });
+        const key = await ownedSession(this.store, id, user);
+        this.json(res, 200, { session_id: id, ...(await sessionMessages(this.store, key, limit)) });
       };
     }
     if (method === "POST" && (m = /^\/v1\/approvals\/([^/]+)$/.exec(path))) {
@@ -167,7 +167,7 @@ export class HttpProvider {
       if (req.method === "GET" && path === "/healthz") return this.json(res, 200, { status: "ok" });
       if (path === "/metrics" && this.options.metrics) return await this.options.metrics(req, res);
       if (req.method === "GET" && path === "/readyz") {
-        const ready = await readiness(this.gateway.store, this.options.readiness?.() ?? {});
+        const ready = await readiness(this.store, this.options.readiness?.() ?? {});
         return this.json(res, ready.status === "ready" ? 200 : 503, ready);
       }
       if (this.admin && (path === "/admin" || path.startsWith("/admin/"))) return await this.admin.handle(req, res, url);
@@ -199,7 +199,7 @@ export class HttpProvider {
   private async postMessage(req: IncomingMessage, res: ServerResponse, user: string): Promise<void> {
     const body = { data: await readMessageBody(req, this.options.fileLimits ?? DEFAULT_FILE_LIMITS) };
     const taskOptions = taskOptionsOf(body.data);
-    const { store } = this.gateway;
+    const { store } = this;
     const stream = (req.headers.accept ?? "").includes("text/event-stream");
     const header = req.headers["idempotency-key"];
     let keyed: { key: string; fingerprint: string } | undefined;
@@ -207,7 +207,7 @@ export class HttpProvider {
       const key = idempotencyKey.safeParse(header);
       if (!key.success) throw new HttpError(400, "invalid_request_error", `Idempotency-Key ${key.error.issues[0]!.message}`);
       keyed = { key: key.data, fingerprint: body.data.fingerprint() };
-      const seen = await store.requests.idempotency(user, keyed.key);
+      const seen = await store.idempotency(user, keyed.key);
       // A retry, concurrent or after a restart, gets the first request's answer; it never runs the model again.
       if (seen) {
         const release = this.caps.openStream(user);
@@ -231,7 +231,7 @@ export class HttpProvider {
     }
     sessionId ??= randomUUID();
     const key = `http:${sessionId}`;
-    const session = await store.sessions.find(key);
+    const session = await store.session(key);
     if (session?.ownerId && session.ownerId !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
     if (taskOptions) await refuseTaskUnderWay(store, key, this.gateway.now());
     const { text, files } = body.data;
@@ -286,7 +286,7 @@ export class HttpProvider {
   private async remember(user: string, keyed: { key: string } | undefined, answer: { status: number; body: unknown }): Promise<void> {
     if (!keyed) return;
     try {
-      await this.gateway.store.requests.saveIdempotentResponse(user, keyed.key, JSON.stringify(answer));
+      await this.store.rememberAnswer(user, keyed.key, JSON.stringify(answer));
     } catch (error) {
       // The store cannot write now: a retry rebuilds the same answer from the stored request and its replies.
       this.options.log.warn({ err: error }, "could not store the response of an idempotent request");
@@ -305,8 +305,8 @@ export class HttpProvider {
       throw new HttpError(422, "invalid_request_error", `Idempotency-Key "${keyed.key}" was already used with a different body; use a new key for a new request`);
     }
     const outcome = await this.gateway.whenDone(requestId);
-    const stored = (await this.gateway.store.requests.idempotency(user, keyed.key))?.response;
-    const request = (await this.gateway.store.requests.get(requestId))!;
+    const stored = (await this.store.idempotency(user, keyed.key))?.response;
+    const request = (await this.store.request(requestId))!;
     const answer = stored
       ? (JSON.parse(stored) as { status: number; body: unknown })
       : await this.answer(sessionIdOf(request.sessionKey), requestId, isInternal(outcome));
@@ -320,7 +320,7 @@ export class HttpProvider {
 
   private async answer(sessionId: string, requestId: string, internal: boolean): Promise<{ status: number; body: unknown }> {
     if (internal) return { status: 500, body: internalError(requestId) };
-    const { store } = this.gateway;
+    const { store } = this;
     return (await expiredAnswer(store, requestId)) ?? (await quotaAnswer(store, requestId)) ?? { status: 200, body: await requestSummary(store, sessionId, requestId) };
   }
 
@@ -354,33 +354,33 @@ export class HttpProvider {
 
   /** GET /v1/sessions/{id}/events: held open (and counted among the user's open streams) until the client closes it. */
   private async sessionEvents(req: IncomingMessage, res: ServerResponse, sessionId: string, user: string): Promise<void> {
-    const key = await ownedSession(this.gateway.store, sessionId, user);
+    const key = await ownedSession(this.store, sessionId, user);
     const release = this.caps.openStream(user);
     try {
-      await streamSession(req, res, key, { store: this.gateway.store, timers: this.options.timers ?? systemTimers, keepaliveMs: this.options.keepaliveMs ?? 15_000 });
+      await streamSession(req, res, key, { store: this.store, timers: this.options.timers ?? systemTimers, keepaliveMs: this.options.keepaliveMs ?? 15_000 });
     } finally {
       release();
     }
   }
 
   private async cancel(res: ServerResponse, taskId: string, user: string): Promise<void> {
-    const task = await ownedTask(this.gateway.store, taskId, user);
-    if ((await this.gateway.store.tasks.active(task.sessionKey))?.id !== task.id)
+    const task = await ownedTask(this.store, taskId, user);
+    if ((await this.store.activeTask(task.sessionKey))?.id !== task.id)
       throw new HttpError(409, "conflict_error", `task ${taskId} is not running (it is ${task.status})`);
     const result = await this.gateway.submit({ sessionKey: task.sessionKey, messageId: randomUUID(), userId: user, text: "/cancel" });
     if (result.status === "accepted") await this.gateway.whenDone(result.requestId);
-    this.json(res, 200, { task_id: taskId, status: (await this.gateway.store.tasks.get(taskId))?.status });
+    this.json(res, 200, { task_id: taskId, status: (await this.store.task(taskId))?.status });
   }
 
   private async decide(req: IncomingMessage, res: ServerResponse, approvalId: string, user: string): Promise<void> {
     const body = decisionBody.safeParse(await readJson(req));
     if (!body.success) throw invalid(body.error);
-    const approval = await this.gateway.store.approvals.get(approvalId);
+    const approval = await this.store.approval(approvalId);
     // With Accept: text/event-stream the decision streams the turn it resumes, like POST /v1/messages: over the
     // cap of open streams, nothing is decided.
     const streaming = (req.headers.accept ?? "").includes("text/event-stream");
     const release = streaming ? this.caps.openStream(user) : () => {};
-    const events = approval ? new RequestEvents(this.gateway.store, approval.sessionKey) : null;
+    const events = approval ? new RequestEvents(this.store, approval.sessionKey) : null;
     try {
       const result = await this.gateway.decide(approvalId, user, body.data.decision);
       switch (result.status) {

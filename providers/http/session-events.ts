@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Timers } from "../../src/runtime/deps.js";
-import { parseRunExternalId } from "../../src/schedules/run-id.js";
-import type { RequestRecord, Store, StoreChange } from "../../src/store/store.js";
+import { parseRunExternalId } from "../../src/gateway/index.js";
+import type { ApiReads, RequestRecord, StoreChange } from "../../src/gateway/index.js";
 import { outboundView } from "./request.js";
 
 // GET /v1/sessions/{id}/events: what happens in one session while the client listens, whoever started it: a
@@ -10,7 +10,7 @@ import { outboundView } from "./request.js";
 // change feed, like a POST's stream, so any replica serves it; it ends when the client closes it.
 
 export interface SessionStreamOptions {
-  store: Store;
+  store: ApiReads;
   timers: Timers;
   keepaliveMs: number;
 }
@@ -39,7 +39,7 @@ export function streamSession(req: IncomingMessage, res: ServerResponse, session
   };
   const replies = (requestId: string) =>
     later(async () => {
-      for (const reply of await store.outbox.ofRequest(requestId)) {
+      for (const reply of await store.replies(requestId)) {
         if (sent.has(reply.id)) continue;
         sent.add(reply.id);
         send(reply.approvalId ? "approval" : "message", { ...outboundView(reply), request_id: requestId });
@@ -47,7 +47,7 @@ export function streamSession(req: IncomingMessage, res: ServerResponse, session
     });
   const request = (event: "request" | "done", requestId: string) =>
     later(async () => {
-      const found = await store.requests.get(requestId);
+      const found = await store.request(requestId);
       if (found) send(event, requestEvent(found));
     });
   const heard = (change: StoreChange) => {
@@ -69,7 +69,7 @@ export function streamSession(req: IncomingMessage, res: ServerResponse, session
         return later(async () => send(change.kind, { ...change.event, request_id: change.requestId ?? null }));
     }
   };
-  const unwatch = store.feed.watch(heard);
+  const unwatch = store.watch(heard);
   let keepalive: unknown;
   const beat = () => {
     res.write(": keepalive\n\n");

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { fileView } from "./file-replies.js";
-import type { RequestKind, Store } from "../../src/store/store.js";
+import type { ApiReads, RequestKind } from "../../src/gateway/index.js";
 import { HttpError, outboundView } from "./request.js";
 import { scheduledView } from "./session-events.js";
 import { approvalView } from "./views.js";
@@ -11,11 +11,11 @@ import { approvalView } from "./views.js";
 const uuid = z.uuid();
 
 /** The session's key, once it is known to exist and to be `user`'s (400 bad id, 404 unknown, 403 someone else's). */
-export async function ownedSession(store: Store, sessionId: string, user: string): Promise<string> {
+export async function ownedSession(store: ApiReads, sessionId: string, user: string): Promise<string> {
   if (!uuid.safeParse(sessionId).success) throw new HttpError(400, "invalid_request_error", "session_id must be a UUID");
   const key = `http:${sessionId}`;
-  const session = await store.sessions.find(key);
-  const tasks = await store.tasks.ofSession(key);
+  const session = await store.session(key);
+  const tasks = await store.tasksOf(key);
   if (!session || tasks.length === 0) throw new HttpError(404, "not_found_error", `no session ${sessionId}`);
   if ((session.ownerId ?? tasks[0]!.ownerId) !== user) throw new HttpError(403, "permission_error", "this session belongs to another user");
   return key;
@@ -25,13 +25,13 @@ export async function ownedSession(store: Store, sessionId: string, user: string
  * What GET /v1/sessions/{id} returns: the session's tasks and its token usage. A task a scheduled job's run started
  * (its first request is the run) says so: `scheduled` names the job and the due time; null for the others.
  */
-export async function sessionView(store: Store, sessionId: string, key: string) {
+export async function sessionView(store: ApiReads, sessionId: string, key: string) {
   const started = new Map<string, ReturnType<typeof scheduledView>>();
-  for (const r of await store.requests.ofSession(key)) if (r.taskId && !started.has(r.taskId)) started.set(r.taskId, scheduledView(r));
+  for (const r of await store.requestsOf(key)) if (r.taskId && !started.has(r.taskId)) started.set(r.taskId, scheduledView(r));
   return {
     session_id: sessionId,
-    tasks: (await store.tasks.ofSession(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt), scheduled: started.get(t.id) ?? null })),
-    usage: await store.sessions.usage(key),
+    tasks: (await store.tasksOf(key)).map((t) => ({ task_id: t.id, status: t.status, created_at: iso(t.createdAt), scheduled: started.get(t.id) ?? null })),
+    usage: await store.sessionUsage(key),
   };
 }
 
@@ -73,8 +73,8 @@ type Entry =
  * The session's conversation, oldest first: what the user wrote and every reply to it, the newest `limit`
  * entries. Requests are read newest first, so a long session costs about `limit` entries' reads.
  */
-export async function sessionMessages(store: Store, sessionKey: string, limit: number): Promise<{ messages: Entry[]; has_more: boolean }> {
-  const requests = await store.requests.ofSession(sessionKey);
+export async function sessionMessages(store: ApiReads, sessionKey: string, limit: number): Promise<{ messages: Entry[]; has_more: boolean }> {
+  const requests = await store.requestsOf(sessionKey);
   const chunks: Entry[][] = [];
   let count = 0;
   let next = requests.length - 1;
@@ -86,7 +86,7 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
       const scheduled = scheduledView(request);
       chunk.push({ role: "user", text: request.text, request_id: request.id, at: iso(request.createdAt), ...(scheduled ? { scheduled } : {}) });
     }
-    for (const reply of await store.outbox.ofRequest(request.id)) {
+    for (const reply of await store.replies(request.id)) {
       const file = await fileView(store, reply);
       chunk.push({ role: "assistant", ...outboundView(reply), ...(file ? { file } : {}), request_id: request.id, at: iso(reply.createdAt) });
     }
@@ -98,7 +98,7 @@ export async function sessionMessages(store: Store, sessionKey: string, limit: n
   // An approval is shown with its state now, so a client offers Approve/Deny only while it can still be decided.
   for (const entry of messages) {
     if (entry.role !== "assistant" || !entry.approval_id) continue;
-    const approval = await store.approvals.get(entry.approval_id);
+    const approval = await store.approval(entry.approval_id);
     if (approval) entry.approval = { ...approvalView(approval), status: approval.status };
   }
   // A session's first request is always the user's, so unread requests mean older entries exist.

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { TaskOptions } from "../../src/store/store.js";
+import type { TaskOptions } from "../../src/gateway/index.js";
 import { HttpError } from "./request.js";
 
 // A task's expiry and metadata as POST /v1/messages takes them, on the message that starts the task. Both come from

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { splitReplies } from "./file-replies.js";
-import type { Store, TaskRecord } from "../../src/store/store.js";
+import type { ApiReads, TaskRecord } from "../../src/gateway/index.js";
 import { HttpError, outboundView } from "./request.js";
 import { approvalView, requestUsage, sessionIdOf } from "./views.js";
 
@@ -10,9 +10,9 @@ import { approvalView, requestUsage, sessionIdOf } from "./views.js";
 const uuid = z.uuid();
 
 /** A task of the HTTP API that belongs to `user` (400 for an id that is not a UUID, 404 unknown, 403 someone else's). */
-export async function ownedTask(store: Store, taskId: string, user: string): Promise<TaskRecord> {
+export async function ownedTask(store: ApiReads, taskId: string, user: string): Promise<TaskRecord> {
   if (!uuid.safeParse(taskId).success) throw new HttpError(400, "invalid_request_error", `the task id in the path must be a UUID; got ${quoted(taskId)}`);
-  const task = await store.tasks.get(taskId);
+  const task = await store.task(taskId);
   if (!task || !task.sessionKey.startsWith("http:")) throw new HttpError(404, "not_found_error", `no task ${taskId}`);
   if (task.ownerId !== user) throw new HttpError(403, "permission_error", "this task belongs to another user");
   return task;
@@ -22,8 +22,8 @@ export async function ownedTask(store: Store, taskId: string, user: string): Pro
  * A message that sets a new task's expiry or metadata, to a session whose task is still under way: 409. A task past its
  * expiry does not stand in the way (the message ends it, with a 410).
  */
-export async function refuseTaskUnderWay(store: Store, sessionKey: string, now: number): Promise<void> {
-  const active = await store.tasks.active(sessionKey);
+export async function refuseTaskUnderWay(store: ApiReads, sessionKey: string, now: number): Promise<void> {
+  const active = await store.activeTask(sessionKey);
   if (!active || (active.expiresAt !== null && active.expiresAt <= now)) return;
   throw new HttpError(
     409,
@@ -39,9 +39,9 @@ export function taskExpired(taskId: string, expiresAt: number, requestId: string
 }
 
 /** The 410 for a stored request that failed because its task had expired; null for any other request. */
-export async function expiredAnswer(store: Store, requestId: string): Promise<{ status: number; body: unknown } | null> {
-  const request = await store.requests.get(requestId);
-  const task = request?.status === "failed" && request.taskId ? await store.tasks.get(request.taskId) : null;
+export async function expiredAnswer(store: ApiReads, requestId: string): Promise<{ status: number; body: unknown } | null> {
+  const request = await store.request(requestId);
+  const task = request?.status === "failed" && request.taskId ? await store.task(request.taskId) : null;
   return task?.status === "expired" && task.expiresAt !== null ? taskExpired(task.id, task.expiresAt, requestId) : null;
 }
 
@@ -49,15 +49,15 @@ export async function expiredAnswer(store: Store, requestId: string): Promise<{ 
  * What GET /v1/requests/{id} returns: one request's state, its replies, and the approvals its turn asked for (each
  * with its state now). Only for the user who sent it: anyone else's request is as unknown as a made-up id (404).
  */
-export async function requestView(store: Store, requestId: string, user: string) {
+export async function requestView(store: ApiReads, requestId: string, user: string) {
   if (!uuid.safeParse(requestId).success) throw new HttpError(400, "invalid_request_error", `the request id in the path must be a UUID; got ${quoted(requestId)}`);
-  const request = await store.requests.get(requestId);
+  const request = await store.request(requestId);
   if (!request || !request.sessionKey.startsWith("http:") || request.userId !== user) throw new HttpError(404, "not_found_error", `no request ${requestId}`);
-  const task = request.taskId ? await store.tasks.get(request.taskId) : null;
-  const { texts: replies, files } = await splitReplies(store, await store.outbox.ofRequest(request.id));
+  const task = request.taskId ? await store.task(request.taskId) : null;
+  const { texts: replies, files } = await splitReplies(store, await store.replies(request.id));
   const approvals = [];
   for (const reply of replies) {
-    const approval = reply.approvalId ? await store.approvals.get(reply.approvalId) : null;
+    const approval = reply.approvalId ? await store.approval(reply.approvalId) : null;
     if (approval) approvals.push({ ...approvalView(approval), status: approval.status });
   }
   return {

@@ -1,15 +1,15 @@
-import { available, type Catalog, type Definition } from "../../src/catalog/definition.js";
+import { available, type Catalog, type Definition } from "../../src/gateway/index.js";
 import { splitReplies } from "./file-replies.js";
-import type { ApprovalRecord, MemoryRecord, RequestRecord, Store, TaskRecord } from "../../src/store/store.js";
+import type { ApiReads, ApprovalRecord, MemoryRecord, RequestRecord, TaskRecord } from "../../src/gateway/index.js";
 import { outboundView } from "./request.js";
 
 /** What GET /v1/tasks/{id} returns: status, the stack now, and the task's conversation. */
-export async function taskView(store: Store, task: TaskRecord) {
-  const active = (await store.tasks.active(task.sessionKey))?.id === task.id;
+export async function taskView(store: ApiReads, task: TaskRecord) {
+  const active = (await store.activeTask(task.sessionKey))?.id === task.id;
   const stack = active
-    ? (await store.steps.frames(task.sessionKey)).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations }))
+    ? (await store.frames(task.sessionKey)).map((f, i) => ({ agent: f.agentName, depth: i + 1, iteration: f.iteration, max_iterations: f.maxIterations }))
     : [];
-  const log = await store.steps.log(task.sessionKey);
+  const log = await store.log(task.sessionKey);
   const agentOf = new Map(log.filter((e) => e.type === "agent_session").map((e) => [e.agentSessionId, (e.payload as { agent_name: string }).agent_name]));
   const history = log
     .filter((e) => e.taskId === task.id && (e.type === "message" || e.type === "agent_session" || e.type === "agent_session_complete"))
@@ -46,8 +46,8 @@ export async function taskView(store: Store, task: TaskRecord) {
     expires_at: task.expiresAt === null ? null : new Date(task.expiresAt).toISOString(),
     metadata: task.metadata,
     stack,
-    pending_approvals: (await store.approvals.pending(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView),
-    usage: await store.tasks.usage(task.id),
+    pending_approvals: (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView),
+    usage: await store.taskUsage(task.id),
     history,
     created_at: new Date(task.createdAt).toISOString(),
     updated_at: new Date(task.updatedAt).toISOString(),
@@ -77,10 +77,10 @@ export function sessionIdOf(sessionKey: string): string {
 }
 
 /** What POST /v1/messages answers: the request's replies and its task's state, read from the store (so a retry after a restart gets the same). */
-export async function requestSummary(store: Store, sessionId: string, requestId: string) {
-  const request = (await store.requests.get(requestId))!;
-  const task = request.taskId ? await store.tasks.get(request.taskId) : null;
-  const { texts: replies, files } = await splitReplies(store, await store.outbox.ofRequest(requestId));
+export async function requestSummary(store: ApiReads, sessionId: string, requestId: string) {
+  const request = (await store.request(requestId))!;
+  const task = request.taskId ? await store.task(request.taskId) : null;
+  const { texts: replies, files } = await splitReplies(store, await store.replies(requestId));
   const last = [...replies].reverse().find((r) => r.kind === "message") ?? replies.at(-1);
   return {
     session_id: sessionId,
@@ -93,7 +93,7 @@ export async function requestSummary(store: Store, sessionId: string, requestId:
     messages: replies.map(outboundView),
     // Files the agents sent (send_file), each downloadable by this user at its url.
     files,
-    pending_approvals: task ? (await store.approvals.pending(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
+    pending_approvals: task ? (await store.pendingApprovals(task.sessionKey)).filter((a) => a.taskId === task.id).map(approvalView) : [],
     // What this request's model calls used and cost (the task's and session's totals: GET /v1/tasks, /v1/sessions).
     usage: requestUsage(request),
   };

@@ -24,6 +24,22 @@ export type GatewayFacade = Pick<
 >;
 
 export type { GatewayReads } from "./reads.js";
+export type { ApiReads } from "./api-reads.js";
+export type { AdminReads, Snapshot } from "./admin-reads.js";
+export type {
+  ApprovalRecord,
+  MemoryRecord,
+  OutboundRecord,
+  RequestKind,
+  RequestRecord,
+  StoreChange,
+  TaskOptions,
+  TaskRecord,
+  UserFootprint,
+} from "../store/store.js";
+export { available, type Catalog, type Definition } from "../catalog/definition.js";
+export type { ServerView } from "../mcp/connection.js";
+export { parseRunExternalId } from "../schedules/run-id.js";
 export type { Leadership, LeadershipOptions } from "./leadership.js";
 export type {
   Decision,

@@ -1,10 +1,20 @@
 // What chat providers read about their conversations, asked of the gateway instead of the store: the indicators a
 // previous process showed, the replies not yet sent, the requests not yet finished, who owns an approval or a task.
 import type { OutboundRecord, RequestRecord, Store } from "../store/store.js";
+import { AdminReads } from "./admin-reads.js";
+import { ApiReads, type ApiStore } from "./api-reads.js";
 import { Leadership, type LeadershipOptions } from "./leadership.js";
 
 export class GatewayReads {
-  constructor(private readonly store: Pick<Store, "indicators" | "outbox" | "requests" | "approvals" | "tasks" | "leases">) {}
+  /** What the HTTP API reads (api-reads.ts). */
+  readonly api: ApiReads;
+  /** What the operator's /admin page reads (admin-reads.ts). */
+  readonly admin: AdminReads;
+
+  constructor(private readonly store: ApiStore & Pick<Store, "indicators" | "leases" | "operations">) {
+    this.api = new ApiReads(store);
+    this.admin = new AdminReads(store);
+  }
 
   /** The indicators recorded for a provider's sessions (Gateway.rememberIndicator), e.g. "telegram". */
   indicators(prefix: string): Promise<Array<{ sessionKey: string; data: string }>> {

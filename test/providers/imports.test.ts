@@ -25,27 +25,6 @@ const ALLOWED = [
 /** The terminal chat's entry point composes the app, like src/main.ts: it is the composition root, not a provider. */
 const COMPOSITION = ["providers/console/cli.ts"];
 
-/**
- * Not yet on the facade: the HTTP API's reads (sessions, tasks, requests, events, memories, caps, health, admin)
- * still take the store. Listed file by file so that no other file may join them.
- */
-const HTTP_NOT_YET_ON_THE_FACADE = [
-  "providers/http/admin-stream.ts",
-  "providers/http/admin.ts",
-  "providers/http/caps.ts",
-  "providers/http/events.ts",
-  "providers/http/file-replies.ts",
-  "providers/http/health.ts",
-  "providers/http/memories.ts",
-  "providers/http/quota-answer.ts",
-  "providers/http/server.ts",
-  "providers/http/session-events.ts",
-  "providers/http/sessions.ts",
-  "providers/http/task-options.ts",
-  "providers/http/tasks.ts",
-  "providers/http/views.ts",
-];
-
 function filesUnder(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
     e.isDirectory() ? filesUnder(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : [],
@@ -73,7 +52,7 @@ function srcImports(file: string): string[] {
 describe("providers", () => {
   it("import nothing from src/ but the gateway's facade and the shared helpers", () => {
     const broken = filesUnder("providers")
-      .filter((file) => !COMPOSITION.includes(file) && !HTTP_NOT_YET_ON_THE_FACADE.includes(file))
+      .filter((file) => !COMPOSITION.includes(file))
       .flatMap((file) =>
         srcImports(file)
           .filter((path) => !ALLOWED.includes(path))
@@ -91,13 +70,5 @@ describe("providers", () => {
       'import "node:fs";',
     ].join("\n");
     expect(importsOf(source)).toEqual(["../../src/store/store.js", "../../src/runtime/orchestrator.js", "../../src/gateway/gateway.js", "node:fs", "../../src/app.js"]);
-  });
-
-  it("not yet on the facade are only the HTTP API's files listed, each still needing its exception", () => {
-    for (const file of HTTP_NOT_YET_ON_THE_FACADE)
-      expect(
-        srcImports(file).some((path) => !ALLOWED.includes(path)),
-        file,
-      ).toBe(true);
   });
 });
