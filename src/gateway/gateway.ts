@@ -240,11 +240,6 @@ export class Gateway {
     void this.deps.store.feed.announce(changeOf(sessionKey, event)).catch(() => {});
   }
 
-  /** Read access for API providers. */
-  get store(): Store {
-    return this.deps.store;
-  }
-
   /** The runtime's time, which task expiries are judged by (providers check an `expires_at` they are given against it). */
   now(): number {
     return (this.deps.runtime.clock ?? systemClock).now();
