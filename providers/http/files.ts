@@ -12,30 +12,27 @@ import { HttpError } from "./request.js";
 
 const INLINE = new Set<string>(MODEL_IMAGE_TYPES);
 
-export function fileRoute(files: FileSource | undefined, method: string | undefined, path: string): ((res: ServerResponse, user: string) => Promise<void>) | null {
-  const m = /^\/v1\/files\/([^/]+)$/.exec(path);
-  if (method !== "GET" || !m) return null;
-  const id = decodeURIComponent(m[1]!);
-  return async (res, user) => {
-    if (!isPublicFileId(id)) throw new HttpError(400, "invalid_request_error", "the file id is not one this server gives out (file_…)");
-    const file = files ? await files.byPublicId(id) : null;
-    if (!file || file.ownerId !== user) throw new HttpError(404, "not_found_error", `no file ${id}`);
-    if (file.expiredAt !== undefined) {
-      const when = new Date(file.expiredAt).toISOString();
-      throw new HttpError(410, "file_expired_error", `the file ${id} (${file.name}) has expired: its contents were deleted on ${when} (FILE_RETENTION_DAYS)`);
-    }
-    const inline = INLINE.has(file.mime);
-    res
-      .writeHead(200, {
-        "content-type": inline ? file.mime : safeType(file.mime),
-        "content-length": file.bytes.length,
-        "content-disposition": contentDisposition(inline ? "inline" : "attachment", file.name),
-        "x-content-type-options": "nosniff",
-        "content-security-policy": "default-src 'none'; sandbox",
-        "cache-control": "private, no-store",
-      })
-      .end(file.bytes);
-  };
+/** GET /v1/files/{id}, `rawId` as sent in the path. */
+export async function downloadFile(files: FileSource | undefined, rawId: string, res: ServerResponse, user: string): Promise<void> {
+  const id = decodeURIComponent(rawId);
+  if (!isPublicFileId(id)) throw new HttpError(400, "invalid_request_error", "the file id is not one this server gives out (file_…)");
+  const file = files ? await files.byPublicId(id) : null;
+  if (!file || file.ownerId !== user) throw new HttpError(404, "not_found_error", `no file ${id}`);
+  if (file.expiredAt !== undefined) {
+    const when = new Date(file.expiredAt).toISOString();
+    throw new HttpError(410, "file_expired_error", `the file ${id} (${file.name}) has expired: its contents were deleted on ${when} (FILE_RETENTION_DAYS)`);
+  }
+  const inline = INLINE.has(file.mime);
+  res
+    .writeHead(200, {
+      "content-type": inline ? file.mime : safeType(file.mime),
+      "content-length": file.bytes.length,
+      "content-disposition": contentDisposition(inline ? "inline" : "attachment", file.name),
+      "x-content-type-options": "nosniff",
+      "content-security-policy": "default-src 'none'; sandbox",
+      "cache-control": "private, no-store",
+    })
+    .end(file.bytes);
 }
 
 /** Types a browser would render or run are served as plain bytes. */

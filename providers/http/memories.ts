@@ -8,29 +8,26 @@ import { memoryView } from "./views.js";
 
 /** What a memory handler answers; no body means 204. */
 export type MemoryAnswer = { status: number; body?: unknown };
-export type MemoryHandler = (user: string) => Promise<MemoryAnswer>;
 
 /** Ids are the gateway's own (UUIDs, `mem_…`): anything else is a client's mistake, told before the store is asked. */
 const MEMORY_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
 
-/** The handler for a memory route, or null when `method path` is not one. `path` is as sent (not percent-decoded). */
-export function memoryRoute(store: ApiReads, method: string | undefined, path: string): MemoryHandler | null {
-  if (path === "/v1/memories") {
-    if (method === "GET") return async (user) => ({ status: 200, body: { memories: (await store.memories(user)).map(memoryView) } });
-    if (method === "DELETE") return async (user) => ({ status: 200, body: { deleted: await store.forgetMemories(user) } });
-    return null;
+/** GET /v1/memories: the user's memories. */
+export async function listMemories(store: ApiReads, user: string): Promise<MemoryAnswer> {
+  return { status: 200, body: { memories: (await store.memories(user)).map(memoryView) } };
+}
+
+/** DELETE /v1/memories: forgets them all. */
+export async function forgetMemories(store: ApiReads, user: string): Promise<MemoryAnswer> {
+  return { status: 200, body: { deleted: await store.forgetMemories(user) } };
+}
+
+/** DELETE /v1/memories/{id}: forgets one (`id` as sent). */
+export async function forgetMemory(store: ApiReads, id: string, user: string): Promise<MemoryAnswer> {
+  if (!MEMORY_ID.test(id)) {
+    throw new HttpError(400, "invalid_request_error", "memory id must be 1-128 letters, digits, '_', '-' or '.' (as GET /v1/memories lists it)");
   }
-  const m = /^\/v1\/memories\/([^/]+)$/.exec(path);
-  if (method === "DELETE" && m) {
-    const id = m[1]!;
-    return async (user) => {
-      if (!MEMORY_ID.test(id)) {
-        throw new HttpError(400, "invalid_request_error", "memory id must be 1-128 letters, digits, '_', '-' or '.' (as GET /v1/memories lists it)");
-      }
-      // The store deletes only `user`'s own: 0 means unknown here, whoever's it may be.
-      if ((await store.forgetMemories(user, [id])) === 0) throw new HttpError(404, "not_found_error", `no memory ${id}`);
-      return { status: 204 };
-    };
-  }
-  return null;
+  // The store deletes only `user`'s own: 0 means unknown here, whoever's it may be.
+  if ((await store.forgetMemories(user, [id])) === 0) throw new HttpError(404, "not_found_error", `no memory ${id}`);
+  return { status: 204 };
 }

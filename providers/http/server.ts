@@ -9,11 +9,12 @@ import { Authenticator, type AuthOptions } from "./auth.js";
 import { RequestEvents } from "./events.js";
 import { streamSession } from "./session-events.js";
 import { readiness } from "./health.js";
-import { memoryRoute } from "./memories.js";
+import { forgetMemories, forgetMemory, listMemories, type MemoryAnswer } from "./memories.js";
 import { HttpError, internalError, invalid, listenError, readJson } from "./request.js";
 import { readMessageBody } from "./message-body.js";
 import { answerHeaders, quotaAnswer } from "./quota-answer.js";
-import { fileRoute } from "./files.js";
+import { downloadFile } from "./files.js";
+import { Router, type Route } from "./router.js";
 import { isInternal, type ApiReads, type GatewayFacade } from "../../src/gateway/index.js";
 import { DEFAULT_FILE_LIMITS, type FileLimits } from "../../src/files/limits.js";
 import type { FileSource } from "../../src/files/types.js";
@@ -50,6 +51,16 @@ export interface HttpOptions {
   files?: FileSource;
 }
 
+/** What a route's handler gets: `user` is the authenticated user of a "user" route, "" on the others. */
+interface Context {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Record<string, string>;
+  user: string;
+}
+type Handler = (context: Context) => Promise<void> | void;
+
 /** Printable ASCII, as Stripe and the IETF Idempotency-Key draft use it; bounded so it can be a database key. */
 const idempotencyKey = z.string().regex(/^[\x21-\x7e][\x20-\x7e]{0,254}$/, { error: "must be 1-255 printable ASCII characters" });
 const decisionBody = z.object({ decision: z.enum(["approve", "deny"], { error: 'must be "approve" or "deny"' }) });
@@ -65,6 +76,7 @@ export class HttpProvider {
   private readonly admin: AdminRoutes | null;
   private readonly caps: UserCaps;
   private readonly store: ApiReads;
+  private readonly router: Router<Handler>;
 
   constructor(
     private readonly gateway: GatewayFacade,
@@ -76,6 +88,7 @@ export class HttpProvider {
     this.web = loadWebChat({ apiOff: !this.auth.configured });
     const { admin, timers, keepaliveMs, log } = options;
     this.admin = admin ? new AdminRoutes(admin, { reads: gateway.reads.admin, log, ...(timers ? { timers } : {}), ...(keepaliveMs ? { keepaliveMs } : {}) }) : null;
+    this.router = new Router(this.routes());
   }
 
   async start(): Promise<void> {
@@ -103,58 +116,88 @@ export class HttpProvider {
     await new Promise<void>((resolve) => this.server!.close(() => resolve()));
   }
 
-  /** Routes first: an unknown path is a 404 for everyone, without touching authentication. */
-  private route(
-    method: string | undefined,
-    path: string,
-    query: URLSearchParams,
-  ): ((req: IncomingMessage, res: ServerResponse, user: string) => Promise<void> | void) | null {
-    let m: RegExpExecArray | null;
-    if (method === "POST" && path === "/v1/messages") return (req, res, user) => this.postMessage(req, res, user);
-    const memories = memoryRoute(this.store, method, path);
-    if (memories) {
-      return async (_req, res, user) => {
-        const answer = await memories(user);
-        if (answer.body === undefined) res.writeHead(answer.status).end();
-        else this.json(res, answer.status, answer.body);
-      };
-    }
-    const file = fileRoute(this.options.files ?? this.store.downloads(), method, path);
-    if (file) return (_req, res, user) => file(res, user);
-    if (method === "GET" && path === "/v1/catalog") return (_req, res) => this.json(res, 200, catalogView(this.gateway.catalog()));
-    if (method === "GET" && (m = /^\/v1\/tasks\/([^/]+)$/.exec(path))) {
-      const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await taskView(this.store, await ownedTask(this.store, id, user)));
-    }
-    if (method === "GET" && (m = /^\/v1\/requests\/([^/]+)$/.exec(path))) {
-      const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await requestView(this.store, id, user));
-    }
-    if (method === "POST" && (m = /^\/v1\/tasks\/([^/]+)\/cancel$/.exec(path))) {
-      const id = m[1]!;
-      return (_req, res, user) => this.cancel(res, id, user);
-    }
-    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)$/.exec(path))) {
-      const id = m[1]!;
-      return async (_req, res, user) => this.json(res, 200, await sessionView(this.store, id, await ownedSession(this.store, id, user)));
-    }
-    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/events$/.exec(path))) {
-      const id = m[1]!;
-      return (req, res, user) => this.sessionEvents(req, res, id, user);
-    }
-    if (method === "GET" && (m = /^\/v1\/sessions\/([^/]+)\/messages$/.exec(path))) {
-      const id = m[1]!;
-      return async (_req, res, user) => {
-        const limit = historyLimit(query);
-        const key = await ownedSession(this.store, id, user);
-        this.json(res, 200, { session_id: id, ...(await sessionMessages(this.store, key, limit)) });
-      };
-    }
-    if (method === "POST" && (m = /^\/v1\/approvals\/([^/]+)$/.exec(path))) {
-      const id = m[1]!;
-      return (req, res, user) => this.decide(req, res, id, user);
-    }
-    return null;
+  /**
+   * Every route of the port, tried in order. An unknown path, or a known one with another method, is a 404 for
+   * everyone, without touching authentication.
+   */
+  private routes(): Route<Handler>[] {
+    const { store } = this;
+    const memory = (answer: MemoryAnswer, res: ServerResponse) =>
+      answer.body === undefined ? void res.writeHead(answer.status).end() : this.json(res, answer.status, answer.body);
+    const { metrics } = this.options;
+    const { admin } = this;
+    return [
+      // For load balancers and orchestrators: no authentication, nothing about the conversations.
+      { method: "GET", path: "/healthz", auth: "none", handler: ({ res }) => this.json(res, 200, { status: "ok" }) },
+      ...(metrics ? [{ method: "*", path: "/metrics", auth: "none" as const, handler: ({ req, res }: Context) => metrics(req, res) }] : []),
+      {
+        method: "GET",
+        path: "/readyz",
+        auth: "none",
+        handler: async ({ res }) => {
+          const ready = await readiness(store, this.options.readiness?.() ?? {});
+          this.json(res, ready.status === "ready" ? 200 : 503, ready);
+        },
+      },
+      // The admin view checks its own tokens (ADMIN_TOKENS) and answers its own paths.
+      ...(admin ? [{ method: "*", path: "/admin/*", auth: "admin" as const, handler: ({ req, res, url }: Context) => admin.handle(req, res, url) }] : []),
+      ...["/", "/index.html"].map((path) => ({
+        method: "GET",
+        path,
+        auth: "none" as const,
+        handler: ({ res }: Context) => void res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(this.web.page),
+      })),
+      // Exact paths only: nothing under /assets is looked up on disk per request.
+      ...[...this.web.assets].map(([path, asset]) => ({
+        method: "GET",
+        path,
+        auth: "none" as const,
+        handler: ({ res }: Context) => void res.writeHead(200, { "content-type": asset.type, ...ASSET_HEADERS }).end(asset.body),
+      })),
+      { method: "POST", path: "/v1/messages", auth: "user", handler: ({ req, res, user }) => this.postMessage(req, res, user) },
+      { method: "GET", path: "/v1/memories", auth: "user", handler: async ({ res, user }) => memory(await listMemories(store, user), res) },
+      { method: "DELETE", path: "/v1/memories", auth: "user", handler: async ({ res, user }) => memory(await forgetMemories(store, user), res) },
+      { method: "DELETE", path: "/v1/memories/:id", auth: "user", handler: async ({ res, user, params }) => memory(await forgetMemory(store, params.id!, user), res) },
+      {
+        method: "GET",
+        path: "/v1/files/:id",
+        auth: "user",
+        handler: ({ res, user, params }) => downloadFile(this.options.files ?? store.downloads(), params.id!, res, user),
+      },
+      { method: "GET", path: "/v1/catalog", auth: "user", handler: ({ res }) => this.json(res, 200, catalogView(this.gateway.catalog())) },
+      {
+        method: "GET",
+        path: "/v1/tasks/:id",
+        auth: "user",
+        handler: async ({ res, user, params }) => this.json(res, 200, await taskView(store, await ownedTask(store, params.id!, user))),
+      },
+      {
+        method: "GET",
+        path: "/v1/requests/:id",
+        auth: "user",
+        handler: async ({ res, user, params }) => this.json(res, 200, await requestView(store, params.id!, user)),
+      },
+      { method: "POST", path: "/v1/tasks/:id/cancel", auth: "user", handler: ({ res, user, params }) => this.cancel(res, params.id!, user) },
+      {
+        method: "GET",
+        path: "/v1/sessions/:id",
+        auth: "user",
+        handler: async ({ res, user, params }) => this.json(res, 200, await sessionView(store, params.id!, await ownedSession(store, params.id!, user))),
+      },
+      { method: "GET", path: "/v1/sessions/:id/events", auth: "user", handler: ({ req, res, user, params }) => this.sessionEvents(req, res, params.id!, user) },
+      {
+        method: "GET",
+        path: "/v1/sessions/:id/messages",
+        auth: "user",
+        handler: async ({ res, user, params, url }) => {
+          const id = params.id!;
+          const limit = historyLimit(url.searchParams);
+          const key = await ownedSession(store, id, user);
+          this.json(res, 200, { session_id: id, ...(await sessionMessages(store, key, limit)) });
+        },
+      },
+      { method: "POST", path: "/v1/approvals/:id", auth: "user", handler: ({ req, res, user, params }) => this.decide(req, res, params.id!, user) },
+    ];
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -163,26 +206,16 @@ export class HttpProvider {
     try {
       const url = new URL(req.url ?? "/", "http://x");
       path = url.pathname;
-      // For load balancers and orchestrators: no authentication, nothing about the conversations.
-      if (req.method === "GET" && path === "/healthz") return this.json(res, 200, { status: "ok" });
-      if (path === "/metrics" && this.options.metrics) return await this.options.metrics(req, res);
-      if (req.method === "GET" && path === "/readyz") {
-        const ready = await readiness(this.store, this.options.readiness?.() ?? {});
-        return this.json(res, ready.status === "ready" ? 200 : 503, ready);
+      const match = this.router.match(req.method, path);
+      if (match.kind === "none") throw new HttpError(404, "not_found_error", `no route for ${req.method} ${path}`);
+      const { route, params } = match;
+      let user = "";
+      if (route.auth === "user") {
+        const auth = await this.auth.check(req.headers.authorization);
+        if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
+        user = auth.userId;
       }
-      if (this.admin && (path === "/admin" || path.startsWith("/admin/"))) return await this.admin.handle(req, res, url);
-      if (req.method === "GET" && (path === "/" || path === "/index.html")) {
-        res.writeHead(200, { "content-type": "text/html; charset=utf-8", ...PAGE_HEADERS }).end(this.web.page);
-        return;
-      }
-      // Exact paths only: nothing under /assets is looked up on disk per request.
-      const asset = req.method === "GET" ? this.web.assets.get(path) : undefined;
-      if (asset) return void res.writeHead(200, { "content-type": asset.type, ...ASSET_HEADERS }).end(asset.body);
-      const handler = this.route(req.method, path, url.searchParams);
-      if (!handler) throw new HttpError(404, "not_found_error", `no route for ${req.method} ${path}`);
-      const auth = await this.auth.check(req.headers.authorization);
-      if (!auth.ok) throw new HttpError(401, "authentication_error", auth.reason);
-      await handler(req, res, auth.userId);
+      await route.handler({ req, res, url, params, user });
     } catch (error) {
       if (error instanceof HttpError)
         return this.json(
