@@ -14,8 +14,8 @@ const INLINE = new Set<string>(MODEL_IMAGE_TYPES);
 
 /** GET /v1/files/{id}, `rawId` as sent in the path. */
 export async function downloadFile(files: FileSource | undefined, rawId: string, res: ServerResponse, user: string): Promise<void> {
-  const id = decodeURIComponent(rawId);
-  if (!isPublicFileId(id)) throw new HttpError(400, "invalid_request_error", "the file id is not one this server gives out (file_…)");
+  const id = decoded(rawId);
+  if (id === null || !isPublicFileId(id)) throw new HttpError(400, "invalid_request_error", "the file id is not one this server gives out (file_…)");
   const file = files ? await files.byPublicId(id) : null;
   if (!file || file.ownerId !== user) throw new HttpError(404, "not_found_error", `no file ${id}`);
   if (file.expiredAt !== undefined) {
@@ -33,6 +33,15 @@ export async function downloadFile(files: FileSource | undefined, rawId: string,
       "cache-control": "private, no-store",
     })
     .end(file.bytes);
+}
+
+/** A path segment with its percent-escapes decoded, or null when they are broken (`%E0%A4%A`). */
+function decoded(segment: string): string | null {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return null;
+  }
 }
 
 /** Types a browser would render or run are served as plain bytes. */

@@ -143,6 +143,8 @@ describe("GET /v1/files/{id}", () => {
     expect(await errorOf(await get(base, csv, "tok-bob"))).toEqual([404, `no file ${csv}`]);
     expect(await errorOf(await get(base, publicFileId()))).toEqual([404, expect.stringMatching(/^no file file_/)]);
     expect(await errorOf(await get(base, "..%2F..%2Fetc%2Fpasswd"))).toEqual([400, "the file id is not one this server gives out (file_…)"]);
+    // Broken percent-escapes are a bad id too, not a server error.
+    expect(await errorOf(await get(base, "file_%E0%A4%A"))).toEqual([400, "the file id is not one this server gives out (file_…)"]);
     expect((await fetch(`${base}/v1/files/${csv}`)).status).toBe(401);
   });
 
