@@ -2,12 +2,13 @@
 // only. Each backend runs it from a file of its own (test/store/contract-*.test.ts), so the backends run side by
 // side; a new backend adds an entry to BACKENDS in ./backends.ts and a file that calls storeContract with its name. A
 // backend that cannot run here (no PostgreSQL server) is skipped, its suite's name saying why.
-import { afterAll, afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { approvalContract } from "./approvals.js";
-import { BACKENDS, type StoreBackend } from "./backends.js";
+import { BACKENDS } from "./backends.js";
+import { describeContract } from "./describe.js";
 import { changeContract } from "./changes.js";
 import { claimContract } from "./claims.js";
-import { ALICE, Clock, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
+import { ALICE, frame, logEntry, newApproval, newRequest, outbound, startTask, type ContractContext } from "./fixtures.js";
 import { fileContract } from "./files.js";
 import { fileRetentionContract } from "./file-retention.js";
 import { leaseContract } from "./leases.js";
@@ -25,23 +26,10 @@ import { commitStep } from "../../helpers/steps.js";
 export function storeContract(name: string): void {
   const backend = BACKENDS.find((b) => b.name === name);
   if (!backend) throw new Error(`no Store backend is named "${name}"; BACKENDS has ${BACKENDS.map((b) => `"${b.name}"`).join(", ")}`);
-  const suite = backend.unavailable ? describe.skip : describe;
-  suite(`Store contract (${backend.name})${backend.unavailable ? ` skipped: ${backend.unavailable}` : ""}`, () => contract(backend));
+  describeContract("Store contract", backend, contract);
 }
 
-function contract(backend: StoreBackend): void {
-  const ctx = { backend } as ContractContext;
-  beforeEach(async () => {
-    ctx.clock = new Clock();
-    ctx.store = await backend.open(ctx.clock.now);
-  });
-  afterEach(async () => {
-    await backend.close(ctx.store);
-  });
-  afterAll(async () => {
-    await backend.teardown?.();
-  });
-
+function contract(ctx: ContractContext): void {
   stepContract(ctx);
   requestContract(ctx);
   ownerContract(ctx);
@@ -96,7 +84,7 @@ function contract(backend: StoreBackend): void {
       });
       const before = await read();
       ctx.clock.advance(60_000);
-      store = ctx.store = await backend.reopen(store, ctx.clock.now);
+      store = ctx.store = await ctx.backend.reopen(store, ctx.clock.now);
       const after = await read();
       expect(after).toEqual(before);
       // Guards against comparing two empty reads.
@@ -110,7 +98,7 @@ function contract(backend: StoreBackend): void {
       let { store } = ctx;
       await commitStep(store, { sessionKey: "telegram:100", approvalsCreated: [newApproval("a1")] });
       expect(await store.approvals.decide("a1", "approved", ALICE)).toBe(true);
-      store = ctx.store = await backend.reopen(store, ctx.clock.now);
+      store = ctx.store = await ctx.backend.reopen(store, ctx.clock.now);
       expect(await store.approvals.decide("a1", "denied", ALICE)).toBe(false);
       expect((await store.approvals.get("a1"))?.status).toBe("approved");
     });
