@@ -64,6 +64,22 @@ describe("per-user caps", () => {
     expect((await h.store.userData.footprint("http:alice")).sessions).toBe(2);
   });
 
+  it("a session's event streams count against HTTP_STREAMS_PER_USER_MAX like any held response", async () => {
+    const base = await boot({ streams: 2 });
+    h.fake.script(text("hello"));
+    const sessionId = String(((await (await post(base, "/v1/messages", message("hi"))).json()) as { session_id: string }).session_id);
+    const listen = () => fetch(`${base}/v1/sessions/${sessionId}/events`, { headers: { authorization: "Bearer tok-alice" } });
+    const open = [await listen(), await listen()];
+    expect(open.map((r) => r.status)).toEqual([200, 200]);
+    const refused = await listen();
+    expect(refused.status).toBe(429);
+    expect(((await refused.json()) as ErrorBody).error).toMatchObject({
+      type: "rate_limit_error",
+      limit: { name: "streams_per_user", setting: "HTTP_STREAMS_PER_USER_MAX", max: 2, current: 2 },
+    });
+    for (const r of open) await r.body!.cancel();
+  });
+
   it("responses held open are capped by HTTP_STREAMS_PER_USER_MAX, streamed or waited for; a finished one frees its place", async () => {
     const base = await boot({ streams: 2 });
     const answers = [deferred<FakeReply>(), deferred<FakeReply>()];
