@@ -89,7 +89,9 @@ server.setRequestHandler(CallToolRequestSchema, async (request) => {
       process.stderr.write("crashing on purpose\n");
       process.exit(3);
     case "linger": {
-      const child = spawn("bash", ["-c", `sleep 1000; : ${String(args.tag).replace(/[^\w-]/g, "")}`], { detached: true, stdio: "ignore" });
+      // One process that never forks, its command line holding the tag (a shell would fork a child that carries the
+      // tag until it execs, and the count would race).
+      const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1 << 30)", String(args.tag).replace(/[^\w-]/g, "")], { detached: true, stdio: "ignore" });
       child.unref();
       setInterval(() => {}, 1 << 30);
       process.stdin.removeAllListeners("end");
