@@ -3,21 +3,24 @@ import type { Catalog } from "../catalog/definition.js";
 import type { Model } from "../llm/model.js";
 import { systemClock, type Ids } from "../runtime/deps.js";
 import type { Orchestrator, RuntimeDeps, RuntimeEvent } from "../runtime/orchestrator.js";
-import { type RequestRecord, type SessionWriter, type Store, type StoreChange } from "../store/store.js";
+import type { Store } from "../store/store.js";
 import { ApprovalDecisions } from "./approval-decisions.js";
-import { CHAT_COMMANDS } from "./command-table.js";
+import { hear } from "./change-feed.js";
 import { interrupts, parseCommand } from "./commands.js";
 import { pauseUndeliverable } from "./scheduler.js";
-import type { HeldLease, Leases } from "./leases.js";
+import type { Leases } from "./leases.js";
 import type { MemoryWorker } from "./memory-worker.js";
 import { NO_GATEWAY_OBSERVER, type GatewayObserver } from "./observer.js";
 import { Outbox } from "./outbox.js";
-import { BUSY, conversationOf, mayRun } from "./ownership.js";
+import { conversationOf } from "./ownership.js";
 import { changeOf } from "./previews.js";
 import { FloodGate } from "./flood-gate.js";
+import { ProviderRegistration } from "./provider-registration.js";
+import { RequestRunner } from "./request-runner.js";
 import { SessionWorkers } from "./session-workers.js";
-import { holdsBack, isScheduledRun } from "./held-runs.js";
-import { providerOf } from "./session-key.js";
+import { holdsBack } from "./held-runs.js";
+import { moveConversation } from "./conversation-move.js";
+import { steerableMessages } from "./steering.js";
 import type { Decision, DecisionResult, InboundMessage, ProviderSink, SubmitResult } from "./types.js";
 import type { RequestOutcome } from "./failures.js";
 import { Replies } from "./replies.js";
@@ -56,9 +59,6 @@ export interface GatewayDeps {
   schedules?: { defaultZone?: string | undefined; graceMs?: number };
 }
 
-const QUEUED = "Got it. I'm still working on your previous message; I'll read this one as soon as I'm done.";
-const STEERED = "Got it. I'm still working on your previous message; I'll take this into account at my next step.";
-
 /**
  * The provider-neutral edge. Every inbound message is stored before it is processed (a repeated message id is
  * dropped); the replica that holds the session's lease then handles its requests one at a time (SessionWorkers),
@@ -79,8 +79,8 @@ export class Gateway {
   /** What providers read about their conversations (reads.ts). */
   readonly reads: GatewayReads;
   private readonly unwatch: () => void;
-  /** What registering a provider started (its pending replies, its stale indicators): idle() waits for it. */
-  private readonly registering = new Set<Promise<unknown>>();
+  private readonly registration: ProviderRegistration;
+  private readonly runner: RequestRunner;
 
   private readonly observer: GatewayObserver;
 
@@ -103,6 +103,23 @@ export class Gateway {
     const now = () => this.now();
     this.turns = new Turns({ store, model, orchestrator, runtime, sinks: this.sinks, book: this.book, replies: this.replies, now, shutdown: this.shutdown.signal });
     this.approvals = new ApprovalDecisions({ store: deps.store, ids: deps.ids, log: deps.log, now: () => this.now(), resume: (key) => this.workers.wake(key) });
+    this.registration = new ProviderRegistration({ store, log: deps.log, sinks: this.sinks, deliverAll: (prefix) => this.outbox.deliverAll(prefix) });
+    this.runner = new RequestRunner({
+      store,
+      ids: deps.ids,
+      runtime,
+      orchestrator,
+      observer: this.observer,
+      book: this.book,
+      replies: this.replies,
+      turns: this.turns,
+      workers: () => this.workers,
+      now,
+      decide: (id, userId, decision) => this.decide(id, userId, decision),
+      midTurn: deps.midTurn,
+      schedules: deps.schedules,
+      shutdown: this.shutdown.signal,
+    });
     this.workers = new SessionWorkers({
       store: deps.store,
       leases: deps.leases,
@@ -113,23 +130,9 @@ export class Gateway {
       interrupts: (r) => r.kind === "command" && interrupts(parseCommand(r.text, true)!),
       settled: (id) => this.book.unrecorded.has(id),
       holdsBack: (r, writer) => holdsBack({ store, replies: this.replies, now, graceMs: deps.schedules?.graceMs ?? 3_600_000 }, r, writer),
-      runTurn: (request, signal, lease) => this.observer.request(request, () => this.run(request, () => this.runTurn(request, signal, lease))),
-      runSide: (request, writer) => this.observer.request(request, () => this.run(request, () => this.runCommand(request, writer))),
-      tellQueued: (request, writer) =>
-        writer.commit({
-          // Not one of the request's replies (those come when it runs): a notice to the chat.
-          outbound: [
-            {
-              id: this.deps.ids.next("out"),
-              requestId: null,
-              taskId: null,
-              agent: "switchboard",
-              depth: 0,
-              text: deps.midTurn === "steer" ? STEERED : QUEUED,
-              kind: "notice",
-            },
-          ],
-        }),
+      runTurn: (request, signal, lease) => this.runner.turn(request, signal, lease),
+      runSide: (request, writer) => this.runner.side(request, writer),
+      tellQueued: (_request, writer) => this.runner.tellQueued(writer),
       // A finished task's memories are extracted once its answer went out.
       deliver: (key) => this.outbox.deliver(key).finally(() => deps.memory?.wake()),
     });
@@ -148,37 +151,12 @@ export class Gateway {
       notify: (key, text) => this.notify(key, text),
       shutdown: this.shutdown.signal,
     });
-    this.unwatch = deps.store.feed.watch((change) => this.heard(change));
+    this.unwatch = deps.store.feed.watch((change) => hear({ book: this.book, workers: this.workers, sinks: this.sinks }, change));
     deps.memory?.start();
   }
 
   register(sink: ProviderSink): void {
-    this.sinks.set(sink.prefix, sink);
-    // Replies committed before a restart but not yet shown go out now.
-    this.track(this.outbox.deliverAll(sink.prefix).catch((error: unknown) => this.deps.log.error({ err: error }, "could not read the pending replies")));
-    // Indicators a previous process showed and never took back ("typing", 👀) come off now.
-    if (sink.clearIndicator) {
-      const clear = sink.clearIndicator.bind(sink);
-      this.track(
-        this.deps.store.indicators
-          .list(sink.prefix)
-          .then((shown) =>
-            Promise.all(
-              shown.map(({ sessionKey, data }) =>
-                clear(sessionKey, data)
-                  .then(() => this.deps.store.indicators.delete(sessionKey))
-                  .catch((error: unknown) => this.deps.log.warn({ session: sessionKey, err: error }, "could not clear a stale indicator")),
-              ),
-            ),
-          )
-          .catch((error: unknown) => this.deps.log.warn({ err: error }, "could not read the stale indicators")),
-      );
-    }
-  }
-
-  private track(work: Promise<unknown>): void {
-    this.registering.add(work);
-    void work.finally(() => this.registering.delete(work));
+    this.registration.register(sink);
   }
 
   /** A provider records an indicator it showed (a reaction, a status) so that a restart can take it back. */
@@ -190,21 +168,10 @@ export class Gateway {
     return this.deps.store.indicators.delete(sessionKey);
   }
 
-  /**
-   * The chat behind a conversation moved (a Telegram group became a supergroup): its whole conversation, sub-keys
-   * included, moves to the new key, and what was pending is delivered there.
-   */
-  async moveSession(from: string, to: string): Promise<void> {
-    if (from === to) return;
-    const result = await this.deps.store.sessions.move(from, to);
-    if ("refused" in result) {
-      this.deps.log.warn({ session: from, to, reason: result.refused }, "could not move the conversation");
-      return;
-    }
-    if (result.moved === 0) return;
-    for (const key of [from, to]) this.deps.runtime.stacks.invalidate(key);
-    this.deps.log.info({ session: from, to }, "conversation moved");
-    this.workers.wake(to);
+  /** The chat behind a conversation moved (a Telegram group became a supergroup): conversation-move.ts. */
+  moveSession(from: string, to: string): Promise<void> {
+    const { store, log, runtime } = this.deps;
+    return moveConversation({ store, log, stacks: runtime.stacks, wake: (key) => this.workers.wake(key) }, from, to);
   }
 
   /** Picks up the work nobody is doing: requests a restart interrupted, replies not yet sent. */
@@ -245,18 +212,9 @@ export class Gateway {
     return (this.deps.runtime.clock ?? systemClock).now();
   }
 
-  /**
-   * MID_TURN=steer: the messages (not commands) that the running task's owner sent behind `runningRequestId`,
-   * oldest first; the running frame reads them at its next model call. Others' messages keep waiting.
-   */
-  async steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
-    const { store } = this.deps;
-    const waiting = (await store.requests.unfinishedOf(sessionKey)).filter(
-      (r) => r.kind === "message" && r.status === "pending" && r.id !== runningRequestId && !this.book.unrecorded.has(r.id) && !isScheduledRun(r),
-    );
-    if (waiting.length === 0) return [];
-    const owner = await store.requests.conversationOwner(sessionKey);
-    return waiting.filter((r) => r.userId === owner).map((r) => ({ id: r.id, text: r.text }));
+  /** MID_TURN=steer: the messages that join the running turn (steering.ts). */
+  steerable(sessionKey: string, runningRequestId: string): Promise<Array<{ id: string; text: string }>> {
+    return steerableMessages({ store: this.deps.store, book: this.book }, sessionKey, runningRequestId);
   }
 
   /** The skills and agents loaded now (for a provider's welcome or menu). */
@@ -313,7 +271,7 @@ export class Gateway {
   }
 
   async idle(): Promise<void> {
-    await Promise.allSettled([...this.registering]);
+    await this.registration.idle();
     await this.workers.idle();
     await this.outbox.idle();
     await this.deps.memory?.idle();
@@ -328,57 +286,5 @@ export class Gateway {
     this.outbox.stop();
     await this.deps.memory?.stop();
     await this.idle();
-  }
-
-  /** A change any replica committed: work to pick up, or the end of a request someone here waits for. */
-  private heard(change: StoreChange): void {
-    if (change.kind === "request" && !this.book.isStoring(change.requestId)) this.workers.wake(change.sessionKey);
-    else if (change.kind === "outbound") this.workers.replies(change.sessionKey);
-    else if (change.kind === "done" && this.book.awaitedFromElsewhere(change.requestId)) {
-      void this.book.settleIfDone(change.requestId).catch(() => {});
-    } else if (change.kind === "stack") this.sinks.get(providerOf(change.sessionKey))?.event?.(change.sessionKey, change.event);
-    else if (change.kind === "delta" && this.workers.holds(change.sessionKey)) {
-      // Chat platforms are shown the stream by the replica running the turn (the one holding the lease).
-      this.sinks.get(providerOf(change.sessionKey))?.stream?.(change.sessionKey, change.event);
-    } else if (change.kind === "reset" && this.workers.holds(change.sessionKey))
-      this.sinks.get(providerOf(change.sessionKey))?.resetStream?.(change.sessionKey, change.event);
-  }
-
-  /** Runs one request here and delivers what it produced; then its waiters are told. */
-  private run(request: RequestRecord, work: () => Promise<void>): Promise<void> {
-    return this.book.running(request, async () => {
-      await work();
-      this.workers.ended(request.sessionKey, request.id);
-      await this.workers.deliver(request.sessionKey);
-    });
-  }
-
-  private async runTurn(request: RequestRecord, signal: AbortSignal, lease: HeldLease): Promise<void> {
-    if (request.kind === "command") return this.runCommand(request, lease.writer);
-    await this.turns.run(request, signal, lease);
-  }
-
-  private async runCommand(request: RequestRecord, writer: SessionWriter): Promise<void> {
-    const current = await this.deps.store.requests.get(request.id);
-    if (!current || current.status === "done" || current.status === "failed" || this.shutdown.signal.aborted) return;
-    const command = parseCommand(request.text, true);
-    if (!command) return;
-    const { runtime, orchestrator, store, schedules } = this.deps;
-    if (interrupts(command) && !(await mayRun(store, request))) return this.replies.reply(request, writer, BUSY, "busy");
-    // What the /cancel or /reset interrupted: a turn cut off before its first commit left nothing on the stack.
-    const cut = interrupts(command) ? this.book.takeCut(request.sessionKey) : false;
-    await CHAT_COMMANDS[command].run({
-      request,
-      writer,
-      cut,
-      runtime,
-      orchestrator,
-      store,
-      now: () => this.now(),
-      schedules,
-      decide: (id, userId, decision) => this.decide(id, userId, decision),
-      reply: (text) => this.replies.reply(request, writer, text),
-      guard: (work) => this.replies.guard(request, writer, work),
-    });
   }
 }
