@@ -67,6 +67,7 @@ export async function requestView(store: ApiReads, requestId: string, user: stri
     kind: request.kind,
     status: request.status,
     error: request.error,
+    error_code: request.errorCode,
     task_status: task?.status ?? null,
     messages: replies.map(outboundView),
     files,

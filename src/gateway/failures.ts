@@ -1,24 +1,9 @@
 // Why the gateway ended a request as failed, as a code: the HTTP API maps codes to statuses (`quota` → 429,
 // the server's own failures → 500) and nothing compares the words a user was shown.
-import type { RequestRecord } from "../store/store.js";
+import type { FailureCode, RequestRecord } from "../store/store.js";
 
-export type FailureCode =
-  /** Someone else's task runs in this chat (ownership.ts). */
-  | "busy"
-  /** No model is configured: the user is given the setup hint. */
-  | "setup"
-  /** SESSION_TOKEN_BUDGET or SESSION_COST_BUDGET_USD is spent. */
-  | "budget"
-  /** USER_DAILY_MESSAGES, USER_DAILY_USD or CHAT_DAILY_USD is reached (quota-door.ts). */
-  | "quota"
-  /** A /cancel or /reset cut the turn off. */
-  | "cancelled"
-  /** The session's stored state is damaged. */
-  | "corrupt"
-  /** The store could not take the reply (disk full, I/O error). */
-  | "store_failing"
-  /** Anything else that went wrong on the server's side. */
-  | "internal";
+/** The codes and what each means: src/store/roles/requests.ts (they are stored with the request). */
+export type { FailureCode };
 
 /**
  * A request's end, as whoever waits for it is told (Gateway.whenDone): failed by the gateway, with why, or
@@ -42,12 +27,11 @@ export function isInternal(outcome: RequestOutcome): boolean {
 }
 
 /**
- * The outcome of a request another process ended, read back from the store. The store keeps the words the user was
- * told, not a code, so only the server-side failures (whose words are the gateway's own and fixed) are known again
- * by them, in this one place; any other end reads as finished.
+ * The outcome of a request another process ended, read back from the store by its code. A request failed before
+ * the code was stored (schema 24 on SQLite, 16 on PostgreSQL) has none and reads as finished, as every failure
+ * but the server-side ones did then.
  */
 export function storedOutcome(request: RequestRecord): RequestOutcome {
-  if (request.status !== "failed") return { status: "finished" };
-  const code = (Object.keys(FAILURE_TEXT) as Array<keyof typeof FAILURE_TEXT>).find((c) => FAILURE_TEXT[c] === request.error);
-  return code ? { status: "failed", code } : { status: "finished" };
+  if (request.status !== "failed" || request.errorCode === null) return { status: "finished" };
+  return { status: "failed", code: request.errorCode };
 }

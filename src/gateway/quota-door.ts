@@ -14,7 +14,7 @@ export async function admitToQuota(quotas: Quotas | undefined, request: RequestR
   if (!refused) return null;
   // A program (the HTTP API) has no chat to remember a notice in: it is told every time.
   if (!refused.tell && providerOf(request.sessionKey) === "http") return { ...refused, tell: true };
-  if (!refused.tell) await writer.commit({ request: { id: request.id, status: "failed", error: refused.text } });
+  if (!refused.tell) await writer.commit({ request: { id: request.id, status: "failed", error: refused.text, errorCode: "quota" } });
   return refused;
 }
 

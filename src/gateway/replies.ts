@@ -47,7 +47,7 @@ export class Replies {
   /** Ends a request with a message from the gateway itself, in one commit: done, or failed for `failure`. */
   async reply(request: RequestRecord, writer: SessionWriter, text: string, failure?: FailureCode): Promise<void> {
     try {
-      await this.commitReply(request, writer, text, failure ? "failed" : "done");
+      await this.commitReply(request, writer, text, failure);
       if (failure) this.deps.book.failed(request.id, failure);
     } catch (error) {
       if (error instanceof FencedError) return this.failed(request, writer, error);
@@ -66,9 +66,9 @@ export class Replies {
     }
   }
 
-  private commitReply(request: RequestRecord, writer: SessionWriter, text: string, status: "done" | "failed"): Promise<void> {
+  private commitReply(request: RequestRecord, writer: SessionWriter, text: string, failure: FailureCode | undefined): Promise<void> {
     return writer.commit({
-      request: { id: request.id, status, ...(status === "failed" ? { error: text } : {}) },
+      request: failure ? { id: request.id, status: "failed", error: text, errorCode: failure } : { id: request.id, status: "done" },
       outbound: [
         {
           id: this.deps.ids.next("out"),
@@ -77,7 +77,7 @@ export class Replies {
           agent: "switchboard",
           depth: 0,
           text,
-          kind: status === "failed" ? "error" : "notice",
+          kind: failure ? "error" : "notice",
         },
       ],
     });

@@ -1,7 +1,7 @@
 // The gateway's bookkeeping of requests in this process: who waits for which request's end, which ones run or are
 // being stored here, how the ones this process failed ended, which turns a /cancel cut off, and which ones another
 // replica took over. One place, so that a request's end is told exactly once.
-import type { RequestRecord, SessionWriter, Store } from "../store/store.js";
+import { requestChanges, type RequestRecord, type SessionWriter, type Store } from "../store/store.js";
 import { storedOutcome, type FailureCode, type RequestOutcome } from "./failures.js";
 import { UnrecordedFailures } from "./unrecorded-failures.js";
 
@@ -85,6 +85,25 @@ export class RequestBook {
     }
   }
 
+  /**
+   * `writer`, telling this book the failures its steps commit for requests running here (a door's, the engine's,
+   * a /cancel's), so their waiters get the code the store now holds, as a waiter on another replica reads it.
+   */
+  recording(writer: SessionWriter): SessionWriter {
+    return {
+      sessionKey: writer.sessionKey,
+      get fence() {
+        return writer.fence;
+      },
+      commit: async (step) => {
+        await writer.commit(step);
+        for (const r of requestChanges(step)) {
+          if (r.status === "failed" && this.local.has(r.id)) this.failures.set(r.id, r.errorCode);
+        }
+      },
+    };
+  }
+
   failed(requestId: string, code: FailureCode): void {
     this.failures.set(requestId, code);
   }
@@ -92,7 +111,7 @@ export class RequestBook {
   /** The store could not record `requestId`'s end: it is failed all the same, and written once the store can. */
   unrecordedFailure(requestId: string, writer: SessionWriter, error: string): void {
     this.failures.set(requestId, "store_failing");
-    this.unrecorded.add(requestId, writer, error);
+    this.unrecorded.add(requestId, writer, error, "store_failing");
   }
 
   handOver(requestId: string): void {

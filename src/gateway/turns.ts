@@ -34,12 +34,13 @@ export class Turns {
     const { book } = this.deps;
     const key = request.sessionKey;
     const stopWorking = this.deps.sinks.get(providerOf(key))?.working?.(key);
+    const writer = book.recording(lease.writer);
     try {
-      await this.process(request, signal, lease.writer);
+      await this.process(request, signal, writer);
       if (book.isHandedOver(request.id)) lease.lost = true;
       if (lease.lost) book.handOver(request.id);
       // A turn a /cancel or /reset cut off ends here, committed or not, so it never runs again.
-      else if (signal.aborted && !this.deps.shutdown.aborted && (await this.cutOff(request.id, lease.writer))) book.cutOff(key);
+      else if (signal.aborted && !this.deps.shutdown.aborted && (await this.cutOff(request.id, writer))) book.cutOff(key);
     } finally {
       stopWorking?.();
     }
@@ -77,8 +78,7 @@ export class Turns {
   private async cutOff(requestId: string, writer: SessionWriter): Promise<boolean> {
     const request = await this.deps.store.requests.get(requestId);
     if (!request || (request.status !== "pending" && request.status !== "running")) return false;
-    await writer.commit({ request: { id: request.id, status: "failed", error: CANCELLED } });
-    this.deps.book.failed(request.id, "cancelled");
+    await writer.commit({ request: { id: request.id, status: "failed", error: CANCELLED, errorCode: "cancelled" } });
     return true;
   }
 }

@@ -1,6 +1,6 @@
 import { backgroundTimers, type Timers } from "../runtime/deps.js";
 import { repeat } from "../runtime/repeat.js";
-import { FencedError, type SessionWriter } from "../store/store.js";
+import { FencedError, type FailureCode, type SessionWriter } from "../store/store.js";
 
 /**
  * Requests that failed, were reported to the user as failed, but whose end the store could not record (disk
@@ -10,7 +10,7 @@ import { FencedError, type SessionWriter } from "../store/store.js";
  * the request is that replica's to end.
  */
 export class UnrecordedFailures {
-  private readonly failures = new Map<string, { writer: SessionWriter; error: string }>();
+  private readonly failures = new Map<string, { writer: SessionWriter; error: string; errorCode: FailureCode }>();
   private stopTimer: (() => void) | null = null;
 
   constructor(
@@ -22,16 +22,16 @@ export class UnrecordedFailures {
     return this.failures.has(requestId);
   }
 
-  add(requestId: string, writer: SessionWriter, error: string): void {
-    this.failures.set(requestId, { writer, error });
+  add(requestId: string, writer: SessionWriter, error: string, errorCode: FailureCode): void {
+    this.failures.set(requestId, { writer, error, errorCode });
     this.stopTimer ??= repeat(this.timers, this.retryMs, () => void this.record());
   }
 
   /** Writes what the store could not take earlier; stops the timer once all are written. */
   async record(): Promise<void> {
-    for (const [id, { writer, error }] of this.failures) {
+    for (const [id, { writer, error, errorCode }] of this.failures) {
       try {
-        await writer.commit({ request: { id, status: "failed", error } });
+        await writer.commit({ request: { id, status: "failed", error, errorCode } });
         this.failures.delete(id);
       } catch (failure) {
         if (failure instanceof FencedError) this.failures.delete(id);

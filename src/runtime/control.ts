@@ -1,5 +1,5 @@
 import { formatUsd } from "../llm/prices.js";
-import { CorruptStateError, type RequestRecord, type SessionWriter, type TaskRecord } from "../store/store.js";
+import { CorruptStateError, type FailureCode, type RequestRecord, type SessionWriter, type TaskRecord } from "../store/store.js";
 import { contextLimit, contextUsage } from "./compaction.js";
 import { systemClock } from "./deps.js";
 import { Journal, type StepExtra } from "./journal.js";
@@ -15,11 +15,13 @@ const SYSTEM = "switchboard";
 /** How a task is ended before it finished: the status it takes, what its open calls are told, its approvals' fate. */
 interface Ending {
   status: "cancelled" | "expired";
+  /** What the requests it cuts off fail with: the words, and the code. */
   reason: string;
+  code: Extract<FailureCode, "cancelled" | "expired">;
   approvals: { status: "denied" | "withdrawn"; by: string };
 }
 
-const CANCELLED: Ending = { status: "cancelled", reason: "cancelled by the user", approvals: { status: "denied", by: "cancelled" } };
+const CANCELLED: Ending = { status: "cancelled", reason: "cancelled by the user", code: "cancelled", approvals: { status: "denied", by: "cancelled" } };
 
 /** Closes every open frame as an error (top first) and ends the task as `end` says; the caller flushes. */
 async function unwind(
@@ -107,7 +109,7 @@ export async function cancelTask(deps: RuntimeDeps, orchestrator: Orchestrator, 
 async function interrupted(deps: RuntimeDeps, request: RequestRecord, end: Ending): Promise<StepExtra["requestsClosed"]> {
   return (await deps.store.requests.running(request.sessionKey))
     .filter((r) => r.id !== request.id)
-    .map((r) => ({ id: r.id, status: "failed" as const, error: end.reason }));
+    .map((r) => ({ id: r.id, status: "failed" as const, error: end.reason, errorCode: end.code }));
 }
 
 /** What a request for a task past its expiry fails with (the HTTP API answers it with 410). */
@@ -126,7 +128,11 @@ export function refusalFor(deps: RuntimeDeps, orchestrator: Orchestrator, reques
   if (expiresAt !== null && expiresAt <= (deps.clock ?? systemClock).now()) return () => expireTask(deps, orchestrator, request, journal.writer, { ...task, expiresAt });
   if (!request.taskOptions) return null;
   const text = `Sorry, this message sets an expiry or metadata for a new task, but task ${task.id} is still under way here. Finish or cancel it first.`;
-  return () => journal.flush({ request: { id: request.id, status: "failed", error: text }, outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")] });
+  return () =>
+    journal.flush({
+      request: { id: request.id, status: "failed", error: text, errorCode: "task_under_way" },
+      outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")],
+    });
 }
 
 /**
@@ -141,12 +147,12 @@ export async function expireTask(
   task: TaskRecord & { expiresAt: number },
 ): Promise<string> {
   const journal = Journal.of(writer, request, task.id);
-  const end: Ending = { status: "expired", reason: "the task expired", approvals: { status: "withdrawn", by: "task-expired" } };
+  const end: Ending = { status: "expired", reason: "the task expired", code: "expired", approvals: { status: "withdrawn", by: "task-expired" } };
   const { commit } = await unwind(deps, orchestrator, journal, request, end);
   const text = taskExpiredText(task.expiresAt);
   await journal.flush({
     ...commit,
-    request: { id: request.id, status: "failed", taskId: task.id, error: text },
+    request: { id: request.id, status: "failed", taskId: task.id, error: text, errorCode: "expired" },
     outbound: [orchestrator.outbound(journal, SYSTEM, 0, text, "error")],
   });
   deps.log.info({ session: request.sessionKey, task: task.id, request: request.id }, "task expired");

@@ -248,7 +248,14 @@ export class Orchestrator {
       if (signal.aborted) {
         if (signal.reason instanceof BudgetExceeded) {
           const quota = signal.reason instanceof QuotaExceeded ? signal.reason.limit : null;
-          const stopped = await endOverBudget(this.deps, journal, stack, signal.reason.message, quota ? `stopped: ${quota} reached` : undefined);
+          const stopped = await endOverBudget(
+            this.deps,
+            journal,
+            stack,
+            signal.reason.message,
+            quota ? "quota" : "budget",
+            quota ? `stopped: ${quota} reached` : undefined,
+          );
           this.observer.event(journal.sessionKey, "switchboard.task.failed", {
             "gen_ai.agent.name": frame.agentName,
             "error.type": quota ? "QUOTA" : "BUDGET",
@@ -366,7 +373,7 @@ export class Orchestrator {
             await journal.flush({
               framesPopped: [frame.frameId],
               task: { id: taskId, status: "failed", error: result.text },
-              request: { id: requestId, status: "failed", error: result.text },
+              request: { id: requestId, status: "failed", error: result.text, errorCode: "engine" },
               outbound: [this.outbound(journal, "switchboard", 0, `Sorry, I could not finish that: ${result.text}`, "error")],
             });
           } finally {

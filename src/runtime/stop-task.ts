@@ -1,4 +1,4 @@
-import type { Store } from "../store/store.js";
+import type { FailureCode, Store } from "../store/store.js";
 import type { AgentStack } from "./frame.js";
 import type { Journal } from "./journal.js";
 import type { RuntimeDeps } from "./orchestrator.js";
@@ -55,6 +55,7 @@ export async function endOverBudget(
   journal: Journal,
   stack: AgentStack,
   reason: string,
+  code: Extract<FailureCode, "budget" | "quota">,
   closing = "stopped: this conversation's budget is spent",
 ): Promise<string[]> {
   const { popped, stopped } = await closeStack(deps.store, journal, stack, closing);
@@ -63,7 +64,7 @@ export async function endOverBudget(
     await journal.flush({
       framesPopped: popped,
       ...(journal.taskId ? { task: { id: journal.taskId, status: "failed" as const, error: reason } } : {}),
-      ...(journal.requestId ? { request: { id: journal.requestId, status: "failed" as const, error: reason } } : {}),
+      ...(journal.requestId ? { request: { id: journal.requestId, status: "failed" as const, error: reason, errorCode: code } } : {}),
       outbound: [{ id: deps.ids.next("out"), requestId: journal.requestId, taskId: journal.taskId, agent: "switchboard", depth: 0, text, kind: "error" }],
     });
   } finally {

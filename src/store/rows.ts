@@ -6,6 +6,7 @@ import { frameRecordSchema } from "./frame-schema.js";
 import type { OperationalCounts, SessionError, SessionSummary } from "./roles/operations.js";
 import type { QuotaRefusalRecord, UsageDay, UsageScope } from "./roles/usage.js";
 import {
+  failureCodeOf,
   CorruptStateError,
   type ApprovalRecord,
   type ApprovalStatus,
@@ -43,6 +44,7 @@ export function toRequest(r: Row): RequestRecord {
     status: String(r.status) as RequestRecord["status"],
     taskId: nullable(r.task_id),
     error: nullable(r.error),
+    errorCode: failureCodeOf(r.error_code),
     inputTokens: Number(r.input_tokens),
     outputTokens: Number(r.output_tokens),
     cacheReadTokens: Number(r.cache_read_tokens ?? 0),

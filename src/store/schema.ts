@@ -277,6 +277,7 @@ export const TABLES = {
       cost_nano_usd: { type: "bigint", notNull: true },
       task_expires_at: { type: "bigint" },
       task_metadata: { type: "text" },
+      error_code: { type: "text" },
     },
     keys: ["id", "seq", "session_key, external_id"],
     indexes: {

@@ -1,5 +1,5 @@
-// How a request ended, as whenDone tells its waiter: a code for each failure the gateway decides (the HTTP API maps
-// `quota` to 429 and the server-side ones to 500), "finished" when the engine answered. No caller reads the words.
+// How a request ended, as whenDone tells its waiter: the code of its failure, the one stored with it (the HTTP API
+// maps the server-side ones to 500), "finished" when the engine answered. No caller reads the words.
 import { afterEach, describe, expect, it } from "vitest";
 import { isInternal } from "../../src/gateway/failures.js";
 import { reply, text, toolUse } from "../fakes/anthropic/server.js";
@@ -34,6 +34,16 @@ describe("a request's outcome", () => {
     const outcome = await outcomeOf("http:s1", "2", "http:alice", "second");
     expect(outcome).toEqual({ status: "failed", code: "quota" });
     expect(isInternal(outcome)).toBe(false);
+    expect((await h.store.requests.byExternalId("http:s1", "2"))?.errorCode).toBe("quota");
+  });
+
+  it("carries `engine`, stored with the request, when the model's error ended the task", async () => {
+    h = await startHarness();
+    h.fake.script({ error: { status: 529, type: "overloaded_error", message: "Overloaded" } });
+    const outcome = await outcomeOf("console:e", "1", "alice", "hi");
+    expect(outcome).toEqual({ status: "failed", code: "engine" });
+    expect(isInternal(outcome)).toBe(false);
+    expect(await h.store.requests.byExternalId("console:e", "1")).toMatchObject({ status: "failed", errorCode: "engine" });
   });
 
   it("carries `budget` when the session's token budget is spent", async () => {
@@ -41,6 +51,7 @@ describe("a request's outcome", () => {
     h.fake.script(text("Spent."));
     await outcomeOf("console:b", "1", "alice", "first");
     expect(await outcomeOf("console:b", "2", "alice", "second")).toEqual({ status: "failed", code: "budget" });
+    expect((await h.store.requests.byExternalId("console:b", "2"))?.errorCode).toBe("budget");
   });
 
   it("carries `cancelled` for the turn a /cancel cut off", async () => {
@@ -56,5 +67,6 @@ describe("a request's outcome", () => {
     await called.promise;
     await h.gateway.submit({ sessionKey: "telegram:-5", messageId: "2", userId: "telegram:1", text: "/cancel" });
     expect(await turn).toEqual({ status: "failed", code: "cancelled" });
+    expect((await h.store.requests.get(first.requestId))?.errorCode).toBe("cancelled");
   });
 });

@@ -26,7 +26,7 @@ it("retries every period while the store refuses, writes the failure once it can
     },
   } as SessionWriter;
   const failures = new UnrecordedFailures(2000, timers);
-  failures.add("req-1", writer, "the model is unavailable");
+  failures.add("req-1", writer, "the model is unavailable", "store_failing");
   expect(time.delays()).toEqual([2000]);
 
   time.fire(2000);
@@ -39,7 +39,7 @@ it("retries every period while the store refuses, writes the failure once it can
   refused = deferred<void>();
   time.fire(2000);
   await stopped.promise;
-  expect(written).toEqual([{ request: { id: "req-1", status: "failed", error: "the model is unavailable" } }]);
+  expect(written).toEqual([{ request: { id: "req-1", status: "failed", error: "the model is unavailable", errorCode: "store_failing" } }]);
   expect(failures.has("req-1")).toBe(false);
   expect(time.delays()).toEqual([]);
 });

@@ -31,6 +31,7 @@ import type { Logger } from "pino";
 import { ToolRegistry } from "../../src/runtime/tools/registry.js";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
+import type { Store } from "../../src/store/store.js";
 import type { Telemetry } from "../../src/telemetry/telemetry.js";
 import type { McpManager } from "../../src/mcp/manager.js";
 import type { PriceTable } from "../../src/llm/prices.js";
@@ -89,6 +90,8 @@ export interface HarnessOptions {
   noApiKey?: boolean;
   /** Reuse a database file (to simulate a restart in-process). */
   dbFile?: string;
+  /** Another store than the harness's own SQLite file (a replica on a shared PostgreSQL database); closed with it. */
+  store?: Store;
   fake?: FakeAnthropic;
   /** The model the runtime calls, built on the fake's URL (default: one AnthropicModel; resilient-model.ts: fallbacks). */
   model?: (baseURL: string) => Model;
@@ -162,7 +165,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   // A harness on the database of an earlier one is a restart: the earlier process is gone, and so are its leases
   // (what the OS lock lets a real restart conclude).
   if (options.dbFile && existsSync(dbFile)) expireLeases(dbFile);
-  const store = new SqliteStore(dbFile);
+  const store: Store = options.store ?? new SqliteStore(dbFile);
   const ids = options.ids ?? counterIds(options.dbFile ? idPrefix : "");
   const sched = options.schedules;
   let scheduler: Scheduler | null = null;
@@ -369,7 +372,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     async close(keepFake = false) {
       await catalog.close();
       await scheduler?.stop();
-      if (store.isOpen()) await gateway.stop();
+      if (!(store instanceof SqliteStore) || store.isOpen()) await gateway.stop();
       await store.close();
       if (!keepFake && !options.fake) await fake.close();
       rmSync(defs.root, { recursive: true, force: true });

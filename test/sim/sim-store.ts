@@ -285,7 +285,7 @@ export class SimStore implements Store {
       void store.requests.insert(input).catch(() => {});
       const { claimSession: _claim, idempotency: _key, taskOptions, ...fields } = input;
       const zero = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0, taskOptions: taskOptions ?? null };
-      return { status: "inserted", request: { ...fields, status: "pending", taskId: null, error: null, ...zero, createdAt: 0, updatedAt: 0 } };
+      return { status: "inserted", request: { ...fields, status: "pending", taskId: null, error: null, errorCode: null, ...zero, createdAt: 0, updatedAt: 0 } };
     }
     return store.requests.insert(this.plants.forgetDuplicates ? { ...input, externalId: `${input.externalId}#${input.id}` } : input);
   }

@@ -103,7 +103,7 @@ for (const backend of BACKENDS) {
       expect(onB.fence.token).toBe(onA.fence.token + 1);
       await onB.commit({
         task: { id: "t1", status: "cancelled" },
-        request: { id: "r1", status: "failed", error: "cancelled" },
+        request: { id: "r1", status: "failed", error: "cancelled", errorCode: "cancelled" },
         newMainAgentSessionId: "as-after-reset",
       });
       await onB.commit({
@@ -185,7 +185,11 @@ for (const backend of BACKENDS) {
       await onA.commit({ approvalsCreated: [newApproval("ap-1", { taskId: "t1", requestId: "r1" })], task: { id: "t1", status: "waiting_approval" } });
       expect((await a.approvals.pending(K)).map((p) => p.id)).toEqual(["ap-1"]);
       expect(await a.tasks.active(K)).toMatchObject({ id: "t1", status: "waiting_approval" });
-      await onA.commit({ task: { id: "t1", status: "cancelled" }, request: { id: "r1", status: "failed" }, newMainAgentSessionId: "as-reset" });
+      await onA.commit({
+        task: { id: "t1", status: "cancelled" },
+        request: { id: "r1", status: "failed", error: "cancelled by the user", errorCode: "cancelled" },
+        newMainAgentSessionId: "as-reset",
+      });
       expect(await a.tasks.active(K)).toBeNull();
       expect(await a.requests.get("r1")).toMatchObject({ status: "failed" });
       expect((await a.sessions.open(K, () => "never")).mainAgentSessionId).toBe("as-reset");

@@ -3,7 +3,7 @@
 // notifications PostgreSQL delivers only if the transaction commits.
 import type pg from "pg";
 import { inputHash } from "../input-hash.js";
-import { FencedError, type Fence, type OutboundInput, type StepCommit, type StoreChange } from "../store.js";
+import { FencedError, requestChanges, type Fence, type OutboundInput, type StepCommit, type StoreChange } from "../store.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
 import { AGENT_FILES, agentFileValues } from "./files.js";
 import { memoryJobValues } from "./memories.js";
@@ -132,21 +132,25 @@ function feedEntries(rows: Array<{ id: string; at: number }>, changes: StoreChan
 
 /** `request` then `requestsClosed`, in one statement unless an id repeats (then in order, as written). */
 function updateRequests(batch: StatementBatch, step: StepCommit, now: number): void {
-  const updates = [
-    ...(step.request ? [{ ...step.request, taskId: step.request.taskId ?? null }] : []),
-    ...(step.requestsClosed ?? []).map((r) => ({ ...r, taskId: r.taskId ?? null })),
-  ];
+  const updates = requestChanges(step).map((r) => ({
+    id: r.id,
+    status: r.status,
+    taskId: r.taskId ?? null,
+    error: r.status === "failed" ? r.error : null,
+    errorCode: r.status === "failed" ? r.errorCode : null,
+  }));
   if (updates.length === 0) return;
   const batches = new Set(updates.map((u) => u.id)).size === updates.length ? [updates] : updates.map((u) => [u]);
   for (const group of batches) {
-    batch.add(S.updateRequests, [now, group.map((u) => u.id), group.map((u) => u.status), group.map((u) => u.taskId), group.map((u) => u.error ?? null)]);
+    const values = [group.map((u) => u.id), group.map((u) => u.status), group.map((u) => u.taskId), group.map((u) => u.error), group.map((u) => u.errorCode)];
+    batch.add(S.updateRequests, [now, ...values]);
   }
 }
 
 /** What the step tells the other replicas: requests it finished, and replies it queued. */
 export function stepChanges(sessionKey: string, step: StepCommit): StoreChange[] {
   const changes: StoreChange[] = [];
-  for (const r of [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])]) {
+  for (const r of requestChanges(step)) {
     if (r.status === "done" || r.status === "failed") changes.push({ kind: "done", sessionKey, requestId: r.id });
   }
   if (step.outbound && step.outbound.length > 0) {

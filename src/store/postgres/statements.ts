@@ -46,8 +46,9 @@ export const S = {
   updateRequests: sql(
     "update_requests",
     `UPDATE requests SET status = u.status, task_id = COALESCE(u.task_id, requests.task_id),
-     error = COALESCE(u.error, requests.error), updated_at = $1
-     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[]) AS u(id, status, task_id, error) WHERE requests.id = u.id`,
+     error = COALESCE(u.error, requests.error), error_code = COALESCE(u.error_code, requests.error_code), updated_at = $1
+     FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::text[]) AS u(id, status, task_id, error, error_code)
+     WHERE requests.id = u.id`,
   ),
   addUsage: sql(
     "add_usage",

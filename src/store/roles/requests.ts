@@ -5,6 +5,44 @@ import type { NewStoredFile } from "./files.js";
 import type { TaskOptions } from "./tasks.js";
 
 export type RequestStatus = "pending" | "running" | "done" | "failed";
+
+/**
+ * Why a request failed, stored with it (`requests.error_code`) beside the words the user was told (`error`), so
+ * whoever reads it back (a waiter on another replica, the HTTP API) decides by the code, never by the words.
+ */
+export const FAILURE_CODES = [
+  /** Someone else's task runs in this chat (the gateway's ownership check). */
+  "busy",
+  /** No model is configured: the user is given the setup hint. */
+  "setup",
+  /** SESSION_TOKEN_BUDGET or SESSION_COST_BUDGET_USD is spent (at the door, or mid-turn). */
+  "budget",
+  /** USER_DAILY_MESSAGES, USER_DAILY_USD or CHAT_DAILY_USD is reached (at the door, or by a model call mid-turn). */
+  "quota",
+  /** A /cancel or /reset cut the turn off. */
+  "cancelled",
+  /** The request came after its task's expiry (expires_at), or the expiry cut its turn off. */
+  "expired",
+  /** The request asks for a task of its own (an expiry, metadata) while another task is under way. */
+  "task_under_way",
+  /** The engine stopped the task before it finished: the model's own error, or the iteration limit. */
+  "engine",
+  /** The session's stored state is damaged. */
+  "corrupt",
+  /** The store could not take the reply (disk full, I/O error). */
+  "store_failing",
+  /** Anything else that went wrong on the server's side. */
+  "internal",
+] as const;
+
+export type FailureCode = (typeof FAILURE_CODES)[number];
+
+const KNOWN: ReadonlySet<string> = new Set(FAILURE_CODES);
+
+/** A stored `error_code` read back: null when absent, or a code this version does not know (written by a newer one). */
+export function failureCodeOf(stored: unknown): FailureCode | null {
+  return typeof stored === "string" && KNOWN.has(stored) ? (stored as FailureCode) : null;
+}
 /** `approval`: a decision came in and the waiting turn resumes. */
 export type RequestKind = "message" | "command" | "approval";
 
@@ -17,7 +55,10 @@ export interface RequestRecord {
   text: string;
   status: RequestStatus;
   taskId: string | null;
+  /** What the user was told when the request failed. */
   error: string | null;
+  /** Why it failed; null unless failed, and for a request failed before the code was stored (schema 24 / 16). */
+  errorCode: FailureCode | null;
   inputTokens: number;
   outputTokens: number;
   cacheReadTokens: number;

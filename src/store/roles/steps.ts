@@ -6,7 +6,7 @@ import type { NewApproval } from "./approvals.js";
 import type { NewAgentFile } from "./files.js";
 import type { Fence, Lease } from "./leases.js";
 import type { OutboundInput } from "./outbox.js";
-import type { RequestStatus } from "./requests.js";
+import type { FailureCode, RequestStatus } from "./requests.js";
 import type { TaskOptions, TaskStatus } from "./tasks.js";
 
 export type LogType = "message" | "tool_use" | "tool_result" | "compaction" | "agent_session" | "agent_session_complete" | "approval" | "session_reset";
@@ -65,7 +65,10 @@ export interface LogEntry extends LogEntryInput {
   createdAt: number;
 }
 
-type RequestChange = { id: string; status: RequestStatus; taskId?: string | null; error?: string };
+/** A request moved along; one that fails says why, in words for the user and as a code. */
+export type RequestChange =
+  | { id: string; status: Exclude<RequestStatus, "failed">; taskId?: string | null }
+  | { id: string; status: "failed"; taskId?: string | null; error: string; errorCode: FailureCode };
 
 /** Everything one orchestration step of a session changes; written in one transaction by its SessionWriter. */
 export interface StepCommit {
@@ -120,4 +123,9 @@ export interface StepStore {
   log(sessionKey: string): Promise<LogEntry[]>;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */
   openAgentSessions(sessionKey: string): Promise<Array<{ agentSessionId: string; agentName: string }>>;
+}
+
+/** The requests a step moves along: its own, then the others it closes. */
+export function requestChanges(step: Pick<StepCommit, "request" | "requestsClosed">): RequestChange[] {
+  return [...(step.request ? [step.request] : []), ...(step.requestsClosed ?? [])];
 }

@@ -446,6 +446,9 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   `,
   // 23: where in the traces a scheduled job was made (a W3C traceparent): each run's span links to it.
   `ALTER TABLE schedule_jobs ADD COLUMN traceparent TEXT;`,
+  // 24: why a failed request failed, as a code (FailureCode): a waiter on another replica reads it instead of the
+  // words the user was told. Rows failed before this version have none.
+  `ALTER TABLE requests ADD COLUMN error_code TEXT;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

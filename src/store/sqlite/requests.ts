@@ -60,6 +60,7 @@ export class SqliteRequests implements RequestStore {
       status: "pending",
       taskId: null,
       error: null,
+      errorCode: null,
       inputTokens: 0,
       outputTokens: 0,
       cacheReadTokens: 0,

@@ -45,7 +45,9 @@ export function prepareStatements(db: Database.Database) {
       `UPDATE tasks SET status = ?, result = COALESCE(?, result), error = COALESCE(?, error),
        structured_output = COALESCE(?, structured_output), updated_at = ? WHERE id = ?`,
     ),
-    updateRequest: db.prepare(`UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), updated_at = ? WHERE id = ?`),
+    updateRequest: db.prepare(
+      `UPDATE requests SET status = ?, task_id = COALESCE(?, task_id), error = COALESCE(?, error), error_code = COALESCE(?, error_code), updated_at = ? WHERE id = ?`,
+    ),
     addUsage: db.prepare(
       `UPDATE requests SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?,
        cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?,

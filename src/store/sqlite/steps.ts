@@ -2,7 +2,7 @@
 // become ready together, each in its own savepoint), its fence checked inside that transaction.
 import { inputHash } from "../input-hash.js";
 import { toFrame, toLogEntry, type Row } from "../rows.js";
-import { FencedError, type Fence, type FrameRecord, type Lease, type LogEntry, type SessionWriter, type StepCommit, type StepStore } from "../store.js";
+import { FencedError, requestChanges, type Fence, type FrameRecord, type Lease, type LogEntry, type SessionWriter, type StepCommit, type StepStore } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import type { SqliteMemories } from "./memories.js";
 import { insertFilesNow } from "./files.js";
@@ -51,11 +51,10 @@ export class SqliteSteps implements StepStore {
       const structured = t.structuredOutput === undefined ? null : JSON.stringify(t.structuredOutput);
       s.updateTask.run(t.status, t.result ?? null, t.error ?? null, structured, now, t.id);
     }
-    if (step.request) {
-      const r = step.request;
-      s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
+    for (const r of requestChanges(step)) {
+      const failed = r.status === "failed" ? r : null;
+      s.updateRequest.run(r.status, r.taskId ?? null, failed?.error ?? null, failed?.errorCode ?? null, now, r.id);
     }
-    for (const r of step.requestsClosed ?? []) s.updateRequest.run(r.status, r.taskId ?? null, r.error ?? null, now, r.id);
     if (step.usage) {
       const u = step.usage;
       s.addUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, u.costNanoUsd, u.requestId);

@@ -84,6 +84,7 @@ describe("a task's expiry and metadata", () => {
     // The request that found the task expired can be read back: failed, saying why.
     expect(await json(await get(base, `/v1/requests/${String(gone.request_id)}`))).toMatchObject({
       status: "failed",
+      error_code: "expired",
       task_id: first.task_id,
       task_status: "expired",
       messages: [{ agent: "switchboard", kind: "error", text: expect.stringMatching(/^This task expired at 2030-01-01T00:30:00\.000Z/) }],
@@ -198,6 +199,7 @@ describe("a task's expiry and metadata", () => {
     const request = await h.store.requests.get((submitted as { requestId: string }).requestId);
     expect(request).toMatchObject({
       status: "failed",
+      errorCode: "task_under_way",
       error: expect.stringMatching(`^Sorry, this message sets an expiry or metadata for a new task, but task ${String(first.task_id)} is still under way`),
     });
     expect(await h.store.tasks.get(String(first.task_id))).toMatchObject({ status: "waiting_user", metadata: null });
@@ -220,6 +222,7 @@ describe("requests and the approvals they paused", () => {
       kind: "message",
       status: "done",
       error: null,
+      error_code: null,
       task_status: "waiting_approval",
       approvals: [{ approval_id: pending!.approval_id, tool: "transfer", status: "pending", request_id: asked.request_id, task_id: asked.task_id }],
       usage: { inputTokens: expect.any(Number), costUsd: expect.any(Number) },

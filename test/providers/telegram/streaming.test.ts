@@ -517,7 +517,7 @@ describe("a restart mid-stream", () => {
     const [request] = await first.h.store.requests.unfinishedOf(`telegram:${GROUP}`);
     // Written as the process that holds the session (its turn is under way), the way its /cancel would.
     const writer = await writerFor(first.h.store, `telegram:${GROUP}`, first.h.leases.replica);
-    await writer.commit({ request: { id: request!.id, status: "failed", error: "cancelled by the user" } });
+    await writer.commit({ request: { id: request!.id, status: "failed", error: "cancelled by the user", errorCode: "cancelled" } });
     await world.stopProviders();
     hold.release();
 

@@ -40,7 +40,11 @@ export function changeContract(ctx: ContractContext): void {
       const from = changes.seen.length;
       await commitStep(store, { sessionKey: K, request: { id: "r2", status: "running" } });
       expect((await changes.settle(from)).filter((c) => c.kind === "done")).toEqual([]);
-      await commitStep(store, { sessionKey: K, request: { id: "r2", status: "done" }, requestsClosed: [{ id: "r1", status: "failed", error: "cancelled" }] });
+      await commitStep(store, {
+        sessionKey: K,
+        request: { id: "r2", status: "done" },
+        requestsClosed: [{ id: "r1", status: "failed", error: "cancelled", errorCode: "cancelled" }],
+      });
       expect(await changes.waitFor(isDone(K, "r2"))).toEqual({ kind: "done", sessionKey: K, requestId: "r2" });
       expect(await changes.waitFor(isDone(K, "r1"))).toEqual({ kind: "done", sessionKey: K, requestId: "r1" });
     });

@@ -177,7 +177,7 @@ export function operationsContract(ctx: ContractContext): void {
       await commitStep(store, {
         sessionKey: K,
         request: { id: "r-done", status: "done" },
-        requestsClosed: [{ id: "r-failed", status: "failed", error: "boom" }],
+        requestsClosed: [{ id: "r-failed", status: "failed", error: "boom", errorCode: "internal" }],
         outbound: [outbound("o-sent"), outbound("o-refused")],
         approvalsCreated: [newApproval("a-decided")],
       });
@@ -215,7 +215,7 @@ export function operationsContract(ctx: ContractContext): void {
       const { store, clock } = ctx;
       await startTask(store, K, { task: "t1", request: "r1" });
       const requestFailed = clock.advance(10);
-      await commitStep(store, { sessionKey: K, request: { id: "r1", status: "failed", error: "model unavailable" } });
+      await commitStep(store, { sessionKey: K, request: { id: "r1", status: "failed", error: "model unavailable", errorCode: "engine" } });
       const replyRefused = clock.advance(10);
       await commitStep(store, { sessionKey: K, outbound: [outbound("o1"), outbound("o2")] });
       await store.outbox.markUndeliverable("o1", "chat not found");
@@ -229,7 +229,7 @@ export function operationsContract(ctx: ContractContext): void {
       await commitStep(store, {
         sessionKey: OTHER,
         task: { id: "t2", status: "failed", error: "elsewhere" },
-        request: { id: "r3", status: "failed", error: "elsewhere" },
+        request: { id: "r3", status: "failed", error: "elsewhere", errorCode: "internal" },
       });
 
       expect(await store.operations.recentErrors(K, 10)).toEqual([

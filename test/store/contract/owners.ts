@@ -27,7 +27,11 @@ export function ownerContract(ctx: ContractContext): void {
       await commitStep(store, { sessionKey: K, task: { id: "t1", status: "completed" } });
       // The task is over: r2 is the oldest unfinished message now.
       expect(await store.requests.conversationOwner(K)).toBe(BOB);
-      await commitStep(store, { sessionKey: K, request: { id: "r2", status: "failed", error: "x" }, requestsClosed: [{ id: "c1", status: "done" }] });
+      await commitStep(store, {
+        sessionKey: K,
+        request: { id: "r2", status: "failed", error: "x", errorCode: "internal" },
+        requestsClosed: [{ id: "c1", status: "done" }],
+      });
       expect(await store.requests.conversationOwner(K)).toBeNull();
     });
 

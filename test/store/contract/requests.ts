@@ -39,6 +39,7 @@ export function requestContract(ctx: ContractContext): void {
         status: "pending",
         taskId: null,
         error: null,
+        errorCode: null,
         inputTokens: 0,
         outputTokens: 0,
         cacheReadTokens: 0,
@@ -179,7 +180,7 @@ export function requestContract(ctx: ContractContext): void {
       }
       await commitStep(store, { sessionKey: K, request: { id: "r1", status: "running" } });
       await commitStep(store, { sessionKey: OTHER, request: { id: "r2", status: "done" } });
-      await commitStep(store, { sessionKey: K, request: { id: "r3", status: "failed", error: "boom" } });
+      await commitStep(store, { sessionKey: K, request: { id: "r3", status: "failed", error: "boom", errorCode: "internal" } });
       expect((await store.requests.unfinished()).map((r) => [r.id, r.status])).toEqual([
         ["r1", "running"],
         ["r4", "pending"],
@@ -230,11 +231,48 @@ export function requestContract(ctx: ContractContext): void {
       await commitStep(store, {
         sessionKey: K,
         request: { id: "r2", status: "done" },
-        requestsClosed: [{ id: "r1", status: "failed", error: "cancelled by /cancel" }],
+        requestsClosed: [{ id: "r1", status: "failed", error: "cancelled by /cancel", errorCode: "cancelled" }],
         task: { id: "t1", status: "cancelled" },
       });
       expect(await store.requests.get("r1")).toMatchObject({ status: "failed", error: "cancelled by /cancel", taskId: "t1" });
       expect(await store.requests.unfinished()).toEqual([]);
+    });
+  });
+
+  describe("a failure's code", () => {
+    it("is stored with a failed request and read back by every read; a request not failed has none", async () => {
+      const { store } = ctx;
+      for (const id of ["r1", "r2", "r3"]) await store.requests.insert(newRequest(id, K));
+      expect((await store.requests.get("r1"))?.errorCode).toBeNull();
+      await commitStep(store, { sessionKey: K, request: { id: "r1", status: "failed", error: "Daily limit reached.", errorCode: "quota" } });
+      await commitStep(store, { sessionKey: K, request: { id: "r2", status: "done" } });
+      expect(await store.requests.get("r1")).toMatchObject({ status: "failed", error: "Daily limit reached.", errorCode: "quota" });
+      expect(await store.requests.byExternalId(K, "ext-r1")).toMatchObject({ errorCode: "quota" });
+      expect((await store.requests.ofSession(K)).map((r) => [r.id, r.status, r.errorCode])).toEqual([
+        ["r1", "failed", "quota"],
+        ["r2", "done", null],
+        ["r3", "pending", null],
+      ]);
+    });
+
+    it("is written for each request a step closes, alongside the step's own request", async () => {
+      const { store } = ctx;
+      await startTask(store, K, { task: "t1", request: "r1" });
+      await store.requests.insert(newRequest("r2", K));
+      await store.requests.insert(newRequest("r3", K));
+      await commitStep(store, {
+        sessionKey: K,
+        request: { id: "r3", status: "failed", error: "the task expired", errorCode: "expired" },
+        requestsClosed: [
+          { id: "r1", status: "failed", error: "cancelled by the user", errorCode: "cancelled" },
+          { id: "r2", status: "done" },
+        ],
+      });
+      expect((await store.requests.ofSession(K)).map((r) => [r.id, r.errorCode])).toEqual([
+        ["r1", "cancelled"],
+        ["r2", null],
+        ["r3", "expired"],
+      ]);
     });
   });
 

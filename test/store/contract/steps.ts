@@ -20,7 +20,7 @@ export function stepContract(ctx: ContractContext): void {
       framesUpdated: [frame("f-main", { iteration: 4 })],
       task: { id: "t1", status: "waiting_user", result: "half done" },
       request: { id: "r1", status: "done" },
-      requestsClosed: [{ id: "r0", status: "failed", error: "cancelled" }],
+      requestsClosed: [{ id: "r0", status: "failed", error: "cancelled", errorCode: "cancelled" }],
       usage: { requestId: "r1", inputTokens: 10, outputTokens: 5, cacheReadTokens: 1, cacheWriteTokens: 1, costNanoUsd: 0 },
       outbound: [outbound("o2", { requestId: "r1" })],
       newMainAgentSessionId: "as-after-reset",

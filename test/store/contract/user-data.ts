@@ -97,6 +97,18 @@ export function userDataContract(ctx: ContractContext): void {
       for (const other of [BOB, CAROL, "Porto"]) expect(text).not.toContain(other);
     });
 
+    it("holds why each of the user's failed requests failed: the words they were told and the code", async () => {
+      const { store } = ctx;
+      await turn(store, DM, "d1", ALICE);
+      expect((await store.requests.insert(newRequest("r-d2", DM, { userId: ALICE }))).status).toBe("inserted");
+      await commitStep(store, { sessionKey: DM, request: { id: "r-d2", status: "failed", error: "USER_DAILY_MESSAGES reached", errorCode: "quota" } });
+      const [session] = (await store.userData.export(ALICE)).sessions;
+      expect(session!.requests.map((r) => [r.id, r.status, r.error, r.errorCode])).toEqual([
+        ["r-d1", "done", null, null],
+        ["r-d2", "failed", "USER_DAILY_MESSAGES reached", "quota"],
+      ]);
+    });
+
     it("holds the files of the workspaces of the sessions the user owns, and not of the others", async () => {
       const { store } = ctx;
       await world();
