@@ -1,17 +1,9 @@
 // Databases from before approvals named their request and belonged to their session and task (SQLite version 11,
 // PostgreSQL version 3): upgrading reads each approval's request from the outbox row that asked it, and two sessions
 // may then hold approvals of the very same call.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
-import { migrate as migratePostgres } from "../../src/store/postgres/migrations.js";
-import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import { migrate as migrateSqlite } from "../../src/store/sqlite/migrations.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { fromOldPostgres, fromOldSqlite } from "../helpers/old-schema.js";
 import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
 import { commitStep } from "../helpers/steps.js";
 
@@ -50,22 +42,8 @@ async function expectUpgraded(store: Store): Promise<void> {
 }
 
 describe("SQLite: upgrading approvals from schema version 11", () => {
-  let dir = "";
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it("names each approval's request and lets another session ask for the same call", async () => {
-    dir = mkdtempSync(join(tmpdir(), "switchboard-upgrade-"));
-    const file = join(dir, "db.sqlite");
-    const db = new Database(file);
-    migrateSqlite(db, 11);
-    for (const sql of OLD_ROWS) db.prepare(sql).run();
-    db.close();
-    const store = new SqliteStore(file);
-    try {
-      await expectUpgraded(store);
-    } finally {
-      await store.close();
-    }
+    await fromOldSqlite(11, OLD_ROWS, expectUpgraded);
   });
 });
 
@@ -78,19 +56,6 @@ describeIfPostgres("PostgreSQL: upgrading approvals from schema version 3", () =
 
   it("names each approval's request and lets another session ask for the same call", async () => {
     database = await freshDatabase();
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await migratePostgres(client, 3);
-      for (const sql of OLD_ROWS) await client.query(sql);
-    } finally {
-      await client.end();
-    }
-    const store = await PostgresStore.open(database.url);
-    try {
-      await expectUpgraded(store);
-    } finally {
-      await store.close();
-    }
+    await fromOldPostgres(database, 3, OLD_ROWS, expectUpgraded);
   });
 });

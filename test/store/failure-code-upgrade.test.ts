@@ -1,18 +1,10 @@
 // Databases from before a failed request stored its code (SQLite version 23, PostgreSQL version 15): the requests
 // failed then keep their words and have no code, so a waiter reads them as finished (what every failure but the
 // server-side ones read as then); a request failed after the upgrade carries its code.
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import Database from "better-sqlite3";
-import pg from "pg";
 import { afterEach, describe, expect, it } from "vitest";
 import { FAILURE_TEXT, storedOutcome } from "../../src/gateway/failures.js";
-import { migrate as migratePostgres } from "../../src/store/postgres/migrations.js";
-import { PostgresStore } from "../../src/store/postgres/postgres-store.js";
-import { migrate as migrateSqlite } from "../../src/store/sqlite/migrations.js";
-import { SqliteStore } from "../../src/store/sqlite/sqlite-store.js";
 import type { Store } from "../../src/store/store.js";
+import { fromOldPostgres, fromOldSqlite } from "../helpers/old-schema.js";
 import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../helpers/postgres.js";
 import { commitStep } from "../helpers/steps.js";
 import { newRequest } from "./contract/fixtures.js";
@@ -36,22 +28,8 @@ async function expectUpgraded(store: Store): Promise<void> {
 }
 
 describe("SQLite: upgrading requests from schema version 23", () => {
-  let dir = "";
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-
   it("keeps the old failures without a code, read as finished; new ones carry theirs", async () => {
-    dir = mkdtempSync(join(tmpdir(), "switchboard-upgrade-"));
-    const file = join(dir, "db.sqlite");
-    const db = new Database(file);
-    migrateSqlite(db, 23);
-    for (const sql of OLD_ROWS) db.prepare(sql).run();
-    db.close();
-    const store = new SqliteStore(file);
-    try {
-      await expectUpgraded(store);
-    } finally {
-      await store.close();
-    }
+    await fromOldSqlite(23, OLD_ROWS, expectUpgraded);
   });
 });
 
@@ -64,19 +42,6 @@ describeIfPostgres("PostgreSQL: upgrading requests from schema version 15", () =
 
   it("keeps the old failures without a code, read as finished; new ones carry theirs", async () => {
     database = await freshDatabase();
-    const client = new pg.Client({ connectionString: database.url });
-    await client.connect();
-    try {
-      await migratePostgres(client, 15);
-      for (const sql of OLD_ROWS) await client.query(sql);
-    } finally {
-      await client.end();
-    }
-    const store = await PostgresStore.open(database.url);
-    try {
-      await expectUpgraded(store);
-    } finally {
-      await store.close();
-    }
+    await fromOldPostgres(database, 15, OLD_ROWS, expectUpgraded);
   });
 });
