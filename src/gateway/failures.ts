@@ -28,8 +28,8 @@ export function isInternal(outcome: RequestOutcome): boolean {
 
 /**
  * The outcome of a request another process ended, read back from the store by its code. A request failed before
- * the code was stored (schema 24 on SQLite, 16 on PostgreSQL) has none and reads as finished, as every failure
- * but the server-side ones did then.
+ * the code was stored (schema 24 on SQLite, 16 on PostgreSQL) got the code of its words by that migration when they
+ * were a server-side failure's, and none otherwise: it reads as finished, as every other failure did then.
  */
 export function storedOutcome(request: RequestRecord): RequestOutcome {
   if (request.status !== "failed" || request.errorCode === null) return { status: "finished" };

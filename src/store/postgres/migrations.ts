@@ -345,8 +345,19 @@ const MIGRATIONS: string[] = [
   // 15: where in the traces a scheduled job was made (a W3C traceparent): each run's span links to it.
   `ALTER TABLE schedule_jobs ADD COLUMN traceparent TEXT;`,
   // 16: why a failed request failed, as a code (FailureCode): a waiter on another replica reads it instead of the
-  // words the user was told. Rows failed before this version have none (SQLite version 24).
-  `ALTER TABLE requests ADD COLUMN error_code TEXT;`,
+  // words the user was told. Requests failed before this version get the code of the gateway's own fixed words for
+  // the server-side failures (the words of src/gateway/failures.ts at this version, so that a waiter still reads
+  // them as failed, as it did by their words); any other old failure keeps no code and reads as finished, as it did.
+  // Same as SQLite version 24.
+  `
+  ALTER TABLE requests ADD COLUMN error_code TEXT;
+  UPDATE requests SET error_code = CASE error
+    WHEN 'Sorry, the saved state of this chat is damaged, so I could not continue it. Send /reset to start over.' THEN 'corrupt'
+    WHEN 'Sorry, something went wrong while handling that message. Please try again.' THEN 'internal'
+    WHEN 'Sorry, I can''t store messages right now (the server''s storage is failing), so I could not process that. Please try again later.' THEN 'store_failing'
+  END
+  WHERE status = 'failed' AND error_code IS NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
