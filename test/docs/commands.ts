@@ -46,10 +46,10 @@ export function toolsOf(scripts: Record<string, string>, source: (path: string) 
   });
 }
 
-/** The benchmark's scenario names: the keys of `const all = { … }` in bench/run.ts. */
+/** The benchmark's scenario names: the list `const names = [ … ]` in bench/run.ts. */
 export function scenariosOf(source: string): string[] {
-  const block = /const all = \{([^}]*)\}/.exec(source)?.[1] ?? "";
-  return [...block.matchAll(/^\s*(?:"([\w-]+)"|(\w+))\s*[:,]/gm)].map((m) => m[1] ?? m[2]!);
+  const block = /const names = \[([^\]]*)\]/.exec(source)?.[1] ?? "";
+  return [...block.matchAll(/^\s*"([\w-]+)",?$/gm)].map((m) => m[1]!);
 }
 
 /** The environment variables a source file reads (`process.env.NAME`, `process.env["NAME"]`). */

@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArguments, usageError } from "../../src/cli/usage.js";
-import { runScenario } from "./scenario.js";
-import { writeSimCatalog } from "./world.js";
 
 // `npm run sim -- --seeds 2000` (a soak from seed 1, or --from N) and `npm run sim -- --seed 1234` (replay one
-// seed, printing its trace hash and stats). Exit 1 when any invariant fails, 2 on arguments it does not know.
+// seed, printing its trace hash and stats). Exit 1 when any invariant fails, 2 on arguments it does not know. The
+// simulation (and so the whole gateway) loads after the arguments are checked.
 const USAGE = `usage: npm run sim [-- --seeds N] [--from N] [--events N]   N scenarios (200) from seed --from (1)
        npm run sim -- --seed N [--events N]                     replay one seed: its trace hash and stats
 --events: inbound events per scenario (14)
@@ -21,18 +20,20 @@ function arg(name: "seeds" | "seed" | "from" | "events"): number | undefined {
   return Number(text);
 }
 
-const dir = mkdtempSync(join(tmpdir(), "switchboard-sim-"));
-const catalog = writeSimCatalog(dir);
 const one = arg("seed");
 const from = arg("from") ?? 1;
 const count = one !== undefined ? 1 : (arg("seeds") ?? 200);
+const events = arg("events") ?? 14;
+const [{ runScenario }, { writeSimCatalog }] = await Promise.all([import("./scenario.js"), import("./world.js")]);
+const dir = mkdtempSync(join(tmpdir(), "switchboard-sim-"));
+const catalog = writeSimCatalog(dir);
 const started = Date.now();
 let failed = 0;
 let calls = 0;
 let restarts = 0;
 let compactions = 0;
 for (let seed = one ?? from; seed < (one ?? from) + count; seed++) {
-  const result = await runScenario({ seed, dir, catalog, events: arg("events") ?? 14 });
+  const result = await runScenario({ seed, dir, catalog, events });
   calls += result.stats.modelCalls;
   restarts += result.stats.restarts;
   compactions += result.stats.compactions;
