@@ -53,8 +53,15 @@ export default defineConfig({
       {
         // The tests that need PostgreSQL (the store contract, the replicas): vitest runs a project's globalSetup only
         // when one of its tests is selected, so only such a run starts the throwaway server (test/setup/postgres.ts).
+        // Its files share their worker's modules as main's do; the replicas and `npm run migrate` start from the
+        // compiled copy (test/setup/build.ts).
         extends: true,
-        test: { name: "store", include: ["test/store/**/*.test.ts", "test/replicas/**/*.test.ts"], globalSetup: ["test/setup/postgres.ts"] },
+        test: {
+          name: "store",
+          include: ["test/store/**/*.test.ts", "test/replicas/**/*.test.ts"],
+          isolate: false,
+          globalSetup: ["test/setup/postgres.ts", "test/setup/build.ts"],
+        },
       },
     ],
   },

@@ -1,9 +1,11 @@
-// `npm run migrate` (src/cli/migrate.ts), run as a deploy would: a child process with DATABASE_URL set.
+// `npm run migrate` (src/cli/migrate.ts), run as a deploy would: a child process with DATABASE_URL set (from the
+// sources compiled once for the run, as the other child processes of the tests start: test/setup/build.ts).
 import { execFile } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { SCHEMA_VERSION } from "../../../src/store/postgres/migrations.js";
 import { describeIfPostgres, freshDatabase, type FreshDatabase } from "../../helpers/postgres.js";
+import { nodeArgs } from "../../integration/child-process.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
@@ -12,7 +14,7 @@ function migrate(databaseUrl: string | undefined): Promise<{ code: number; stdou
   delete env.DATABASE_URL;
   if (databaseUrl !== undefined) env.DATABASE_URL = databaseUrl;
   return new Promise((resolve) => {
-    execFile("npx", ["tsx", "src/cli/migrate.ts"], { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, nodeArgs("src/cli/migrate.ts"), { cwd: ROOT, env, timeout: 60_000 }, (error, stdout, stderr) => {
       resolve({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
