@@ -4,7 +4,7 @@
 // two deliveries that raced past the first look) and its session woken.
 import type { Logger } from "pino";
 import type { Ids } from "../runtime/deps.js";
-import type { RequestRecord, Store } from "../store/store.js";
+import type { DoorLook, Store } from "../store/store.js";
 import type { FloodGate } from "./flood-gate.js";
 import { toStore, withinSessionCap } from "./inbound-files.js";
 import type { GatewayObserver } from "./observer.js";
@@ -39,13 +39,13 @@ export class Intake {
     if (this.deps.shutdown.aborted) throw new Error("the gateway is shutting down");
     const { store, ids, log, book, workers } = this.deps;
     // A platform's re-delivery or a client's retry: no flood token, no download, no transcription.
-    const seen = await this.seen(message);
+    const { seen, owner } = await this.look(message);
     if (seen) {
       log.info({ session: message.sessionKey, request: seen.id, messageId: message.messageId }, "duplicate message ignored");
       return { status: "duplicate", requestId: seen.id };
     }
     // Someone else's conversation: only its owner may talk to the agents or stop them (ownership.ts).
-    const admitted = await admission(store, message);
+    const admitted = admission(message, owner);
     if (!admitted.admitted) return admitted.result;
     const { command, rule } = admitted;
     // A /cancel stops spending and starts nothing: it is never held back.
@@ -90,11 +90,15 @@ export class Intake {
     return { status: "accepted", requestId: request.id };
   }
 
-  /** The request already stored for this message (same platform id in the session, or same Idempotency-Key), if any. */
-  private async seen(message: InboundMessage): Promise<RequestRecord | null> {
+  /**
+   * The request already stored for this message (same Idempotency-Key, or same platform id in the session), if any,
+   * and the conversation's owner: one look at the store for a message without a key.
+   */
+  private async look(message: InboundMessage): Promise<DoorLook> {
     const { requests } = this.deps.store;
     const keyed = message.idempotency ? await requests.idempotency(message.userId, message.idempotency.key) : null;
-    if (keyed) return requests.get(keyed.requestId);
-    return requests.byExternalId(message.sessionKey, message.messageId);
+    const seen = keyed ? await requests.get(keyed.requestId) : null;
+    // A duplicate is turned away before its owner matters.
+    return seen ? { seen, owner: null } : requests.atDoor(message.sessionKey, message.messageId);
   }
 }

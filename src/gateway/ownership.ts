@@ -12,11 +12,11 @@ export type Admission =
   { admitted: true; command: ChatCommand | null; rule?: OwnerRule } | { admitted: false; result: Extract<SubmitResult, { status: "refused" | "ignored" }> };
 
 /**
- * Whether `message` may enter its conversation, as far as can be told before storing it; the store decides again, in
- * the transaction that stores it, under the returned rule (two members writing at once: one of them becomes the owner).
+ * Whether `message` may enter its conversation owned by `owner` (RequestStore.conversationOwner), as far as can be
+ * told before storing it; the store decides again, in the transaction that stores it, under the returned rule (two
+ * members writing at once: one of them becomes the owner).
  */
-export async function admission(store: Pick<Store, "requests" | "tasks">, message: InboundMessage): Promise<Admission> {
-  const owner = await store.requests.conversationOwner(message.sessionKey);
+export function admission(message: InboundMessage, owner: string | null): Admission {
   // A lone "stop" cancels only where someone's task is under way.
   const command = parseCommand(message.text, owner !== null);
   const addressed = message.addressed ?? true;

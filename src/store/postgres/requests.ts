@@ -3,7 +3,17 @@
 // concurrent twin on another replica: the unique keys decide, and ON CONFLICT waits for the twin's transaction
 // before it answers; a conversation's owner is decided under its advisory lock.
 import type pg from "pg";
-import { CorruptStateError, ownerAdmits, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
+import {
+  CorruptStateError,
+  ownerAdmits,
+  type DoorLook,
+  type IdempotencyRecord,
+  type InsertResult,
+  type NewRequest,
+  type RequestRecord,
+  type RequestStore,
+} from "../store.js";
+import { insertAdmittedRequest, onlyOwnerRule } from "./admitted-insert.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
 import { transaction } from "./connection.js";
 import { insertFilesWith } from "./files.js";
@@ -99,9 +109,11 @@ export class PostgresRequests implements RequestStore {
     const now = this.ctx.now();
     const announced: FeedEntry[] = [];
     const { pool } = this.ctx;
-    const result = needsTransaction(input)
-      ? await transaction(pool, (client) => insertRequestWith(client, input, now, announced))
-      : await insertRequestWith(pool, input, now, announced);
+    const result = onlyOwnerRule(input)
+      ? await insertAdmittedRequest(pool, input, now, announced)
+      : needsTransaction(input)
+        ? await transaction(pool, (client) => insertRequestWith(client, input, now, announced))
+        : await insertRequestWith(pool, input, now, announced);
     this.ctx.feed.committed(announced);
     return result;
   }
@@ -112,6 +124,12 @@ export class PostgresRequests implements RequestStore {
 
   byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null> {
     return this.ctx.maybe(S.requestByExternal, [sessionKey, externalId], toRequest);
+  }
+
+  async atDoor(sessionKey: string, externalId: string): Promise<DoorLook> {
+    const row = (await this.ctx.one(S.atDoor, [sessionKey, externalId]))!;
+    const owner = row.conversation_owner;
+    return { seen: row.id === null ? null : toRequest(row), owner: owner === null ? null : String(owner) };
   }
 
   async ofSession(sessionKey: string): Promise<RequestRecord[]> {

@@ -15,6 +15,12 @@ const ACTIVE = `('running', 'waiting_user', 'waiting_approval')`;
 const CONVERSATION_LOCK = 0x7362;
 const PENDING_OUTBOX = `delivered_at IS NULL AND failed_at IS NULL`;
 
+/** The active task's owner, else the sender of the oldest unfinished message, of the session `key` names. */
+const ownerOf = (key: string) => `COALESCE(
+  (SELECT owner_id FROM tasks WHERE session_key = ${key} AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1),
+  (SELECT user_id FROM requests WHERE session_key = ${key} AND kind = 'message' AND status IN ('pending', 'running')
+   ORDER BY seq LIMIT 1))`;
+
 export const S = {
   // ── a step (commit.ts) ────────────────────────────────────────────────────────────────────────────────
   fence: sql("fence", `SELECT token FROM leases WHERE key = $1 FOR UPDATE`),
@@ -130,8 +136,31 @@ export const S = {
      SELECT ins.*, f.id::text AS change_id, (extract(epoch FROM f.created_at) * 1000)::float8 AS change_at, pg_notify('${CHANNEL}', f.id::text) AS notified
      FROM ins, f`,
   ),
+  // insertRequest under an owner rule ($11: NewRequest.owner, as ownerAdmits decides it): stored only when the
+  // conversation's owner, read in the same statement, admits the sender; the owner comes back either way.
+  insertAdmittedRequest: sql(
+    "insert_admitted_request",
+    `WITH look AS (SELECT ${ownerOf("$2")} AS owner), ins AS (
+       INSERT INTO requests (id, session_key, external_id, kind, user_id, text, status, task_expires_at, task_metadata, created_at, updated_at)
+       SELECT $1, $2, $3, $4, $5, $6, 'pending', $9, $10, $7, $7 FROM look
+       WHERE CASE WHEN look.owner IS NULL THEN $11 = 'mine-or-free' ELSE look.owner = $5 END
+       ON CONFLICT (session_key, external_id) DO NOTHING
+       RETURNING *
+     ), f AS (
+       INSERT INTO change_feed (change) SELECT $8 FROM ins RETURNING id, created_at
+     )
+     SELECT look.owner AS conversation_owner, stored.* FROM look LEFT JOIN (
+       SELECT ins.*, f.id::text AS change_id, (extract(epoch FROM f.created_at) * 1000)::float8 AS change_at, pg_notify('${CHANNEL}', f.id::text) AS notified
+       FROM ins, f
+     ) AS stored ON true`,
+  ),
   requestById: sql("request_by_id", `SELECT * FROM requests WHERE id = $1`),
   requestByExternal: sql("request_by_external", `SELECT * FROM requests WHERE session_key = $1 AND external_id = $2`),
+  atDoor: sql(
+    "at_door",
+    `SELECT r.*, ${ownerOf("$1")} AS conversation_owner FROM (SELECT 1) AS one
+     LEFT JOIN requests r ON r.session_key = $1 AND r.external_id = $2`,
+  ),
   requestsOf: sql("requests_of", `SELECT * FROM requests WHERE session_key = $1 ORDER BY seq`),
   unfinished: sql("unfinished", `SELECT * FROM requests WHERE status IN ('pending', 'running') ORDER BY seq`),
   unfinishedOf: sql("unfinished_of", `SELECT * FROM requests WHERE session_key = $1 AND status IN ('pending', 'running') ORDER BY seq`),
@@ -151,13 +180,7 @@ export const S = {
   tasksOf: sql("tasks_of", `SELECT * FROM tasks WHERE session_key = $1 ORDER BY created_at, seq`),
   activeTask: sql("active_task", `SELECT * FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1`),
   // The active task's owner, else the sender of the oldest unfinished message (Store.conversationOwner).
-  conversationOwner: sql(
-    "conversation_owner",
-    `SELECT COALESCE(
-       (SELECT owner_id FROM tasks WHERE session_key = $1 AND status IN ${ACTIVE} ORDER BY created_at DESC, seq DESC LIMIT 1),
-       (SELECT user_id FROM requests WHERE session_key = $1 AND kind = 'message' AND status IN ('pending', 'running')
-        ORDER BY seq LIMIT 1)) AS owner`,
-  ),
+  conversationOwner: sql("conversation_owner", `SELECT ${ownerOf("$1")} AS owner`),
   // Serialises the requests that decide a conversation's owner (NewRequest.owner); held until the transaction ends.
   // The two-key form: its key space does not overlap the one-key locks (the migration lock).
   lockConversation: sql("lock_conversation", `SELECT pg_advisory_xact_lock(${CONVERSATION_LOCK}, hashtext($1))`),

@@ -113,6 +113,12 @@ export type InsertResult =
   /** Refused by NewRequest.owner: the conversation is another user's (`ownerId`), or nobody's under `mine`. */
   | { status: "busy"; ownerId: string | null };
 
+/** RequestStore.atDoor: the request already stored for a message, if any, and the conversation's owner now. */
+export interface DoorLook {
+  seen: RequestRecord | null;
+  owner: string | null;
+}
+
 export interface IdempotencyRecord {
   userId: string;
   key: string;
@@ -129,6 +135,8 @@ export interface RequestStore {
   get(id: string): Promise<RequestRecord | null>;
   /** The request stored for a platform's message id in a session, if any: a cheap look before a message's files are fetched. */
   byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null>;
+  /** byExternalId and conversationOwner in one look (one round trip on PostgreSQL): what a message's admission asks first. */
+  atDoor(sessionKey: string, externalId: string): Promise<DoorLook>;
   /** Every request of a session, oldest first. */
   ofSession(sessionKey: string): Promise<RequestRecord[]>;
   /** Requests not yet done, oldest first: the work a restart must pick up. */

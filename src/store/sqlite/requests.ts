@@ -1,7 +1,7 @@
 // The inbox on SQLite: storing an inbound request (deduplicated, a private session claimed, the conversation's owner
 // checked) is one write of group commit, announced once it committed.
 import { toIdempotency, toRequest, type Row } from "../rows.js";
-import { ownerAdmits, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
+import { ownerAdmits, type DoorLook, type IdempotencyRecord, type InsertResult, type NewRequest, type RequestRecord, type RequestStore } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import { insertFilesNow } from "./files.js";
 
@@ -80,6 +80,10 @@ export class SqliteRequests implements RequestStore {
   async byExternalId(sessionKey: string, externalId: string): Promise<RequestRecord | null> {
     const row = this.ctx.stmts.requestByExternal.get(sessionKey, externalId) as Row | undefined;
     return row ? toRequest(row) : null;
+  }
+
+  async atDoor(sessionKey: string, externalId: string): Promise<DoorLook> {
+    return { seen: await this.byExternalId(sessionKey, externalId), owner: this.ownerNow(sessionKey) };
   }
 
   async ofSession(sessionKey: string): Promise<RequestRecord[]> {

@@ -35,6 +35,24 @@ export function ownerContract(ctx: ContractContext): void {
       expect(await store.requests.conversationOwner(K)).toBeNull();
     });
 
+    it("atDoor tells the message seen before and the conversation's owner, in one look", async () => {
+      const { store } = ctx;
+      expect(await store.requests.atDoor(K, "ext-r1")).toEqual({ seen: null, owner: null });
+      // Stored under an owner rule (one batch on PostgreSQL, its values written in as literals): read back as sent.
+      const text = "it's 'quoted' \\ $1 $$ ✓";
+      const taskOptions = { expiresAt: 1_900_000_000_000, metadataJson: `{"k":"v'\\"}` };
+      const stored = await store.requests.insert(newRequest("r1", K, { userId: ALICE, owner: "mine-or-free", text, taskOptions }));
+      expect(stored).toMatchObject({ status: "inserted", request: { id: "r1", text, taskOptions, userId: ALICE } });
+      const again = await store.requests.atDoor(K, "ext-r1");
+      expect(again.owner).toBe(ALICE);
+      expect(again.seen).toEqual(await store.requests.get("r1"));
+      expect(again.seen).toMatchObject({ text, taskOptions, status: "pending" });
+      expect(await store.requests.atDoor(K, "ext-r2")).toEqual({ seen: null, owner: ALICE });
+      expect(await store.requests.atDoor(OTHER, "ext-r1")).toEqual({ seen: null, owner: null });
+      await startTask(store, OTHER, { task: "t1", request: "r2", owner: BOB });
+      expect(await store.requests.atDoor(OTHER, "ext-r9")).toEqual({ seen: null, owner: BOB });
+    });
+
     it("is the owner of the active task after a restart too", async () => {
       await startTask(ctx.store, K, { task: "t1", request: "r1", owner: BOB });
       ctx.store = await ctx.backend.reopen(ctx.store, ctx.clock.now);
