@@ -89,9 +89,10 @@ export class Outbox {
     if (!sink) return;
     // Claimed (marked delivered) before it is sent: if the process dies while sending, the reply is not sent
     // again after the restart, nor by another replica (a reply is never shown twice). A send that fails takes
-    // the mark back and is retried.
-    for (let out = await store.outbox.claimNext(sessionKey); out; out = await store.outbox.claimNext(sessionKey)) {
-      const sentChunks = new Set(await store.outbox.deliveredChunks(out.id));
+    // the mark back and is retried. The pass ends with the last reply that was pending when it was claimed: one
+    // committed since is announced after its commit, and that announcement queues the next pass.
+    for (let out = await store.outbox.claimNext(sessionKey); out; out = out.morePending ? await store.outbox.claimNext(sessionKey) : null) {
+      const sentChunks = new Set(out.sentChunks);
       try {
         const receipt = { sentChunks, chunkSent: (index: number, platformMessageId: string) => store.outbox.recordChunk(out.id, index, platformMessageId) };
         if (out.fileId) await deliverFileEntry(store, sink, { ...out, fileId: out.fileId }, receipt, this.deps.fileLink);

@@ -5,7 +5,7 @@ import type {
   LogEntryInput,
   NewRequest,
   OutboundInput,
-  OutboundRecord,
+  ClaimedOutbound,
   SessionWriter,
   StepCommit,
   Store,
@@ -294,12 +294,14 @@ export class SimStore implements Store {
    * With forgetDeliveries the claim is never written down: this process does not hand a reply out twice, but
    * after a restart every reply it sent is pending again.
    */
-  private async claimNext(key: string): Promise<OutboundRecord | null> {
+  private async claimNext(key: string): Promise<ClaimedOutbound | null> {
     const store = this.alive();
     if (!this.plants.forgetDeliveries) return store.outbox.claimNext(key);
     const next = (await store.outbox.pending(key)).find((o) => !this.claimedHere.has(o.id)) ?? null;
-    if (next) this.claimedHere.add(next.id);
-    return next;
+    if (!next) return null;
+    this.claimedHere.add(next.id);
+    // Its chunks were never written down either; the pass asks again until nothing is left.
+    return { ...next, sentChunks: [], morePending: true };
   }
 
   async ping(): Promise<void> {

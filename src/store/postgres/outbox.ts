@@ -1,7 +1,7 @@
 // The delivery journal on PostgreSQL: a reply is claimed with FOR UPDATE SKIP LOCKED, so two replicas never send
 // the same one.
 import * as rows from "../rows.js";
-import type { OutboundInput, OutboundRecord, OutboxStore, UndeliverableRecord } from "../store.js";
+import type { ClaimedOutbound, OutboundInput, OutboundRecord, OutboxStore, UndeliverableRecord } from "../store.js";
 import { insertOutbound, stepChanges, writeChanges } from "./commit.js";
 import { transaction } from "./connection.js";
 import type { PostgresContext } from "./context.js";
@@ -30,8 +30,12 @@ export class PostgresOutbox implements OutboxStore {
     return (await this.ctx.all(S.outboundFor, [requestId])).map(rows.toOutbound);
   }
 
-  claimNext(sessionKey: string): Promise<OutboundRecord | null> {
-    return this.ctx.maybe(S.claimNext, [sessionKey, this.ctx.now()], rows.toOutbound);
+  claimNext(sessionKey: string): Promise<ClaimedOutbound | null> {
+    return this.ctx.maybe(S.claimNext, [sessionKey, this.ctx.now()], (row) => ({
+      ...rows.toOutbound(row),
+      sentChunks: (row.sent_chunks as unknown[]).map(Number),
+      morePending: row.more_pending === true,
+    }));
   }
 
   async markDelivered(outboundId: string): Promise<void> {

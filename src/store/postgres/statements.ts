@@ -215,11 +215,18 @@ export const S = {
   pendingFor: sql("pending_for", `SELECT * FROM outbox WHERE ${PENDING_OUTBOX} AND session_key = $1 ORDER BY seq`),
   outboundFor: sql("outbound_for", `SELECT * FROM outbox WHERE request_id = $1 ORDER BY seq`),
   // SKIP LOCKED: a row another replica is claiming right now is passed over, never handed out twice.
+  // With the reply: its chunks already sent, and whether another reply was pending (the statement's snapshot is
+  // the one before its own update, so the claimed row itself is still pending in it).
   claimNext: sql(
     "claim_next",
-    `UPDATE outbox SET delivered_at = $2 WHERE id = (
-       SELECT id FROM outbox WHERE session_key = $1 AND ${PENDING_OUTBOX} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
-     ) RETURNING *`,
+    `WITH c AS (
+       UPDATE outbox SET delivered_at = $2 WHERE id = (
+         SELECT id FROM outbox WHERE session_key = $1 AND ${PENDING_OUTBOX} ORDER BY seq LIMIT 1 FOR UPDATE SKIP LOCKED
+       ) RETURNING *
+     )
+     SELECT c.*, ARRAY(SELECT d.chunk FROM deliveries d WHERE d.outbound_id = c.id ORDER BY d.chunk) AS sent_chunks,
+       EXISTS (SELECT 1 FROM outbox o WHERE o.session_key = $1 AND o.delivered_at IS NULL AND o.failed_at IS NULL AND o.id <> c.id) AS more_pending
+     FROM c`,
   ),
   markDelivered: sql("mark_delivered", `UPDATE outbox SET delivered_at = $1 WHERE id = $2`),
   markUndelivered: sql("mark_undelivered", `UPDATE outbox SET delivered_at = NULL WHERE id = $1`),

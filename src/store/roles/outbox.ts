@@ -23,6 +23,18 @@ export interface OutboundRecord extends OutboundInput {
   createdAt: number;
 }
 
+/** A reply claimed for sending (OutboxStore.claimNext), with what a delivery pass needs to know beside it. */
+export interface ClaimedOutbound extends OutboundRecord {
+  /** Its chunks already sent to the platform (a send cut off before: they are not sent again). */
+  sentChunks: number[];
+  /**
+   * False when no other reply of the session was pending as this one was claimed: the pass may end after it,
+   * because whatever is committed later is announced after its commit and starts a pass of its own. True when one
+   * was, or may have been (SQLite always says so: there the claim that finds nothing is a read in the process).
+   */
+  morePending: boolean;
+}
+
 /** A reply the platform refused for good (blocked, kicked, chat gone): kept, never sent again. */
 export interface UndeliverableRecord extends OutboundRecord {
   failure: string;
@@ -41,9 +53,10 @@ export interface OutboxStore {
   ofRequest(requestId: string): Promise<OutboundRecord[]>;
   /**
    * Claims the session's oldest undelivered reply for sending (marks it delivered, so it is never sent twice, even
-   * by two replicas at once: PostgreSQL claims with FOR UPDATE SKIP LOCKED). Null when nothing is left to send.
+   * by two replicas at once: PostgreSQL claims with FOR UPDATE SKIP LOCKED), with its sent chunks, in one round
+   * trip. Null when nothing is left to send.
    */
-  claimNext(sessionKey: string): Promise<OutboundRecord | null>;
+  claimNext(sessionKey: string): Promise<ClaimedOutbound | null>;
   markDelivered(outboundId: string): Promise<void>;
   /** Takes back a delivery mark when the send failed, so it is tried again. */
   markUndelivered(outboundId: string): Promise<void>;

@@ -1,6 +1,6 @@
 // The delivery journal on SQLite. Claims and delivery marks go through group commit, like steps.
 import { toOutbound, toUndeliverable, type Row } from "../rows.js";
-import type { OutboundInput, OutboundRecord, OutboxStore, UndeliverableRecord } from "../store.js";
+import type { ClaimedOutbound, OutboundInput, OutboundRecord, OutboxStore, UndeliverableRecord } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import type { Statements } from "./statements.js";
 
@@ -31,7 +31,7 @@ export class SqliteOutbox implements OutboxStore {
     return (this.ctx.stmts.outboundFor.all(requestId) as Row[]).map(toOutbound);
   }
 
-  async claimNext(sessionKey: string): Promise<OutboundRecord | null> {
+  async claimNext(sessionKey: string): Promise<ClaimedOutbound | null> {
     const { stmts } = this.ctx;
     // Nothing pending (the common case at the end of a pass) costs a read, not a write. The claim itself reads
     // again inside the group transaction: one process per file, so nothing interleaves within it.
@@ -39,7 +39,10 @@ export class SqliteOutbox implements OutboxStore {
     return this.ctx.writes.run(() => {
       const next = stmts.nextPending.get(sessionKey) as { seq: number } | undefined;
       const row = next ? (stmts.claim.get(this.ctx.now(), next.seq) as Row | undefined) : undefined;
-      return row ? toOutbound(row) : null;
+      if (!row) return null;
+      const sentChunks = (stmts.chunks.all(String(row.id)) as Row[]).map((r) => Number(r.chunk));
+      // Always "maybe": telling costs the same in-process read as the claim that finds nothing, which says it too.
+      return { ...toOutbound(row), sentChunks, morePending: true };
     });
   }
 

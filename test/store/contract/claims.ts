@@ -28,7 +28,35 @@ export function claimContract(ctx: ContractContext): void {
       await commitStep(store, { sessionKey: K, outbound: [input] });
       const createdAt = clock.t;
       clock.advance(100);
-      expect(await store.outbox.claimNext(K)).toEqual({ ...input, sessionKey: K, createdAt });
+      expect(await store.outbox.claimNext(K)).toEqual({ ...input, sessionKey: K, createdAt, sentChunks: [], morePending: !ctx.backend.name.startsWith("postgres") });
+    });
+
+    it("comes with the chunks already sent of the reply it claims, in order, and only its own", async () => {
+      const { store } = ctx;
+      await commitStep(store, { sessionKey: K, outbound: [outbound("o1"), outbound("o2")] });
+      // A send cut off halfway: chunks 0 and 2 of o1 reached the platform, then the claim was taken back.
+      expect((await store.outbox.claimNext(K))?.id).toBe("o1");
+      await store.outbox.recordChunk("o1", 2, "msg-12");
+      await store.outbox.recordChunk("o1", 0, "msg-10");
+      await store.outbox.markUndelivered("o1");
+      expect(await store.outbox.claimNext(K)).toMatchObject({ id: "o1", sentChunks: [0, 2] });
+      expect(await store.outbox.claimNext(K)).toMatchObject({ id: "o2", sentChunks: [] });
+    });
+
+    it("says whether another reply was pending, so a pass ends without a claim that finds nothing", async () => {
+      const { store, backend } = ctx;
+      // SQLite always says "maybe" (OutboxStore.claimNext); it must never say "no more" while one is pending.
+      const last = !backend.name.startsWith("postgres");
+      await commitStep(store, { sessionKey: K, outbound: [outbound("o1"), outbound("o2"), outbound("o3")] });
+      await commitStep(store, { sessionKey: OTHER, outbound: [outbound("o-x")] });
+      await store.outbox.markUndeliverable("o3", "bot was blocked by the user");
+      expect(await store.outbox.claimNext(K)).toMatchObject({ id: "o1", morePending: true });
+      // Neither the undeliverable o3 nor another session's reply counts.
+      expect(await store.outbox.claimNext(K)).toMatchObject({ id: "o2", morePending: last });
+      // One committed after the claim is found by the next claim (its announcement queues the next pass).
+      await commitStep(store, { sessionKey: K, outbound: [outbound("o4")] });
+      expect(await store.outbox.claimNext(K)).toMatchObject({ id: "o4", morePending: last });
+      expect(await store.outbox.claimNext(K)).toBeNull();
     });
 
     it("never hands out a delivered or an undeliverable reply", async () => {
