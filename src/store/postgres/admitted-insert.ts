@@ -14,28 +14,21 @@ export function onlyOwnerRule(input: NewRequest): boolean {
   return input.owner !== undefined && input.idempotency === undefined && input.claimSession === undefined && (input.files?.length ?? 0) === 0;
 }
 
+/** $1…$10 of S.insertRequest and S.insertAdmittedRequest: the request's row and the change that announces it. */
+export function requestValues(input: NewRequest, now: number, change: string): unknown[] {
+  const options = input.taskOptions;
+  return [input.id, input.sessionKey, input.externalId, input.kind, input.userId, input.text, now, change, options?.expiresAt ?? null, options?.metadataJson ?? null];
+}
+
 /** Stores `input` (onlyOwnerRule) in one round trip; the change it announces is added to `announced`. */
 export async function insertAdmittedRequest(pool: pg.Pool, input: NewRequest, now: number, announced: FeedEntry[]): Promise<InsertResult> {
   const change = { kind: "request", sessionKey: input.sessionKey, requestId: input.id } as const;
-  const options = input.taskOptions;
   const batch = new StatementBatch();
   // Of two members writing at once, the second waits here and then sees the first one's request.
   batch.add(S.lockConversation, [input.sessionKey]);
   // A message seen before is a duplicate whoever owns the conversation now.
   const seenAt = batch.add(S.requestByExternal, [input.sessionKey, input.externalId]);
-  const storedAt = batch.add(S.insertAdmittedRequest, [
-    input.id,
-    input.sessionKey,
-    input.externalId,
-    input.kind,
-    input.userId,
-    input.text,
-    now,
-    encodeChange(change),
-    options?.expiresAt ?? null,
-    options?.metadataJson ?? null,
-    input.owner,
-  ]);
+  const storedAt = batch.add(S.insertAdmittedRequest, [...requestValues(input, now, encodeChange(change)), input.owner]);
   const results = await batch.send(pool);
   const seen = results[seenAt]!.rows[0] as Row | undefined;
   if (seen) return { status: "duplicate", request: toRequest(seen) };

@@ -13,7 +13,7 @@ import {
   type RequestRecord,
   type RequestStore,
 } from "../store.js";
-import { insertAdmittedRequest, onlyOwnerRule } from "./admitted-insert.js";
+import { insertAdmittedRequest, onlyOwnerRule, requestValues } from "./admitted-insert.js";
 import { encodeChange, type FeedEntry } from "./changes.js";
 import { transaction } from "./connection.js";
 import { insertFilesWith } from "./files.js";
@@ -59,19 +59,7 @@ export async function insertRequestWith(client: pg.ClientBase | pg.Pool, input: 
     }
   }
   const change = { kind: "request", sessionKey: input.sessionKey, requestId: input.id } as const;
-  const options = input.taskOptions;
-  const { rows } = await run(client, S.insertRequest, [
-    input.id,
-    input.sessionKey,
-    input.externalId,
-    input.kind,
-    input.userId,
-    input.text,
-    now,
-    encodeChange(change),
-    options?.expiresAt ?? null,
-    options?.metadataJson ?? null,
-  ]);
+  const { rows } = await run(client, S.insertRequest, requestValues(input, now, encodeChange(change)));
   if (rows[0]) {
     if (input.files?.length) await insertFilesWith(client, input.sessionKey, input.id, input.userId, input.files, now);
     announced.push({ id: String(rows[0].change_id), at: Number(rows[0].change_at), change });
