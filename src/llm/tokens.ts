@@ -12,6 +12,12 @@ export const PDF_PAGE_TOKENS = 3_000;
  */
 export function estimateTokens(value: unknown): number {
   if (typeof value === "string") return Math.ceil(value.length / 4);
+  const { chars, media } = measure(value);
+  return Math.ceil(chars / 4) + media;
+}
+
+/** The JSON length of `value` with media blocks as their `type` alone, and what those media cost the model. */
+function measure(value: unknown): { chars: number; media: number } {
   let media = 0;
   const json = JSON.stringify(value, (_key, v: unknown) => {
     const tokens = mediaTokens(v);
@@ -19,11 +25,31 @@ export function estimateTokens(value: unknown): number {
     media += tokens;
     return { type: (v as { type: string }).type };
   });
-  return Math.ceil((json?.length ?? 0) / 4) + media;
+  return { chars: json?.length ?? 0, media };
+}
+
+/** What each tool definition measures: the registry hands out the same objects on every call, and they never change. */
+const measuredTools = new WeakMap<ToolDefinition, { chars: number; media: number }>();
+
+/**
+ * `estimateTokens(tools)`, to the token, without serialising each definition again: a frame's tools are estimated
+ * before every model call, and they are the same objects every time.
+ */
+export function estimateToolTokens(tools: readonly ToolDefinition[]): number {
+  // `[` and `]`, and a comma between two definitions.
+  let chars = tools.length === 0 ? 2 : tools.length + 1;
+  let media = 0;
+  for (const tool of tools) {
+    let known = measuredTools.get(tool);
+    if (!known) measuredTools.set(tool, (known = measure(tool)));
+    chars += known.chars;
+    media += known.media;
+  }
+  return Math.ceil(chars / 4) + media;
 }
 
 export function estimateRequest(request: { system: string; volatileSystem?: string; messages: ChatMessage[]; tools: ToolDefinition[] }): number {
-  return estimateTokens(request.system) + estimateTokens(request.volatileSystem ?? "") + estimateTokens(request.messages) + estimateTokens(request.tools);
+  return estimateTokens(request.system) + estimateTokens(request.volatileSystem ?? "") + estimateTokens(request.messages) + estimateToolTokens(request.tools);
 }
 
 /** The pages of a PDF, counted from its page objects (an estimate: a PDF that hides them in object streams counts by size). */

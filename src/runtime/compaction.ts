@@ -1,6 +1,6 @@
 import { NO_OBSERVER } from "./observer.js";
 import { ModelError } from "../llm/model.js";
-import { estimateRequest, estimateTokens } from "../llm/tokens.js";
+import { estimateRequest, estimateTokens, estimateToolTokens } from "../llm/tokens.js";
 import { textOf, type ChatMessage, type ToolUseBlock, type UserBlock } from "../llm/types.js";
 import type { TurnDeps } from "./executor.js";
 import type { StackFrame } from "./frame.js";
@@ -66,10 +66,10 @@ function historyTokens(history: ChatMessage[]): number {
  * is larger. The API counts what the estimate cannot (another script, dense JSON); the estimate sees what is new.
  */
 export function contextUsage(frame: StackFrame, deps: Pick<TurnDeps, "tools" | "catalog">): number {
-  const estimate = estimateTokens(frame.systemPrompt) + estimateTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
+  const estimate = estimateTokens(frame.systemPrompt) + estimateToolTokens(deps.tools.specsFor(frame, deps.catalog)) + historyTokens(frame.history);
   if (frame.contextTokens === 0) return estimate;
-  const reply = frame.history.map((m) => m.role).lastIndexOf("assistant");
-  const since = frame.history.slice(reply + 1).reduce((sum, m) => sum + estimateTokens(m), 0);
+  let since = 0;
+  for (let i = frame.history.length - 1; i >= 0 && frame.history[i]!.role !== "assistant"; i--) since += estimateTokens(frame.history[i]!);
   return Math.max(estimate, frame.contextTokens + since);
 }
 
