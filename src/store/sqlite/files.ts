@@ -19,10 +19,15 @@ export function insertFilesNow(db: Database.Database, sessionKey: string, reques
 }
 
 export class SqliteFiles implements FileStore {
-  constructor(private readonly ctx: SqliteContext) {}
+  /** Read for every message a turn takes (most have no files): prepared once, not on every call. */
+  private readonly byRequest: Database.Statement;
+
+  constructor(private readonly ctx: SqliteContext) {
+    this.byRequest = ctx.db.prepare(`SELECT * FROM files WHERE request_id = ? ORDER BY created_at, rowid`);
+  }
 
   async ofRequest(requestId: string): Promise<StoredFile[]> {
-    return (this.ctx.db.prepare(`SELECT * FROM files WHERE request_id = ? ORDER BY created_at, rowid`).all(requestId) as Row[]).map(toStoredFile);
+    return (this.byRequest.all(requestId) as Row[]).map(toStoredFile);
   }
 
   async ofSession(sessionKey: string): Promise<StoredFile[]> {
