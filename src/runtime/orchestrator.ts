@@ -87,7 +87,9 @@ export class Orchestrator {
     const journal = Journal.of(writer, request, null);
     const session = await store.sessions.open(key, () => ids.next("as"));
     const stack = await stacks.getOrLoad(key);
-    let log = this.deps.log.child({ session: key, request: request.id });
+    // One child logger per request, made once its task is known: `session`, `request` and `task` on every line.
+    const bound = (task: string) => this.deps.log.child({ session: key, request: request.id, task });
+    let log: Logger;
     let input: TurnInput;
     // A new task is owned by the sender of its first message; an existing one keeps its owner.
     let owner = request.userId;
@@ -96,13 +98,14 @@ export class Orchestrator {
       // Started before a restart: its input is already in the log; continue from there.
       const task = await store.tasks.active(key);
       if (stack.isEmpty || !task) {
-        log.warn({ depth: stack.depth, task: task?.id }, "resumed request found no active stack; closing it");
+        this.deps.log.warn({ session: key, request: request.id, depth: stack.depth, task: task?.id }, "resumed request found no active stack; closing it");
         await journal.flush({ request: { id: request.id, status: "done" } });
         return;
       }
       const refusal = refusalFor(this.deps, this, request, task, journal);
       if (refusal) return void (await refusal());
       journal.taskId = task.id;
+      log = bound(task.id);
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       input = { kind: "resume" };
@@ -111,10 +114,11 @@ export class Orchestrator {
       }
       stacks.firstTask(key); // closeOrphans does that check now
       await this.closeOrphans(stack, journal);
-      log.info({ task: task.id, depth: stack.depth }, "resuming a request interrupted by a restart");
+      log.info({ depth: stack.depth }, "resuming a request interrupted by a restart");
     } else if (stack.isEmpty) {
       const taskId = ids.next("task");
       journal.taskId = taskId;
+      log = bound(taskId);
       const main = await this.mainFrame(session.mainAgentSessionId);
       // The history earlier tasks left: what memory tools gave someone else is not this owner's to read.
       main.history = await privateTo(store, key, main.agentSessionId, main.history, request.userId);
@@ -132,19 +136,19 @@ export class Orchestrator {
       input = await this.userInput(request, writer, log);
       const memories = this.deps.settings.memory ? await this.recall(request, log) : null;
       if (memories) main.memories = memories;
-      log.info({ task: taskId, frame: main.frameId, depth: stack.depth }, "task started: pushed main");
+      log.info({ frame: main.frameId, depth: stack.depth }, "task started: pushed main");
     } else {
       const task = await store.tasks.active(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
       const refusal = refusalFor(this.deps, this, request, task, journal);
       if (refusal) return void (await refusal());
       journal.taskId = task.id;
+      log = bound(task.id);
       owner = task.ownerId;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = await this.userInput(request, writer, log);
     }
-    log = log.child({ task: journal.taskId });
     // The request's run: stopped by the worker (a /cancel, a shutdown) or by a model call over the session's budget.
     const run = new AbortController();
     const follow = () => run.abort(signal.reason);
