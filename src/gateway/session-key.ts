@@ -12,5 +12,6 @@ export function sessionKey(provider: string, ...parts: (string | number)[]): str
 }
 
 export function providerOf(sessionKey: string): string {
-  return sessionKey.split(":", 1)[0]!;
+  const colon = sessionKey.indexOf(":");
+  return colon < 0 ? sessionKey : sessionKey.slice(0, colon);
 }
