@@ -1,4 +1,4 @@
-import { createMcp } from "../app.js";
+import { createMcp } from "../app/mcp.js";
 import { loadConfigOrExit } from "../config.js";
 import { createLogger } from "../log.js";
 import { loadMcpConfigOrExit } from "../mcp/load.js";
