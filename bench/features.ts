@@ -66,6 +66,7 @@ export async function imageMessage(): Promise<Result> {
   const withImage: number[] = [];
   const text: number[] = [];
   const bytesBefore = world.dbBytes();
+  const cpu = process.cpuUsage();
   for (let i = 0; i < count; i++) {
     text.push(await sendWith(world, `t${i}`, "what do you see?"));
     const start = performance.now();
@@ -74,6 +75,7 @@ export async function imageMessage(): Promise<Result> {
     if (!file.ok) throw new Error(`the photo was refused: ${file.reason}`);
     withImage.push((await sendWith(world, `i${i}`, "what do you see?", [file])) + intake.at(-1)!);
   }
+  const used = process.cpuUsage(cpu);
   const dbBytes = world.dbBytes() - bytesBefore;
   await world.close();
   world.remove();
@@ -86,6 +88,8 @@ export async function imageMessage(): Promise<Result> {
     intake_p50_ms: ms(intake, 50),
     text_p50_ms: ms(text, 50),
     model_block_kb: Math.round(blockBytes / 1024),
+    // The process's CPU time (every thread: libvips encodes on its own) per photo and text message.
+    cpu_ms_per_pair: +((used.user + used.system) / count / 1000).toFixed(1),
     // The database file and its WAL, grown by one text and one image message.
     db_kb_per_pair: Math.round(dbBytes / count / 1024),
   };

@@ -2,6 +2,7 @@ import type { ImageMediaType, UserBlock } from "../llm/types.js";
 import { MODEL_IMAGE_TYPES } from "./detect.js";
 import { imageForModel } from "./image.js";
 import { describeFile } from "./intake.js";
+import { takeModelCopy } from "./model-copies.js";
 import { inspectPdf } from "./pdf.js";
 import { fileText } from "./text.js";
 import type { ReceivedFile } from "./types.js";
@@ -23,13 +24,15 @@ export function announceFile(file: { name: string; mime: string; size: number } 
 }
 
 export async function modelBlocks(
-  file: Pick<ReceivedFile, "name" | "mime" | "kind" | "size" | "bytes" | "voice"> & WorkspacePlace,
+  file: Pick<ReceivedFile, "name" | "mime" | "kind" | "size" | "bytes" | "voice"> & Partial<Pick<ReceivedFile, "sha256">> & WorkspacePlace,
   transcript?: string,
 ): Promise<UserBlock[]> {
   const named = announceFile(file);
   switch (file.kind) {
     case "image": {
-      const image = await imageForModel(file.bytes, file.mime);
+      // The copy the intake made from the same pixels as these bytes, else a second decode.
+      const copy = file.sha256 === undefined ? null : takeModelCopy(file.sha256);
+      const image = copy ? { ok: true as const, ...copy } : await imageForModel(file.bytes, file.mime);
       if (!image.ok || !(MODEL_IMAGE_TYPES as readonly string[]).includes(image.mime)) return [mention(named, "the image could not be prepared for you")];
       return [
         { type: "text", text: `[Attached image: ${named}]` },

@@ -1,10 +1,12 @@
 import type { Sharp } from "sharp";
 
-// Images pass through libvips (sharp) twice: once on the way in, re-encoded at their size so that no EXIF, GPS or
-// other metadata is stored or sent on; once on the way to the model, downscaled so that the long edge is at most
-// 1568 px (about 1.15 megapixels, what the model reads; larger images are only slower and dearer) and the block fits
-// the API's 5 MB per image. The header is read before anything is decoded, so a decompression bomb (a small file
-// that claims 20000×20000 pixels) is refused without allocating it.
+// Images pass through libvips (sharp) on the way in, re-encoded at their size so that no EXIF, GPS or other metadata
+// is stored or sent on. The model reads them downscaled so that the long edge is at most 1568 px (about 1.15
+// megapixels, what the model reads; larger images are only slower and dearer) and the block fits the API's 5 MB
+// per image. Photos (everything stored as JPEG) are decoded once: the stored copy and the model's copy are both
+// encoded from the same pixels, and the model's copy is kept for the runtime (model-copies.ts); other images, and
+// a photo whose copy is gone, are decoded again on their way to the model. The header is read before anything is
+// decoded, so a decompression bomb (a small file that claims 20000×20000 pixels) is refused without allocating it.
 
 /** The most pixels (all frames together) an image may have to be opened at all. */
 export const MAX_IMAGE_PIXELS = 100_000_000;
@@ -14,9 +16,19 @@ const MODEL_IMAGE_PIXELS = 1_150_000;
 /** The Messages API refuses an image whose base64 data is over 5 MB. */
 export const MODEL_IMAGE_BASE64_BYTES = 5 * 1024 * 1024;
 
-export type ImageResult =
-  | { ok: true; bytes: Buffer; mime: string; ext: string; width: number; height: number }
-  | { ok: false; problem: "too_many_pixels" | "unreadable"; detail: string };
+/** An encoded image: its bytes, type and size in pixels. */
+export interface EncodedImage {
+  bytes: Buffer;
+  mime: string;
+  ext: string;
+  width: number;
+  height: number;
+}
+
+export type ImageResult = ({ ok: true } & EncodedImage) | { ok: false; problem: "too_many_pixels" | "unreadable"; detail: string };
+
+/** The stored copy, and the model's copy when it was made from the same decoded pixels. */
+export type SanitizedImage = Extract<ImageResult, { ok: false }> | ({ ok: true; forModel?: EncodedImage } & EncodedImage);
 
 interface Header {
   width: number;
@@ -49,23 +61,41 @@ function bomb(h: Header): ImageResult | null {
 }
 
 /** Re-encodes an image at its own size, in its own format where the model reads it (else PNG or JPEG), without metadata. */
-export async function sanitizeImage(bytes: Buffer, mime: string): Promise<ImageResult> {
+export async function sanitizeImage(bytes: Buffer, mime: string): Promise<SanitizedImage> {
   const h = await header(bytes);
   if ("problem" in h) return { ok: false, ...h };
   const refused = bomb(h);
   if (refused) return refused;
   const animated = h.pages > 1 && (mime === "image/gif" || mime === "image/webp");
+  const target = formatFor(mime, h.hasAlpha);
   const sharp = await libvips();
   try {
+    if (!animated && target === "jpeg") return await photoBothWays(sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "error" }));
     let image = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, animated, failOn: "error" });
     // Turned upright by its EXIF orientation before that is dropped (frames of an animation carry none).
     if (!animated) image = image.rotate();
-    const target = formatFor(mime, h.hasAlpha);
     const { data, info } = await encode(image, target).toBuffer({ resolveWithObject: true });
-    return { ok: true, bytes: data, mime: `image/${target}`, ext: target === "jpeg" ? "jpg" : target, width: info.width, height: animated ? h.height : info.height };
+    return { ok: true, bytes: data, mime: `image/${target}`, ext: extension(target), width: info.width, height: animated ? h.height : info.height };
   } catch (error) {
     return { ok: false, problem: "unreadable", detail: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/**
+ * A photo decoded once, upright, to its pixels (RGB or grey: JPEG has no alpha, flattened on white), then encoded
+ * twice from them, side by side: at its size to be stored, and downscaled for the model.
+ */
+async function photoBothWays(opened: Sharp): Promise<SanitizedImage> {
+  const sharp = await libvips();
+  const { data, info } = await opened.rotate().flatten({ background: "#ffffff" }).raw().toBuffer({ resolveWithObject: true });
+  const pixels = () => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
+  const size = modelSize(info.width, info.height);
+  const [stored, forModel] = await Promise.all([
+    encode(pixels(), "jpeg").toBuffer(),
+    fitForModel((w, h) => pixels().resize({ width: w, height: h, fit: "fill" }), size, "jpeg"),
+  ]);
+  const copy = forModel.ok ? { forModel: { bytes: forModel.bytes, mime: forModel.mime, ext: forModel.ext, width: forModel.width, height: forModel.height } } : {};
+  return { ok: true, bytes: stored, mime: "image/jpeg", ext: "jpg", width: info.width, height: info.height, ...copy };
 }
 
 /** The image as the model gets it: downscaled, first frame only, within the API's size for one image. */
@@ -74,32 +104,40 @@ export async function imageForModel(bytes: Buffer, mime: string): Promise<ImageR
   if ("problem" in h) return { ok: false, ...h };
   const refused = bomb(h);
   if (refused) return refused;
-  const scale = Math.min(1, MODEL_IMAGE_EDGE / Math.max(h.width, h.height), Math.sqrt(MODEL_IMAGE_PIXELS / (h.width * h.height)));
-  let width = Math.max(1, Math.round(h.width * scale));
-  let height = Math.max(1, Math.round(h.height * scale));
-  let target = formatFor(mime, h.hasAlpha);
-  let quality = 85;
   const sharp = await libvips();
   try {
-    for (let attempt = 0; attempt < 6; attempt++) {
-      const image = sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "error" }).rotate().resize({ width, height, fit: "fill" });
-      const data = await encode(image, target, quality).toBuffer();
-      if (Math.ceil(data.length / 3) * 4 <= MODEL_IMAGE_BASE64_BYTES) {
-        return { ok: true, bytes: data, mime: `image/${target}`, ext: target === "jpeg" ? "jpg" : target, width, height };
-      }
-      // Too large for one block: a lossy format, then lower quality, then fewer pixels.
-      if (target === "png" || target === "gif") target = "jpeg";
-      else if (quality > 60) quality -= 15;
-      else {
-        width = Math.max(1, Math.round(width * 0.75));
-        height = Math.max(1, Math.round(height * 0.75));
-      }
-    }
-    return { ok: false, problem: "unreadable", detail: "it does not compress below the model's 5 MB limit" };
+    const open = (width: number, height: number) => sharp(bytes, { limitInputPixels: MAX_IMAGE_PIXELS, failOn: "error" }).rotate().resize({ width, height, fit: "fill" });
+    return await fitForModel(open, modelSize(h.width, h.height), formatFor(mime, h.hasAlpha));
   } catch (error) {
     return { ok: false, problem: "unreadable", detail: error instanceof Error ? error.message : String(error) };
   }
 }
+
+/** The size the model reads an image of `width` × `height` at: long edge and pixels within its limits, never larger. */
+function modelSize(width: number, height: number): { width: number; height: number } {
+  const scale = Math.min(1, MODEL_IMAGE_EDGE / Math.max(width, height), Math.sqrt(MODEL_IMAGE_PIXELS / (width * height)));
+  return { width: Math.max(1, Math.round(width * scale)), height: Math.max(1, Math.round(height * scale)) };
+}
+
+/** Encodes `open(width, height)` until its base64 fits one image block: a lossy format, then lower quality, then fewer pixels. */
+async function fitForModel(open: (width: number, height: number) => Sharp, size: { width: number; height: number }, first: Target): Promise<ImageResult> {
+  let { width, height } = size;
+  let target = first;
+  let quality = 85;
+  for (let attempt = 0; attempt < 6; attempt++) {
+    const data = await encode(open(width, height), target, quality).toBuffer();
+    if (Math.ceil(data.length / 3) * 4 <= MODEL_IMAGE_BASE64_BYTES) return { ok: true, bytes: data, mime: `image/${target}`, ext: extension(target), width, height };
+    if (target === "png" || target === "gif") target = "jpeg";
+    else if (quality > 60) quality -= 15;
+    else {
+      width = Math.max(1, Math.round(width * 0.75));
+      height = Math.max(1, Math.round(height * 0.75));
+    }
+  }
+  return { ok: false, problem: "unreadable", detail: "it does not compress below the model's 5 MB limit" };
+}
+
+const extension = (target: Target) => (target === "jpeg" ? "jpg" : target);
 
 type Target = "jpeg" | "png" | "webp" | "gif";
 

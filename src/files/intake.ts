@@ -1,6 +1,7 @@
 import { declaredKind, detectType } from "./detect.js";
 import { contentId } from "./ids.js";
 import { sanitizeImage } from "./image.js";
+import { keepModelCopy } from "./model-copies.js";
 import { formatBytes, quote, tooLargeReason, type FileLimits } from "./limits.js";
 import { sanitizeFilename, withExtension } from "./names.js";
 import { inspectPdf } from "./pdf.js";
@@ -44,7 +45,9 @@ export async function acceptFile(raw: RawFile, limits: Pick<FileLimits, "maxFile
     // Re-encoding can make a file larger (a tiny JPEG of a huge PNG the other way round): the limit holds for what is stored.
     if (image.bytes.length > limits.maxFileBytes) return { ok: false, name, reason: tooLargeReason(name, image.bytes.length, limits.maxFileBytes, "MAX_FILE_BYTES") };
     const stored = withExtension(name.replace(/\.[A-Za-z0-9]{1,8}$/, ""), image.ext);
-    return finish({ ...base, name: type.mime === image.mime ? name : stored, mime: image.mime, bytes: image.bytes }, mismatch);
+    const file = finish({ ...base, name: type.mime === image.mime ? name : stored, mime: image.mime, bytes: image.bytes }, mismatch);
+    if (file.ok && image.forModel) keepModelCopy(file.sha256, image.forModel);
+    return file;
   }
   if (type.kind === "pdf") {
     const pdf = await inspectPdf(raw.bytes);

@@ -86,7 +86,17 @@ async function fileBlocks(file: FileRefBlock, deps: FileBlockDeps): Promise<User
   return deps.cache.get(`${stored.sha256}:${file.name}:${file.path ?? file.unplaced ?? ""}:${transcript ?? ""}`, async () => {
     try {
       return await modelBlocks(
-        { name: stored.name, mime: stored.mime, kind: stored.kind, size: stored.size, bytes, voice: stored.voice, path: file.path, unplaced: file.unplaced },
+        {
+          name: stored.name,
+          mime: stored.mime,
+          kind: stored.kind,
+          size: stored.size,
+          bytes,
+          sha256: stored.sha256,
+          voice: stored.voice,
+          path: file.path,
+          unplaced: file.unplaced,
+        },
         transcript,
       );
     } catch (error) {
