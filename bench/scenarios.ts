@@ -11,6 +11,7 @@ import { SqliteStore } from "../src/store/sqlite/sqlite-store.js";
 import { benchDatabase } from "./postgres.js";
 import { countStatements } from "./statements.js";
 import { idleMemory, rawSqliteCommitsPerSecond, startupMs } from "./limits.js";
+import { watchEventLoop } from "./loop.js";
 import { benchWorld, percentile, ScriptModel, send } from "./world.js";
 
 export interface Result {
@@ -235,6 +236,8 @@ export async function concurrent(): Promise<Result> {
   const perSession = 10;
   const latencies: number[] = [];
   const finished: number[] = [];
+  const loop = watchEventLoop();
+  const cpu = process.cpuUsage();
   const start = performance.now();
   await Promise.all(
     Array.from({ length: sessions }, async (_, s) => {
@@ -246,6 +249,8 @@ export async function concurrent(): Promise<Result> {
     }),
   );
   const elapsed = performance.now() - start;
+  const blocked = loop.stop();
+  const used = process.cpuUsage(cpu);
   // Steady state: from the moment every session has started (and sent its first message) until the first one is done.
   const from = 2 * latency;
   const to = elapsed - 2 * latency;
@@ -268,6 +273,8 @@ export async function concurrent(): Promise<Result> {
     p99_ms: +percentile(latencies, 99).toFixed(1),
     overhead_p50_ms: +(percentile(latencies, 50) - latency).toFixed(2),
     overhead_p99_ms: +(percentile(latencies, 99) - latency).toFixed(2),
+    cpu_us_per_message: Math.round((used.user + used.system) / (sessions * perSession)),
+    ...blocked,
     ...(groups ? { writes_per_group_commit: +(groups.writes / groups.batches).toFixed(2), largest_group_commit: groups.largest } : {}),
     peak_rss_mb: rss(),
   };
