@@ -86,8 +86,9 @@ export async function sanitizeImage(bytes: Buffer, mime: string): Promise<Saniti
  * twice from them, side by side: at its size to be stored, and downscaled for the model.
  */
 async function photoBothWays(opened: Sharp): Promise<SanitizedImage> {
+  // 8 bits a channel, what JPEG stores (a 16-bit TIFF is converted here instead of by the encoder).
   const sharp = await libvips();
-  const { data, info } = await opened.rotate().flatten({ background: "#ffffff" }).raw().toBuffer({ resolveWithObject: true });
+  const { data, info } = await opened.rotate().flatten({ background: "#ffffff" }).raw({ depth: "uchar" }).toBuffer({ resolveWithObject: true });
   const pixels = () => sharp(data, { raw: { width: info.width, height: info.height, channels: info.channels } });
   const size = modelSize(info.width, info.height);
   const [stored, forModel] = await Promise.all([

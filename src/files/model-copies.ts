@@ -6,8 +6,8 @@ import type { EncodedImage } from "./image.js";
 // message refused, another replica running the session) is dropped oldest first past the bounds below. A miss
 // costs one more decode (imageForModel), never a wrong image.
 
-const MAX_COPIES = 64;
-const MAX_BYTES = 48 * 1024 * 1024;
+const MAX_COPIES = 32;
+const MAX_BYTES = 32 * 1024 * 1024;
 
 const copies = new Map<string, EncodedImage>();
 let held = 0;

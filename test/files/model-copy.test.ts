@@ -61,6 +61,20 @@ describe("a photo on its way to the model", () => {
     expect({ exif: image.meta.exif, orientation: image.meta.orientation }).toEqual({});
   });
 
+  it("stores a 16-bit TIFF as an 8-bit JPEG and shows the model its copy", async () => {
+    const tiff = await sharp({ create: { width: 2000, height: 1500, channels: 3, background: { r: 10, g: 200, b: 90 } } })
+      .toColourspace("rgb16")
+      .tiff({ compression: "lzw" })
+      .toBuffer();
+    expect((await sharp(tiff).metadata()).depth).toBe("ushort");
+    const file = await acceptFile({ name: "scan.tiff", bytes: tiff }, { maxFileBytes: 20 * 1024 * 1024 });
+    if (!file.ok) throw new Error(`refused: ${file.reason}`);
+    expect([file.name, file.mime]).toEqual(["scan.jpg", "image/jpeg"]);
+    expect(await sharp(file.bytes).metadata()).toMatchObject({ width: 2000, height: 1500, depth: "uchar" });
+    const image = await imageOf(await modelBlocks({ ...file, bytes: Buffer.alloc(0) }));
+    expect([image.type, image.meta.width, image.meta.height]).toEqual(["image/jpeg", 1238, 929]);
+  });
+
   it("refuses a photo cut off in the middle with a sentence naming it, and keeps no copy of it", async () => {
     const whole = await jpegWithGps(800, 600);
     const cut = whole.subarray(0, Math.floor(whole.length * 0.6));
