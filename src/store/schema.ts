@@ -281,7 +281,6 @@ export const TABLES = {
     },
     keys: ["id", "seq", "session_key, external_id"],
     indexes: {
-      requests_activity: { on: "session_key, updated_at" },
       requests_failed: { on: "session_key, updated_at", where: "error is not null" },
       requests_unfinished: { on: "session_key, seq", where: "status in ('pending', 'running')" },
     },
@@ -436,6 +435,9 @@ export const DIALECT_ONLY = {
       // more B-tree write there (docs/engineering/performance.md, "What the store split cost").
       requests_by_session: "a session's requests in order (requests.session_key, seq)",
       requests_by_task: "a task's requests (requests.task_id)",
+      // SQLite's operator views find a session's last activity through its requests' (session_key, external_id) key
+      // instead: every request's status change moved this index (performance.md, "SQLite's physical layout").
+      requests_activity: "a session's latest activity (requests.session_key, updated_at), read by the operator's views",
     },
   },
 } as const;

@@ -460,6 +460,10 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   END
   WHERE status = 'failed' AND error_code IS NULL;
   `,
+  // 25: requests_activity (session_key, updated_at) was rewritten by every change of a request's status, about three
+  // WAL pages per user message, for the operator's session views only; they now read a session's requests through
+  // its (session_key, external_id) key (PostgreSQL keeps the index: schema.ts, DIALECT_ONLY).
+  `DROP INDEX requests_activity;`,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

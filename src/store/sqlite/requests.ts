@@ -52,7 +52,7 @@ export class SqliteRequests implements RequestStore {
     if (input.idempotency) {
       s.insertIdempotency.run(input.userId, input.idempotency.key, input.id, input.sessionKey, input.idempotency.fingerprint, now);
     }
-    if (input.files?.length) insertFilesNow(this.ctx.db, input.sessionKey, input.id, input.userId, input.files, now);
+    if (input.files?.length) insertFilesNow(s, input.sessionKey, input.id, input.userId, input.files, now);
     const { claimSession: _claim, idempotency: _key, taskOptions: _options, owner: _owner, files: _files, ...fields } = input;
     const request: RequestRecord = {
       ...fields,

@@ -1,4 +1,5 @@
 import type Database from "better-sqlite3";
+import { prepareFileStatements } from "./files.js";
 
 const ACTIVE = `('running', 'waiting_user', 'waiting_approval')`;
 
@@ -104,7 +105,7 @@ export function prepareStatements(db: Database.Database) {
     requestByExternal: db.prepare(`SELECT * FROM requests WHERE session_key = ? AND external_id = ?`),
     requestsOf: db.prepare(`SELECT * FROM requests WHERE session_key = ? ORDER BY seq`),
     unfinished: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE status IN ('pending', 'running') ORDER BY seq`),
-    // Named: with requests_activity there too, SQLite could walk every request the session ever had.
+    // Named: SQLite could otherwise walk every request the session ever had through its (session_key, external_id) key.
     unfinishedOf: db.prepare(`SELECT * FROM requests INDEXED BY requests_unfinished WHERE session_key = ? AND status IN ('pending', 'running') ORDER BY seq`),
     taskById: db.prepare(`SELECT * FROM tasks WHERE id = ?`),
     tasksOf: db.prepare(`SELECT * FROM tasks WHERE session_key = ? ORDER BY created_at, rowid`),
@@ -170,6 +171,8 @@ export function prepareStatements(db: Database.Database) {
     ),
     chunks: db.prepare(`SELECT chunk FROM deliveries WHERE outbound_id = ? ORDER BY chunk`),
     recordChunk: db.prepare(`INSERT OR IGNORE INTO deliveries (outbound_id, chunk, platform_message_id, sent_at) VALUES (?, ?, ?, ?)`),
+    // ── files (files.ts) ──
+    files: prepareFileStatements(db),
     // ── long-term memory (memories.ts) ──
     memoriesOf: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY created_at, seq`),
     recentMemories: db.prepare(`SELECT * FROM memories WHERE user_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`),

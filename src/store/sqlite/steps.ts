@@ -61,7 +61,7 @@ export class SqliteSteps implements StepStore {
       const total = u.inputTokens + u.outputTokens + u.cacheReadTokens + u.cacheWriteTokens;
       s.addSessionUsage.run(u.inputTokens, u.outputTokens, u.cacheReadTokens, u.cacheWriteTokens, total, u.costNanoUsd, u.costNanoUsd, key);
     }
-    for (const file of step.files ?? []) insertFilesNow(this.ctx.db, key, null, file.ownerId, [file], now);
+    for (const file of step.files ?? []) insertFilesNow(s, key, null, file.ownerId, [file], now);
     if (step.outbound) insertOutbound(s, key, step.outbound, now);
     if (step.newMainAgentSessionId) s.setMainSession.run(step.newMainAgentSessionId, now, key);
     for (const a of step.approvalsCreated ?? []) {

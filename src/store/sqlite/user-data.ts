@@ -1,10 +1,10 @@
 // A user's data on SQLite (npm run user): the one algorithm (src/store/user-data.ts) run synchronously inside one
-// transaction. Rare, so statements are prepared on the spot.
+// transaction. Export and erase are rare, so their statements are prepared on the spot.
 import type Database from "better-sqlite3";
 import type { Row } from "../rows.js";
 import type { UserDataStore, UserExport, UserFootprint } from "../store.js";
 import { eraseUser, exportUser, type Plan, type Statement, type UserDataDialect } from "../user-data.js";
-import { userFootprint } from "./footprint.js";
+import { prepareFootprint } from "./footprint.js";
 
 const dialect: UserDataDialect = {
   inList: (column, name) => `${column} IN (SELECT value FROM json_each(@${name}))`,
@@ -30,10 +30,14 @@ export function runPlan<T>(db: Database.Database, plan: () => Plan<T>): T {
 }
 
 export class SqliteUserData implements UserDataStore {
+  private readonly footprintOf: (userId: string) => UserFootprint;
+
   constructor(
     private readonly db: Database.Database,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.footprintOf = prepareFootprint(db);
+  }
 
   async export(userId: string): Promise<UserExport> {
     const now = this.now();
@@ -45,6 +49,6 @@ export class SqliteUserData implements UserDataStore {
   }
 
   async footprint(userId: string): Promise<UserFootprint> {
-    return userFootprint(this.db, userId);
+    return this.footprintOf(userId);
   }
 }
