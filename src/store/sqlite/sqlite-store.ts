@@ -26,9 +26,6 @@ import { SqliteSteps } from "./steps.js";
 import { SqliteTasks } from "./tasks.js";
 import { SqliteUserData } from "./user-data.js";
 
-/** The page size of a database this store creates (docs/engineering/performance.md, "SQLite's physical layout"). */
-export const PAGE_SIZE = 1024;
-
 export interface SqliteStoreOptions {
   /** Called once per row that could not be read and was set aside (the caller logs it). */
   onQuarantine?: (record: QuarantineRecord) => void;
@@ -75,10 +72,6 @@ export class SqliteStore implements Store {
     this.db = new Database(file);
     try {
       this.db.pragma("busy_timeout = 2000");
-      // 1 KB pages for a new database (an existing one keeps the size it was made with): every commit writes each
-      // page it touched to the WAL in full, and a step touches a dozen B-trees for a few hundred bytes of rows.
-      // Must come before the first table (and before WAL mode, which writes the header).
-      this.db.pragma(`page_size = ${PAGE_SIZE}`);
       this.db.pragma("journal_mode = WAL");
       migrate(this.db);
     } catch (error) {
