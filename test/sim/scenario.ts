@@ -155,6 +155,22 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
     }
   };
   /**
+   * Messages of several chats that arrive together, as the updates of one Telegram getUpdates batch or Slack events
+   * handled at once do: submitted in the same turn of the event loop, so their inserts can share a group commit
+   * (and a crash can strike it). What a dead process did not acknowledge is redelivered, one by one.
+   */
+  const deliverTogether = async (batch: Message[]) => {
+    const results = await Promise.allSettled(
+      batch.map((message) => world.gateway.submit({ sessionKey: message.session, messageId: message.id, userId: `user-${message.session}`, text: message.text })),
+    );
+    for (const [i, result] of results.entries()) {
+      if (result.status === "rejected" && !(result.reason instanceof Crash)) throw result.reason;
+      if (result.status === "fulfilled" && (result.value.status === "accepted" || result.value.status === "duplicate")) batch[i]!.accepted = true;
+    }
+    if (world.store.dead) await restart();
+    for (const message of batch) if (!message.accepted) await deliver(message);
+  };
+  /**
    * A batch run that a dead process left open (it crashed before the run closed itself) is closed when its session
    * next starts a task, or by a /cancel (Orchestrator.handleMessage, control.ts unwind). A session where that is
    * still to come gets one more message (a /cancel when a task waits there), so the end state shows them closed.
@@ -240,7 +256,16 @@ export async function runScenario(options: ScenarioOptions): Promise<ScenarioRes
       const earlier = messages.filter((m) => m.session === session);
       const message = kind === "duplicate" && earlier.length > 0 ? prng.pick(earlier) : { session, id: `p${i}`, text: textFor(kind, i), accepted: false };
       if (!messages.includes(message)) messages.push(message);
-      await deliver(message);
+      // One message in five arrives with messages of the other chats (a batch of updates).
+      const together =
+        kind === "message" && prng.chance(0.2)
+          ? sessions
+              .filter((s) => s !== session)
+              .map((s, n) => ({ session: s, id: `p${i}-${n}`, text: `message ${i}.${n + 1}: please help with task ${i}.${n + 1}`, accepted: false }))
+          : [];
+      messages.push(...together);
+      if (together.length > 0) await deliverTogether([message, ...together]);
+      else await deliver(message);
       if (prng.chance(0.5)) await settle();
       else if (world.store.dead) await settle();
     }

@@ -58,10 +58,11 @@ describe("simulation", () => {
       // below that noise, and still fails for a workload that no longer crashes.
       expect(restarts).toBeGreaterThan(SEEDS / 5);
       expect(calls).toBeGreaterThan(SEEDS * 10);
-      // Some crashes struck a group commit of several writes after it committed and before anyone was told. Only a few
-      // seeds reach one (3–6 of 400, depending on how many commits a turn makes); test/crash/group-commit-sigkill.test.ts
-      // kills a real process there deterministically.
-      expect(groupCrashes).toBeGreaterThanOrEqual(2);
+      // Some crashes struck a group commit of several writes after it committed and before anyone was told: about 20
+      // seeds of 400 since messages of several chats also arrive together (a batch of updates); without those batches
+      // it took a lucky interleaving (6 of 400, then 1 after the door's reads became synchronous). The bound sits well
+      // below that; test/crash/group-commit-sigkill.test.ts kills a real process there deterministically.
+      expect(groupCrashes).toBeGreaterThanOrEqual(SEEDS / 80);
       // Calls to an agent that exists but is unavailable were made, and answered with the reason.
       expect(unavailable).toBeGreaterThan(SEEDS / 100);
       // Scheduled jobs ran, some after outages standing for the due times missed (folded), and some outages were long
@@ -140,7 +141,7 @@ describe("every checker fires on its planted bug", () => {
 
   it("exactly once: a store that forgets which message ids it has seen is caught", async () => {
     const found = await firstViolation(/exactly once/, { plants: { forgetDuplicates: true }, crashes: false });
-    expect(found).toMatch(/^seed \d+: exactly once: the message "message \d+: [^"]+" became 2 requests/);
+    expect(found).toMatch(/^seed \d+: exactly once: the message "message [\d.]+: [^"]+" became 2 requests/);
   });
 
   it("no hang: a model that loops with no iteration limit is caught and stopped", async () => {
