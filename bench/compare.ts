@@ -9,7 +9,7 @@ export type Direction = "higher" | "lower";
 /** Which way is better for a figure, from its name; null for counts and settings (sessions, runs, model_calls). */
 export function direction(figure: string): Direction | null {
   if (figure.endsWith("_per_s") || figure === "percent_of_limit") return "higher";
-  if (/(_ms|_us|_mb|_bytes|_per_message|_per_session|^ratio)$/.test(figure) || /^(statements|round_trips)_/.test(figure) || /bytes/.test(figure)) return "lower";
+  if (/(_ms|_us|_mb|_bytes|_per_message|_per_user_message|_per_session|^ratio)$/.test(figure) || /^(statements|round_trips)_/.test(figure) || /bytes/.test(figure)) return "lower";
   return null;
 }
 
@@ -18,6 +18,7 @@ export function judged(figure: string): boolean {
   return (
     figure.endsWith("_per_s") ||
     figure.startsWith("cpu_us") ||
+    figure.startsWith("server_cpu_us") ||
     figure === "db_bytes_per_message" ||
     figure === "db_bytes_per_session" ||
     /^(statements|round_trips)_/.test(figure)

@@ -160,12 +160,14 @@ export async function handoffRoundtrip(): Promise<Result> {
   const world = benchWorld(model);
   const latencies: number[] = [];
   const sessions = 2000;
+  const cpu = process.cpuUsage();
   const start = performance.now();
   for (let s = 0; s < sessions; s++) {
     latencies.push(await send(world, `h${s}`, "plan a trip"));
     latencies.push(await send(world, `h${s}`, "Lisbon"));
   }
   const elapsed = performance.now() - start;
+  const used = process.cpuUsage(cpu);
   await world.close();
   const bytes = dbBytes(world.root);
   world.remove();
@@ -175,6 +177,7 @@ export async function handoffRoundtrip(): Promise<Result> {
     user_messages: sessions * 2,
     model_calls: model.calls,
     ...summary(latencies, elapsed, sessions * 2),
+    cpu_us_per_user_message: Math.round((used.user + used.system) / (sessions * 2)),
     peak_rss_mb: rss(),
     db_bytes_per_session: Math.round(bytes / sessions),
   };
@@ -198,12 +201,16 @@ export async function handoffRoundtripPostgres(): Promise<Result> {
     const latencies: number[] = [];
     const sessions = 500;
     const statements = countStatements();
+    const serverBefore = database.serverCpuMs();
+    const cpu = process.cpuUsage();
     const start = performance.now();
     for (let s = 0; s < sessions; s++) {
       latencies.push(await send(world, `h${s}`, "plan a trip"));
       latencies.push(await send(world, `h${s}`, "Lisbon"));
     }
     const elapsed = performance.now() - start;
+    const used = process.cpuUsage(cpu);
+    const serverAfter = database.serverCpuMs();
     statements.stop();
     if (process.env.BENCH_STATEMENTS) printStatements(statements.byName(), sessions * 2);
     await world.close();
@@ -216,6 +223,12 @@ export async function handoffRoundtripPostgres(): Promise<Result> {
       ...summary(latencies, elapsed, sessions * 2),
       statements_per_user_message: +(statements.statements() / (sessions * 2)).toFixed(1),
       round_trips_per_user_message: +(statements.roundTrips() / (sessions * 2)).toFixed(1),
+      // Where a user message's wall time goes: this process's CPU, the server's (local server only), the rest waiting.
+      wall_us_per_user_message: Math.round((elapsed * 1000) / (sessions * 2)),
+      cpu_us_per_user_message: Math.round((used.user + used.system) / (sessions * 2)),
+      ...(serverBefore !== null && serverAfter !== null
+        ? { server_cpu_us_per_user_message: Math.round(((serverAfter - serverBefore) * 1000) / (sessions * 2)) }
+        : {}),
       peak_rss_mb: rss(),
     };
   } finally {

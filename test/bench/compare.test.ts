@@ -45,6 +45,7 @@ describe("bench --compare", () => {
     expect(direction("db_bytes_per_message")).toBe("lower");
     expect(direction("overhead_p99_ms")).toBe("lower");
     expect(direction("statements_per_user_message")).toBe("lower");
+    expect(direction("wall_us_per_user_message")).toBe("lower");
     expect(direction("sessions")).toBeNull();
     expect(median([3, 1, 2])).toBe(2);
     expect(median([4, 1, 3, 2])).toBe(2.5);
@@ -54,6 +55,13 @@ describe("bench --compare", () => {
     const before = [[{ scenario: "handoff-roundtrip-postgres", statements_per_user_message: 18 }]];
     const after = [[{ scenario: "handoff-roundtrip-postgres", statements_per_user_message: 24 }]];
     expect(compareRuns(before, after, 10)[0]).toMatchObject({ figure: "statements_per_user_message", verdict: "worse" });
+  });
+
+  it("judges the CPU of the gateway and of its PostgreSQL server per user message", () => {
+    const before = [[{ scenario: "handoff-roundtrip-postgres", cpu_us_per_user_message: 6000, server_cpu_us_per_user_message: 5000, wall_us_per_user_message: 9000 }]];
+    const after = [[{ scenario: "handoff-roundtrip-postgres", cpu_us_per_user_message: 4000, server_cpu_us_per_user_message: 6000, wall_us_per_user_message: 8000 }]];
+    const verdicts = Object.fromEntries(compareRuns(before, after, 10).map((r) => [r.figure, r.verdict]));
+    expect(verdicts).toEqual({ cpu_us_per_user_message: "better", server_cpu_us_per_user_message: "worse", wall_us_per_user_message: "reported" });
   });
 
   it("reads result lines and skips anything else a run prints", () => {
