@@ -9,7 +9,8 @@ export type Direction = "higher" | "lower";
 /** Which way is better for a figure, from its name; null for counts and settings (sessions, runs, model_calls). */
 export function direction(figure: string): Direction | null {
   if (figure.endsWith("_per_s") || figure === "percent_of_limit") return "higher";
-  if (/(_ms|_us|_mb|_bytes|_per_message|_per_user_message|_per_session|^ratio)$/.test(figure) || /^(statements|round_trips)_/.test(figure) || /bytes/.test(figure)) return "lower";
+  if (/(_ms|_us|_mb|_bytes|_per_message|_per_user_message|_per_session|^ratio)$/.test(figure) || /^(statements|round_trips)_/.test(figure) || /bytes/.test(figure))
+    return "lower";
   return null;
 }
 

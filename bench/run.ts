@@ -49,7 +49,8 @@ const USAGE = `usage: npm run bench [-- scenario …]   the named scenarios, or 
                                            the same scenarios at <ref> and in the working tree, alternated; exits 1
                                            when a rate, CPU or bytes figure is worse than the threshold (percent)
 scenarios: ${names.join(", ")}
-handoff-roundtrip-postgres starts a local PostgreSQL (or uses BENCH_DATABASE_URL; skipped without either).
+handoff-roundtrip-postgres starts a local PostgreSQL (or uses BENCH_DATABASE_URL; skipped without either;
+BENCH_POSTGRES_DATA, that server's data directory when it runs here, adds the server's CPU).
 `;
 const { values, positionals: wanted } = parseArguments(
   USAGE,

@@ -226,9 +226,7 @@ export async function handoffRoundtripPostgres(): Promise<Result> {
       // Where a user message's wall time goes: this process's CPU, the server's (local server only), the rest waiting.
       wall_us_per_user_message: Math.round((elapsed * 1000) / (sessions * 2)),
       cpu_us_per_user_message: Math.round((used.user + used.system) / (sessions * 2)),
-      ...(serverBefore !== null && serverAfter !== null
-        ? { server_cpu_us_per_user_message: Math.round(((serverAfter - serverBefore) * 1000) / (sessions * 2)) }
-        : {}),
+      ...(serverBefore !== null && serverAfter !== null ? { server_cpu_us_per_user_message: Math.round(((serverAfter - serverBefore) * 1000) / (sessions * 2)) } : {}),
       peak_rss_mb: rss(),
     };
   } finally {

@@ -358,6 +358,20 @@ const MIGRATIONS: string[] = [
   END
   WHERE status = 'failed' AND error_code IS NULL;
   `,
+  // 17: the step's fence as a function (PostgreSQL only): a step's statements go out pipelined as prepared
+  // statements (statement-batch.ts), so the fence that aborts the step's transaction when the lease moved on is a
+  // call with bound values, planned once per connection, instead of a DO block compiled on every step.
+  `
+  CREATE FUNCTION switchboard_fence(lease_key TEXT, expected BIGINT) RETURNS VOID LANGUAGE plpgsql AS $$
+  DECLARE current_token BIGINT;
+  BEGIN
+    SELECT token INTO current_token FROM leases WHERE key = lease_key FOR UPDATE;
+    IF current_token IS DISTINCT FROM expected THEN
+      RAISE EXCEPTION 'fenced' USING ERRCODE = 'SBF01', DETAIL = coalesce(current_token::text, '');
+    END IF;
+  END
+  $$;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,21 +1,33 @@
-// Several statements in one round trip: their texts with the values written in as literals, sent as one simple
-// query. PostgreSQL runs a simple query's statements in order, each seeing the ones before, as one transaction
-// (unless the caller already opened one): an error in any of them undoes them all. node-postgres sends a query
-// only once the previous one answered, so this is how a step's writes become one round trip instead of one per
-// statement plus BEGIN and COMMIT.
+// Several statements in one round trip: sent together in pipeline mode (the pool's connections are pipelined,
+// connection.ts), each as its named prepared statement with bound values, between BEGIN and COMMIT unless the
+// caller's transaction holds them. PostgreSQL runs them in order, each seeing the ones before, as one transaction:
+// an error in any of them aborts it, the statements after it fail too, and the COMMIT rolls it back. Prepared
+// statements are parsed and planned once per connection, where a simple query's text was parsed and planned again
+// on every step (docs/engineering/performance.md, "Where a PostgreSQL user message's time goes").
 import pg from "pg";
 import type { Sql } from "./statements.js";
 
 /** The SQLSTATE the fence raises when the lease moved on (class "SB": ours, not PostgreSQL's). */
 export const FENCED_SQLSTATE = "SBF01";
 
+/** Locks the lease row and raises FENCED_SQLSTATE unless the token still holds it (a function: PostgreSQL migration 17). */
+const FENCE: Sql = { name: "sb_step_fence", text: "SELECT switchboard_fence($1, $2)" };
+
+/**
+ * What the bench's statement counter reads on each query of a batch: the first carries how many statements the
+ * round trip holds (the fence and the batch's statements; BEGIN and COMMIT ride along), the others 0.
+ */
+export interface PipelinedQuery extends pg.QueryConfig {
+  pipelined: number;
+}
+
 export class StatementBatch {
-  private readonly texts: string[] = [];
+  private readonly items: Array<{ statement: Sql; values: unknown[] }> = [];
 
   /** Adds `statement` with `values`; returns its index in what `send` resolves with. */
   add(statement: Sql, values: unknown[]): number {
-    this.texts.push(inline(statement.text, values));
-    return this.texts.length - 1;
+    this.items.push({ statement, values });
+    return this.items.length - 1;
   }
 
   /**
@@ -24,28 +36,55 @@ export class StatementBatch {
    * still holds it.
    */
   fence(key: string, token: number): number {
-    // The key goes in hex: nothing in it can end the dollar-quoted block.
-    const keyHex = Buffer.from(key, "utf8").toString("hex");
-    this.texts.push(
-      `DO $fence$ DECLARE current_token bigint; BEGIN
-         SELECT token INTO current_token FROM leases WHERE key = convert_from('\\x${keyHex}'::bytea, 'UTF8') FOR UPDATE;
-         IF current_token IS DISTINCT FROM ${integer(token)} THEN
-           RAISE EXCEPTION 'fenced' USING ERRCODE = '${FENCED_SQLSTATE}', DETAIL = coalesce(current_token::text, '');
-         END IF;
-       END $fence$`,
-    );
-    return this.texts.length - 1;
+    if (!Number.isSafeInteger(token)) throw new Error(`not an integer: ${token}`);
+    return this.add(FENCE, [key, token]);
   }
 
   get size(): number {
-    return this.texts.length;
+    return this.items.length;
   }
 
-  /** Sends every statement in one round trip; one result per statement, in order. */
-  async send(client: pg.ClientBase | pg.Pool): Promise<pg.QueryResult[]> {
-    // The leading comment says how many statements ride in this round trip (the bench counts them by it).
-    const results = (await client.query(`/* statements: ${this.texts.length} */ ${this.texts.join(";\n")}`)) as pg.QueryResult | pg.QueryResult[];
-    return Array.isArray(results) ? results : [results];
+  /**
+   * Sends every statement in one round trip; one result per statement, in order. On a pool: on one of its
+   * connections, in a transaction of their own; on a client: inside the transaction its caller opened.
+   */
+  async send(target: pg.ClientBase | pg.Pool): Promise<pg.QueryResult[]> {
+    if (!(target instanceof pg.Pool)) return this.pipeline(target, false);
+    const client = await target.connect();
+    let broken: Error | undefined;
+    try {
+      return await this.pipeline(client, true, (error) => {
+        broken = error;
+      });
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  private async pipeline(client: pg.ClientBase, own: boolean, onBroken?: (error: Error) => void): Promise<pg.QueryResult[]> {
+    const queries: PipelinedQuery[] = this.items.map(({ statement, values }) => ({ ...statement, values, pipelined: 0 }));
+    if (own) queries.unshift({ text: "BEGIN", pipelined: 0 });
+    queries[0]!.pipelined = this.items.length;
+    if (own) queries.push({ text: "COMMIT", pipelined: 0 });
+    // All submitted before any answer. node-postgres writes each protocol message by itself (three per prepared
+    // statement); corked, they leave in one write.
+    const stream = (client as unknown as { connection?: { stream?: { cork?(): void; uncork?(): void } } }).connection?.stream;
+    stream?.cork?.();
+    let pending: Array<Promise<pg.QueryResult>>;
+    try {
+      pending = queries.map((q) => client.query(q));
+    } finally {
+      stream?.uncork?.();
+    }
+    const settled = await Promise.allSettled(pending);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
+    if (failed) {
+      // A failure without a SQLSTATE is the connection's (reset, timeout): the pool must not reuse it.
+      if (onBroken && !(failed.reason as { code?: unknown })?.code) onBroken(failed.reason as Error);
+      throw failed.reason;
+    }
+    const results = settled.map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
+    return own ? results.slice(1, -1) : results;
   }
 }
 
@@ -54,40 +93,4 @@ export function fencedCurrent(error: unknown): number | null | undefined {
   const e = error as { code?: string; detail?: string };
   if (e?.code !== FENCED_SQLSTATE) return undefined;
   return e.detail ? Number(e.detail) : null;
-}
-
-/** `text` with $1…$n replaced by the values as SQL literals (untyped, as a bound parameter is). */
-export function inline(text: string, values: readonly unknown[]): string {
-  return text.replace(/\$(\d+)/g, (_, n: string) => {
-    const index = Number(n) - 1;
-    if (index >= values.length) throw new Error(`statement needs $${n} but was given ${values.length} values`);
-    return literal(values[index]);
-  });
-}
-
-function literal(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (Array.isArray(value)) return pg.escapeLiteral(`{${value.map(arrayElement).join(",")}}`);
-  if (typeof value === "number") return integerOrFloat(value);
-  if (typeof value === "bigint") return `'${value.toString()}'`;
-  if (typeof value === "boolean") return value ? "'true'" : "'false'";
-  if (typeof value === "string") return pg.escapeLiteral(value);
-  throw new Error(`cannot write a ${typeof value} as an SQL literal`);
-}
-
-/** An element of an array literal: quoted, backslashes and quotes escaped (as pg writes arrays it binds). */
-function arrayElement(value: unknown): string {
-  if (value === null || value === undefined) return "NULL";
-  if (Array.isArray(value)) throw new Error("nested arrays are not written as literals");
-  return `"${String(value).replace(/\\/g, "\\\\").replace(/"/g, '\\"')}"`;
-}
-
-function integer(value: number): string {
-  if (!Number.isSafeInteger(value)) throw new Error(`not an integer: ${value}`);
-  return String(value);
-}
-
-function integerOrFloat(value: number): string {
-  if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-  return `'${String(value)}'`;
 }
