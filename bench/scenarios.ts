@@ -145,7 +145,7 @@ export async function tracingOverhead(): Promise<Result> {
   };
 }
 
-const handoffModel = () =>
+export const handoffModel = () =>
   new ScriptModel((req, use) => {
     const system = systemText({ system: req.system } as never);
     const last = req.messages.at(-1)!;
