@@ -130,7 +130,7 @@ export const TABLES = {
       position: { type: "int", notNull: true },
       data: { type: "text", notNull: true },
     },
-    keys: ["frame_id", "session_key, position"],
+    keys: ["session_key, position"],
     indexes: {},
   },
   idempotency_keys: {
@@ -421,6 +421,7 @@ export const DIALECT_ONLY = {
       memories_fts_idx: "FTS5's shadow table",
     },
     columns: {},
+    keys: {},
     indexes: {},
   },
   postgres: {
@@ -429,6 +430,11 @@ export const DIALECT_ONLY = {
       change_feed: "what a NOTIFY names, for other replicas to read (SQLite's feed lives in the process)",
     },
     columns: { "memories.search": "the tsvector full-text search reads (SQLite: memories_fts)" },
+    keys: {
+      // SQLite finds a step's frames through the session's (session_key, position) key instead: this one was a third
+      // B-tree every push, update and pop of a frame wrote (performance.md, "Fewer B-trees per message").
+      "frames(frame_id)": "a frame by its id, unique",
+    },
     indexes: {
       memories_search: "the GIN index over memories.search",
       // SQLite reads these through the (session_key, external_id) key instead: each would cost every message one

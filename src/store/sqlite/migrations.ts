@@ -464,6 +464,23 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   // WAL pages per user message, for the operator's session views only; they now read a session's requests through
   // its (session_key, external_id) key (PostgreSQL keeps the index: schema.ts, DIALECT_ONLY).
   `DROP INDEX requests_activity;`,
+  // 26: a frame's own key (frame_id) was a third B-tree every push, update and pop wrote; a step finds its frames
+  // through the session's (session_key, position) key instead (a stack is a few frames). WITHOUT ROWID keyed by
+  // frame_id was the other way to two B-trees, but a frame (~1 KB, its system prompt) is larger than such a table
+  // keeps on its leaf page: the spill to overflow pages cost more pages than the key saved (docs/engineering/
+  // performance.md, "Fewer B-trees per message"). PostgreSQL keeps the key (schema.ts, DIALECT_ONLY).
+  `
+  CREATE TABLE frames_v26 (
+    frame_id TEXT NOT NULL,
+    session_key TEXT NOT NULL,
+    position INTEGER NOT NULL,
+    data TEXT NOT NULL,
+    UNIQUE (session_key, position)
+  );
+  INSERT INTO frames_v26 (frame_id, session_key, position, data) SELECT frame_id, session_key, position, data FROM frames ORDER BY rowid;
+  DROP TABLE frames;
+  ALTER TABLE frames_v26 RENAME TO frames;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -34,10 +34,14 @@ export function prepareStatements(db: Database.Database) {
       `INSERT INTO context_log (session_key, task_id, request_id, frame_id, agent_session_id, type, payload, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
     ),
-    maxPosition: db.prepare(`SELECT COALESCE(MAX(position), -1) AS p FROM frames WHERE session_key = ?`),
-    insertFrame: db.prepare(`INSERT INTO frames (frame_id, session_key, position, data) VALUES (?, ?, ?, ?)`),
-    updateFrame: db.prepare(`UPDATE frames SET data = ? WHERE frame_id = ?`),
-    deleteFrame: db.prepare(`DELETE FROM frames WHERE frame_id = ?`),
+    // On top of the session's stack; nothing when the frame id is already on it (no key on frame_id: migration 26).
+    pushFrame: db.prepare(
+      `INSERT INTO frames (frame_id, session_key, position, data)
+       SELECT @frame, @key, (SELECT COALESCE(MAX(position), -1) + 1 FROM frames WHERE session_key = @key), @data
+       WHERE NOT EXISTS (SELECT 1 FROM frames WHERE session_key = @key AND frame_id = @frame)`,
+    ),
+    updateFrame: db.prepare(`UPDATE frames SET data = ? WHERE session_key = ? AND frame_id = ?`),
+    deleteFrame: db.prepare(`DELETE FROM frames WHERE session_key = ? AND frame_id = ?`),
     insertTask: db.prepare(
       `INSERT INTO tasks (id, session_key, owner_id, status, request_id, expires_at, metadata, created_at, updated_at)
        VALUES (?, ?, ?, 'running', ?, ?, ?, ?, ?)`,

@@ -41,11 +41,12 @@ export class SqliteSteps implements StepStore {
     }
     // Push before pop: a frame pushed and popped in the same step (main answering at once) nets to nothing.
     for (const frame of step.framesPushed ?? []) {
-      const top = (s.maxPosition.get(key) as { p: number }).p;
-      s.insertFrame.run(frame.frameId, key, top + 1, JSON.stringify(frame));
+      if (s.pushFrame.run({ frame: frame.frameId, key, data: JSON.stringify(frame) }).changes === 0) {
+        throw new Error(`frame ${frame.frameId} is already on the stack of ${key}: a step pushes a new frame id`);
+      }
     }
-    for (const frame of step.framesUpdated ?? []) s.updateFrame.run(JSON.stringify(frame), frame.frameId);
-    for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(frameId);
+    for (const frame of step.framesUpdated ?? []) s.updateFrame.run(JSON.stringify(frame), key, frame.frameId);
+    for (const frameId of step.framesPopped ?? []) s.deleteFrame.run(key, frameId);
     if (step.task) {
       const t = step.task;
       const structured = t.structuredOutput === undefined ? null : JSON.stringify(t.structuredOutput);

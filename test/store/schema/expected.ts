@@ -50,6 +50,7 @@ export function differences(dialect: Dialect, live: LiveSchema): string[] {
   const ownTables = new Set(Object.keys(only.tables));
   const ownColumns = new Set(Object.keys(only.columns));
   const ownIndexes = new Set(Object.keys(only.indexes));
+  const ownKeys = new Set<string>(Object.keys(only.keys));
   const out: string[] = [];
   const tables = new Set([...Object.keys(expected.tables), ...Object.keys(live.tables)]);
   for (const table of [...tables].sort()) {
@@ -74,7 +75,7 @@ export function differences(dialect: Dialect, live: LiveSchema): string[] {
     }
   }
   const inOwnTable = (key: string) => ownTables.has(key.slice(0, key.indexOf("(")));
-  const liveKeys = live.keys.filter((k) => !inOwnTable(k));
+  const liveKeys = live.keys.filter((k) => !inOwnTable(k) && !ownKeys.has(k));
   for (const key of expected.keys.filter((k) => !liveKeys.includes(k))) out.push(`key ${key}: missing`);
   for (const key of liveKeys.filter((k) => !expected.keys.includes(k))) out.push(`key ${key}: not in the description`);
   const indexes = new Set([...Object.keys(expected.indexes), ...Object.keys(live.indexes)]);
