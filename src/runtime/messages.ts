@@ -27,7 +27,7 @@ export function addToolResult(frame: StackFrame, journal: Journal, toolUseId: st
 
 /** The whole text of one of the frame's own tool results, from the log (or the step not yet written); null if none. */
 export async function storedResult(frame: StackFrame, toolUseId: string, deps: { store: Pick<Store, "steps">; journal: Journal }): Promise<string | null> {
-  const rows = [...(await deps.store.steps.history(frame.agentSessionId)), ...deps.journal.pending()];
+  const rows = [...(await deps.store.steps.history(deps.journal.sessionKey, frame.agentSessionId)), ...deps.journal.pending()];
   for (let i = rows.length - 1; i >= 0; i--) {
     const row = rows[i]!;
     if (row.type !== "tool_result" || row.agentSessionId !== frame.agentSessionId) continue;

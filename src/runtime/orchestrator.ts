@@ -119,7 +119,7 @@ export class Orchestrator {
       const taskId = ids.next("task");
       journal.taskId = taskId;
       log = bound(taskId);
-      const main = await this.mainFrame(session.mainAgentSessionId);
+      const main = await this.mainFrame(key, session.mainAgentSessionId);
       // The history earlier tasks left: what memory tools gave someone else is not this owner's to read.
       main.history = await privateTo(store, key, main.agentSessionId, main.history, request.userId);
       // A process that died while an abandoned call_agent callee was closing itself left that run open.
@@ -195,14 +195,14 @@ export class Orchestrator {
 
   /** The main agent's frame as it would start now (for /context while idle). */
   async idleMainFrame(sessionKey: string): Promise<StackFrame> {
-    return this.mainFrame((await this.deps.store.sessions.open(sessionKey, () => this.deps.ids.next("as"))).mainAgentSessionId, false);
+    return this.mainFrame(sessionKey, (await this.deps.store.sessions.open(sessionKey, () => this.deps.ids.next("as"))).mainAgentSessionId, false);
   }
 
-  private async mainFrame(mainAgentSessionId: string, take = true): Promise<StackFrame> {
+  private async mainFrame(sessionKey: string, mainAgentSessionId: string, take = true): Promise<StackFrame> {
     const { settings, ids, tools, model } = this.deps;
     const catalog = this.deps.catalog();
     // The API's count for the last call carries over: a task's first call is measured like any other.
-    const { history, contextTokens } = await this.deps.stacks.mainHistory(mainAgentSessionId, take);
+    const { history, contextTokens } = await this.deps.stacks.mainHistory(sessionKey, mainAgentSessionId, take);
     return {
       frameId: ids.next("frame"),
       agentName: "main",

@@ -49,13 +49,13 @@ export class AgentStackManager {
    * The main agent's history for a new task: from the cache when this process already has it, else the log.
    * `take` hands the cached copy over to the task; a look (for /context) leaves it cached.
    */
-  async mainHistory(mainAgentSessionId: string, take = true): Promise<MainHistory> {
+  async mainHistory(sessionKey: string, mainAgentSessionId: string, take = true): Promise<MainHistory> {
     const cached = this.mainHistories.get(mainAgentSessionId);
     if (cached) {
       if (take) this.mainHistories.delete(mainAgentSessionId);
       return take ? cached : { ...cached, history: [...cached.history] };
     }
-    const rows = await this.store.steps.history(mainAgentSessionId);
+    const rows = await this.store.steps.history(sessionKey, mainAgentSessionId);
     return { history: rebuildHistory(rows), contextTokens: lastContextTokens(rows) };
   }
 
@@ -86,7 +86,7 @@ export class AgentStackManager {
     if (cached) return cached;
     const frames = [];
     for (const record of await this.store.steps.frames(sessionKey)) {
-      let history = rebuildHistory(await this.store.steps.history(record.agentSessionId));
+      let history = rebuildHistory(await this.store.steps.history(sessionKey, record.agentSessionId));
       // Main's history holds earlier tasks too: as the running task's owner may see it (memory/private-results.ts).
       if (record.agentType === "main" && memoryToolUses(history).size > 0) {
         history = await privateTo(this.store, sessionKey, record.agentSessionId, history, (await this.store.tasks.active(sessionKey))?.ownerId ?? null);

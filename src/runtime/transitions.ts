@@ -62,7 +62,7 @@ export async function closeOpenSessions(store: Pick<Store, "steps">, journal: Jo
   for (const open of await store.steps.openAgentSessions(journal.sessionKey)) {
     if (live.has(open.agentSessionId)) continue;
     const owner = { frameId: null, agentSessionId: open.agentSessionId };
-    for (const use of unresolvedToolUses(rebuildHistory(await store.steps.history(open.agentSessionId)))) {
+    for (const use of unresolvedToolUses(rebuildHistory(await store.steps.history(journal.sessionKey, open.agentSessionId)))) {
       journal.append(owner, "tool_result", { tool_use_id: use.id, content: `not finished: ${reason}`, is_error: true });
     }
     journal.append(owner, "agent_session_complete", {

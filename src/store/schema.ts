@@ -108,10 +108,8 @@ export const TABLES = {
       created_at: { type: "bigint", notNull: true },
     },
     keys: ["seq"],
-    indexes: {
-      log_by_agent_session: { on: "agent_session_id, seq" },
-      log_by_session: { on: "session_key, seq" },
-    },
+    // Each dialect indexes the log its own way (DIALECT_ONLY): the session's rows, and an agent session's.
+    indexes: {},
   },
   deliveries: {
     columns: {
@@ -422,7 +420,11 @@ export const DIALECT_ONLY = {
     },
     columns: {},
     keys: {},
-    indexes: {},
+    indexes: {
+      // One B-tree for what PostgreSQL's log_by_session and log_by_agent_session serve: a log row wrote both
+      // (performance.md, "Fewer B-trees per message"); a history read names its session.
+      log_by_session_agent: "a session's log, by agent session (context_log.session_key, agent_session_id, seq)",
+    },
   },
   postgres: {
     tables: {
@@ -444,6 +446,9 @@ export const DIALECT_ONLY = {
       // SQLite's operator views find a session's last activity through its requests' (session_key, external_id) key
       // instead: every request's status change moved this index (performance.md, "SQLite's physical layout").
       requests_activity: "a session's latest activity (requests.session_key, updated_at), read by the operator's views",
+      // SQLite has one index for both instead (log_by_session_agent).
+      log_by_session: "a session's log in order (context_log.session_key, seq)",
+      log_by_agent_session: "an agent session's history (context_log.agent_session_id, seq)",
     },
   },
 } as const;

@@ -14,6 +14,6 @@ export async function expectSettled(store: Pick<Store, "steps" | "requests" | "t
   const byId = (x: string | null, y: string | null) => (String(x) < String(y) ? -1 : 1);
   expect([...ended].sort(byId)).toEqual([...started].sort(byId));
   for (const id of new Set(log.map((e) => e.agentSessionId).filter((a): a is string => a !== null))) {
-    expect(unresolvedToolUses(rebuildHistory(await store.steps.history(id))), id).toEqual([]);
+    expect(unresolvedToolUses(rebuildHistory(await store.steps.history(key, id))), id).toEqual([]);
   }
 }

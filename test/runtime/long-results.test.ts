@@ -224,7 +224,7 @@ describe("compaction around a mid-turn tail", () => {
     expect(entry.payload).toMatchObject({ summary: null, results_cut: 3 });
     // What the model saw is what a restart rebuilds.
     const main = log.find((e) => e.type === "message")!.agentSessionId!;
-    const rebuilt = rebuildHistory(await h.store.steps.history(main));
+    const rebuilt = rebuildHistory(await h.store.steps.history("console:t", main));
     const seen = fake.accepted().at(-1)!.messages;
     expect(JSON.stringify(rebuilt.slice(0, seen.length))).toBe(JSON.stringify(seen));
   });

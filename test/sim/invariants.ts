@@ -13,7 +13,7 @@ export function serializeStack(frames: ReadonlyArray<FrameRecord & { history: Ch
 
 export async function storedStack(store: Store, key: string): Promise<string> {
   const frames = await store.steps.frames(key);
-  const histories = await Promise.all(frames.map((r) => store.steps.history(r.agentSessionId)));
+  const histories = await Promise.all(frames.map((r) => store.steps.history(key, r.agentSessionId)));
   return serializeStack(frames.map((r, i) => ({ ...r, history: rebuildHistory(histories[i]!) })));
 }
 

@@ -40,7 +40,7 @@ export async function privateTo(
   const uses = memoryToolUses(history);
   if (uses.size === 0) return history;
   const taskOf = new Map<string, string | null>();
-  for (const entry of await store.steps.history(agentSessionId)) {
+  for (const entry of await store.steps.history(sessionKey, agentSessionId)) {
     // Where each call was made: its own message row (a compaction's copy of it carries the compacting task instead).
     if (entry.type !== "message") continue;
     const payload = entry.payload as { role?: string; content?: Array<{ type?: string; id?: string }> };

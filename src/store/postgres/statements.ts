@@ -191,7 +191,7 @@ export const S = {
      ORDER BY updated_at DESC, seq DESC LIMIT 1`,
   ),
   frames: sql("frames", `SELECT frame_id, data FROM frames WHERE session_key = $1 ORDER BY position`),
-  history: sql("history", `SELECT * FROM context_log WHERE agent_session_id = $1 AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
+  history: sql("history", `SELECT * FROM context_log WHERE agent_session_id = $1 AND session_key = $2 AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
   sessionLog: sql("session_log", `SELECT * FROM context_log WHERE session_key = $1 ORDER BY seq`),
   openAgentSessions: sql(
     "open_agent_sessions",

@@ -27,8 +27,8 @@ export class PostgresSteps implements StepStore {
     return (await this.ctx.all(S.frames, [sessionKey])).map((r) => rows.toFrame(r, sessionKey));
   }
 
-  async history(agentSessionId: string): Promise<LogEntry[]> {
-    return (await this.ctx.all(S.history, [agentSessionId])).map(rows.toLogEntry);
+  async history(sessionKey: string, agentSessionId: string): Promise<LogEntry[]> {
+    return (await this.ctx.all(S.history, [agentSessionId, sessionKey])).map(rows.toLogEntry);
   }
 
   async log(sessionKey: string): Promise<LogEntry[]> {

@@ -117,8 +117,8 @@ export interface StepStore {
   writer(lease: Lease): SessionWriter;
   /** The stack, bottom first. Throws CorruptStateError when a stored frame does not parse. */
   frames(sessionKey: string): Promise<FrameRecord[]>;
-  /** Message and tool_result rows of one agent session, in order. */
-  history(agentSessionId: string): Promise<LogEntry[]>;
+  /** Message and tool_result rows of one agent session of the session `sessionKey`, in order. */
+  history(sessionKey: string, agentSessionId: string): Promise<LogEntry[]>;
   /** The session's context log, in order. */
   log(sessionKey: string): Promise<LogEntry[]>;
   /** Agent sessions of a chat that were started (agent_session) and never closed (agent_session_complete). */

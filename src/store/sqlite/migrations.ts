@@ -481,6 +481,18 @@ const MIGRATIONS: Array<string | ((db: Database.Database) => void)> = [
   DROP TABLE frames;
   ALTER TABLE frames_v26 RENAME TO frames;
   `,
+  // 27: the log's two indexes, by session and by agent session, were two B-trees every log row wrote, the agent
+  // session's (a random id first) the one that touched most pages. One index by session, then agent session, serves
+  // both: a history is read with its session named (StepStore.history), an exact search bounded by that agent
+  // session's rows; a session's whole log reads its rows from the same index and sorts them. The history could
+  // also have been read through the old session index with a filter, one page fewer per message, but walking every
+  // row the chat ever had for each frame (docs/engineering/performance.md, "Fewer B-trees per message").
+  // PostgreSQL keeps its two indexes (schema.ts, DIALECT_ONLY).
+  `
+  DROP INDEX log_by_agent_session;
+  DROP INDEX log_by_session;
+  CREATE INDEX log_by_session_agent ON context_log(session_key, agent_session_id, seq);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

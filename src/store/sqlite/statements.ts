@@ -131,7 +131,7 @@ export function prepareStatements(db: Database.Database) {
        ORDER BY updated_at DESC, rowid DESC LIMIT 1`,
     ),
     frames: db.prepare(`SELECT frame_id, data FROM frames WHERE session_key = ? ORDER BY position`),
-    history: db.prepare(`SELECT * FROM context_log WHERE agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
+    history: db.prepare(`SELECT * FROM context_log WHERE session_key = ? AND agent_session_id = ? AND type IN ('message', 'tool_result', 'compaction') ORDER BY seq`),
     sessionLog: db.prepare(`SELECT * FROM context_log WHERE session_key = ? ORDER BY seq`),
     openAgentSessions: db.prepare(
       `SELECT s.agent_session_id AS id, json_extract(s.payload, '$.agent_name') AS name FROM context_log s

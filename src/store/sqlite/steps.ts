@@ -102,8 +102,8 @@ export class SqliteSteps implements StepStore {
     return (this.ctx.stmts.frames.all(sessionKey) as Row[]).map((row) => toFrame(row, sessionKey));
   }
 
-  async history(agentSessionId: string): Promise<LogEntry[]> {
-    return (this.ctx.stmts.history.all(agentSessionId) as Row[]).map(toLogEntry);
+  async history(sessionKey: string, agentSessionId: string): Promise<LogEntry[]> {
+    return (this.ctx.stmts.history.all(sessionKey, agentSessionId) as Row[]).map(toLogEntry);
   }
 
   async log(sessionKey: string): Promise<LogEntry[]> {

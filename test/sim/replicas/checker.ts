@@ -119,7 +119,7 @@ export class ReplicaChecker {
   async afterStep(replica: string, key: string, frames: readonly StackFrame[], store: Pick<Store, "steps">): Promise<void> {
     const memory = serialize(frames);
     const stored = await store.steps.frames(key);
-    const histories = await Promise.all(stored.map((f) => store.steps.history(f.agentSessionId)));
+    const histories = await Promise.all(stored.map((f) => store.steps.history(key, f.agentSessionId)));
     const durable = serialize(stored.map((f, i) => ({ ...f, history: rebuildHistory(histories[i]!) })));
     if (memory === durable) return;
     const agent = frames.find((f, i) => serialize([f]) !== serialize(stored[i] ? [{ ...stored[i]!, history: rebuildHistory(histories[i]!) }] : []));

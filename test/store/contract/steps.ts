@@ -235,15 +235,18 @@ export function stepContract(ctx: ContractContext): void {
         sessionKey: K,
         log: [logEntry("tool_result", { n: 3 }, a), logEntry("approval", { n: 4 }, a), logEntry("compaction", { n: 5 }, a), logEntry("message", { n: 6 }, a)],
       });
-      const history = await store.steps.history("as-a");
+      const history = await store.steps.history(K, "as-a");
       expect(history.map((e) => [e.type, e.payload])).toEqual([
         ["message", { n: 1 }],
         ["tool_result", { n: 3 }],
         ["compaction", { n: 5 }],
         ["message", { n: 6 }],
       ]);
-      expect((await store.steps.history("as-b")).map((e) => e.payload)).toEqual([{ n: 100 }]);
-      expect(await store.steps.history("as-none")).toEqual([]);
+      expect((await store.steps.history(K, "as-b")).map((e) => e.payload)).toEqual([{ n: 100 }]);
+      expect(await store.steps.history(K, "as-none")).toEqual([]);
+      // Another session's agent session is not this session's history.
+      expect(await store.steps.history(K, "as-c")).toEqual([]);
+      expect((await store.steps.history(OTHER, "as-c")).map((e) => e.payload)).toEqual([{ n: 200 }]);
     });
 
     it("openAgentSessions lists agent sessions started and not completed in this chat", async () => {

@@ -71,7 +71,7 @@ function contract(ctx: ContractContext): void {
         tasks: await store.tasks.ofSession(K),
         frames: await store.steps.frames(K),
         log: await store.steps.log(K),
-        history: await store.steps.history("as-f-main"),
+        history: await store.steps.history(K, "as-f-main"),
         usage: await store.sessions.usage(K),
         taskUsage: await store.tasks.usage("t1"),
         pending: await store.outbox.pending(),
