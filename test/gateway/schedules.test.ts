@@ -19,7 +19,9 @@ const START = Date.parse("2026-11-27T10:00:00Z");
 async function harness(graceMs = 3_600_000) {
   const clock = { t: START };
   const timeouts = manualTimeouts();
-  h = await startHarness({ schedules: { now: () => clock.t, timers: timeouts.timers, graceMs, defaultZone: "Europe/Berlin" } });
+  // One clock for the scheduler and the gateway, as a server has: the commands word "today" and "tomorrow" by it.
+  const now = () => clock.t;
+  h = await startHarness({ clock: { now }, schedules: { now, timers: timeouts.timers, graceMs, defaultZone: "Europe/Berlin" } });
   return { clock, timeouts };
 }
 
