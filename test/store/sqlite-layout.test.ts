@@ -75,25 +75,43 @@ it("finds a session's last activity for the operator's views through that sessio
 it("prepares no statement per call on a message's path, files included", async () => {
   const store = new SqliteStore(file, () => 1_000, { exclusive: true });
   const prepare = vi.spyOn((store as unknown as { db: Database.Database }).db, "prepare");
-  const photo = { id: "file-1", publicId: "pub-1", sha256: "ab".repeat(32), name: "a.jpg", mime: "image/jpeg", kind: "image" as const, size: 3, voice: false };
-  await store.sessions.open("telegram:1", () => "as-1");
-  await store.requests.insert(newRequest("r1", "telegram:1", { files: [{ ...photo, bytes: Buffer.from("abc") }] }));
-  await commitStep(store, {
-    sessionKey: "telegram:1",
-    taskCreated: { id: "t1", ownerId: ALICE, requestId: "r1" },
-    request: { id: "r1", status: "done", taskId: "t1" },
-    files: [{ ...photo, id: "file-2", publicId: "pub-2", sha256: "cd".repeat(32), ownerId: ALICE, bytes: Buffer.from("def") }],
-    outbound: [{ id: "o1", requestId: "r1", taskId: "t1", agent: "main", depth: 0, text: "done", kind: "message" }],
-  });
-  expect((await store.files.ofRequest("r1")).map((f) => f.id)).toEqual(["file-1"]);
-  expect(await store.files.get("file-2")).toMatchObject({ requestId: null, ownerId: ALICE });
-  expect(await store.files.byPublicId("pub-1")).toMatchObject({ id: "file-1" });
-  expect(await store.files.bytes("telegram:1", "cd".repeat(32))).toEqual(Buffer.from("def"));
-  expect(await store.files.sessionBytes("telegram:1")).toBe(6);
-  expect((await store.files.ofSession("telegram:1")).length).toBe(2);
-  expect(await store.outbox.claimNext("telegram:1")).toMatchObject({ id: "o1" });
-  await store.outbox.markDelivered("o1");
-  expect(await store.userData.footprint(ALICE)).toMatchObject({ sessions: 0 });
+  // A message's path, in a session of its own: the first pass prepares what it uses (each statement on its first
+  // use), the second may prepare nothing more.
+  const path = async (n: number) => {
+    const key = `telegram:${n}`;
+    const photo = {
+      id: `file-${n}a`,
+      publicId: `pub-${n}a`,
+      sha256: `a${n}`.repeat(32),
+      name: "a.jpg",
+      mime: "image/jpeg",
+      kind: "image" as const,
+      size: 3,
+      voice: false,
+    };
+    await store.sessions.open(key, () => `as-${n}`);
+    await store.requests.insert(newRequest(`r${n}`, key, { files: [{ ...photo, bytes: Buffer.from("abc") }] }));
+    await commitStep(store, {
+      sessionKey: key,
+      taskCreated: { id: `t${n}`, ownerId: ALICE, requestId: `r${n}` },
+      request: { id: `r${n}`, status: "done", taskId: `t${n}` },
+      files: [{ ...photo, id: `file-${n}b`, publicId: `pub-${n}b`, sha256: `c${n}`.repeat(32), ownerId: ALICE, bytes: Buffer.from("def") }],
+      outbound: [{ id: `o${n}`, requestId: `r${n}`, taskId: `t${n}`, agent: "main", depth: 0, text: "done", kind: "message" }],
+    });
+    expect((await store.files.ofRequest(`r${n}`)).map((f) => f.id)).toEqual([`file-${n}a`]);
+    expect(await store.files.get(`file-${n}b`)).toMatchObject({ requestId: null, ownerId: ALICE });
+    expect(await store.files.byPublicId(`pub-${n}a`)).toMatchObject({ id: `file-${n}a` });
+    expect(await store.files.bytes(key, `c${n}`.repeat(32))).toEqual(Buffer.from("def"));
+    expect(await store.files.sessionBytes(key)).toBe(6);
+    expect((await store.files.ofSession(key)).length).toBe(2);
+    expect(await store.outbox.claimNext(key)).toMatchObject({ id: `o${n}` });
+    await store.outbox.markDelivered(`o${n}`);
+    expect(await store.userData.footprint(ALICE)).toMatchObject({ sessions: 0 });
+  };
+  await path(1);
+  expect(prepare).toHaveBeenCalled();
+  prepare.mockClear();
+  await path(2);
   expect(prepare).not.toHaveBeenCalled();
   await store.close();
 });

@@ -6,6 +6,7 @@ import { jobValues, readJobs, toScheduleJob } from "../schedule-rows.js";
 import type { AdvanceNotice, NewScheduleJob, ScheduleJobRecord, ScheduleStore } from "../store.js";
 import type { SqliteContext } from "./context.js";
 import { insertOutbound } from "./outbox.js";
+import { preparedOnUse } from "./prepared-on-use.js";
 
 const COLUMNS = "id, owner_id, session_key, instruction, schedule, timezone, next_due, created_by_task, created_at, traceparent";
 
@@ -20,7 +21,7 @@ export class SqliteSchedules implements ScheduleStore {
   ) {
     const db = (this.db = ctx.db);
     this.now = ctx.now;
-    this.s = {
+    this.s = preparedOnUse(db, (db) => ({
       held: db.prepare(`SELECT count(*) AS n FROM schedule_jobs WHERE owner_id = ? AND status IN ('active', 'paused')`),
       insert: db.prepare(`INSERT INTO schedule_jobs (${COLUMNS}, status, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'active', ?)`),
       get: db.prepare(`SELECT * FROM schedule_jobs WHERE id = ?`),
@@ -39,7 +40,7 @@ export class SqliteSchedules implements ScheduleStore {
       setZone: db.prepare(
         `INSERT INTO user_timezones (user_id, timezone, updated_at) VALUES (?, ?, ?) ON CONFLICT (user_id) DO UPDATE SET timezone = excluded.timezone, updated_at = excluded.updated_at`,
       ),
-    };
+    }));
   }
 
   private read(rows: unknown[]): ScheduleJobRecord[] {

@@ -21,6 +21,7 @@ import { ProcessLock } from "./process-lock.js";
 import { SqliteQuarantine } from "./quarantine.js";
 import { SqliteRequests } from "./requests.js";
 import { SqliteSessions } from "./sessions.js";
+import { preparedOnUse } from "./prepared-on-use.js";
 import { prepareStatements, type Statements } from "./statements.js";
 import { SqliteSteps } from "./steps.js";
 import { SqliteTasks } from "./tasks.js";
@@ -88,7 +89,7 @@ export class SqliteStore implements Store {
     this.db.pragma("wal_autocheckpoint = 10000");
     this.db.pragma("journal_size_limit = 67108864");
     this.db.pragma("busy_timeout = 5000");
-    this.stmts = prepareStatements(this.db);
+    this.stmts = preparedOnUse(this.db, prepareStatements);
     this.writes = new GroupCommit(this.db, options.groupCommit);
     this.feed = new SqliteFeed();
     this.leases = new SqliteLeases(this.stmts, this.writes, now, options.exclusive ? new ProcessLeases() : null);

@@ -12,6 +12,7 @@ import {
   type UsageStore,
 } from "../roles/usage.js";
 import type { SqliteContext } from "./context.js";
+import { preparedOnUse } from "./prepared-on-use.js";
 
 function prepare(db: Database.Database) {
   return {
@@ -47,7 +48,7 @@ export class SqliteUsage implements UsageStore {
   private readonly stmts: ReturnType<typeof prepare>;
 
   constructor(private readonly ctx: SqliteContext) {
-    this.stmts = prepare(ctx.db);
+    this.stmts = preparedOnUse(ctx.db, prepare);
   }
 
   async add(increments: readonly UsageIncrement[]): Promise<void> {
