@@ -9,7 +9,7 @@ import { configDefaults, defineConfig } from "vitest/config";
  * largest part of the suite's time (docs/engineering/simulation.md, "How long the tests take").
  */
 const ISOLATED = [
-  "test/catalog/lock.test.ts", // vi.mock("node:fs")
+  "test/catalog/lock.test.ts", // vi.mock("node:fs"); process.chdir
   "test/security/read-skill-file-race.test.ts", // vi.mock("node:fs/promises")
   "test/catalog/fixtures.test.ts", // process.chdir
   "test/catalog/real-shapes.test.ts", // process.chdir

@@ -8,6 +8,7 @@ import type { Catalog } from "../../src/catalog/definition.js";
 import { LiveCatalog } from "../../src/catalog/live.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
 import { computeLock, hashFolder, LOCK_FILE, LockError, MAX_LOCKED_FILES, writeLock, type LockMode } from "../../src/catalog/lock.js";
+import { runSkills, type SkillsCommand } from "../../src/cli/skills-command.js";
 import { ConfigError, loadConfig } from "../../src/config.js";
 import { createLogger } from "../../src/log.js";
 import { deferred } from "../helpers/deferred.js";
@@ -46,7 +47,10 @@ function deployment(files: Record<string, string> = FILES) {
   return defs;
 }
 
-/** `npm run skills -- <args>` in `root`, with skills/ and agents/ there. */
+/**
+ * `npm run skills -- <args>` in `root`, with skills/ and agents/ there: a real child process, as an admin runs it. One
+ * test per command goes through the entry point; the rest run the same command in this process (`inProcess`).
+ */
 function skills(root: string, ...args: string[]) {
   const result = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), ...args], {
     cwd: root,
@@ -54,6 +58,21 @@ function skills(root: string, ...args: string[]) {
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SKILLS_DIR: "skills", AGENTS_DIR: "agents" },
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/** The same command run in this process, in `root` as its working directory, with the child's environment. */
+async function inProcess(root: string, command: SkillsCommand) {
+  const config = loadConfig({ PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SKILLS_DIR: "skills", AGENTS_DIR: "agents", LOG_LEVEL: "error" });
+  let stdout = "";
+  let stderr = "";
+  const was = process.cwd();
+  process.chdir(root);
+  try {
+    const status = await runSkills(command, undefined, config, { write: (text: string) => (stdout += text) }, { write: (text: string) => (stderr += text) });
+    return { status, stdout, stderr };
+  } finally {
+    process.chdir(was);
+  }
 }
 
 /** The LOCK column of `list`, by name. */
@@ -115,39 +134,39 @@ describe("npm run skills -- lock / list", () => {
     expect(lockColumn(list.stdout)).toEqual({ planner: "locked", notes: "locked", researcher: "locked", nested: "locked" });
   });
 
-  it("list shows an edited file under references/ as changed, a new skill as new and a deleted one as missing; re-locking clears them", () => {
+  it("list shows an edited file under references/ as changed, a new skill as new and a deleted one as missing; re-locking clears them", async () => {
     const { root } = deployment();
-    expect(skills(root, "lock").status).toBe(0);
+    expect((await inProcess(root, "lock")).status).toBe(0);
     writeFileSync(join(root, "skills/planner/references/airlines.md"), "# Airlines\nTAP and SATA fly to Lisbon.\n");
     write(root, skillFile("packing", "Pack."));
     rmSync(join(root, "skills/notes"), { recursive: true });
 
-    const list = skills(root, "list");
+    const list = await inProcess(root, "list");
     expect(lockColumn(list.stdout)).toEqual({ planner: "changed", packing: "new", researcher: "locked", nested: "locked", notes: "missing" });
     expect(list.stdout).toContain('skill "planner" (skills/planner) changed since skills.lock.json was written; review it, then run `npm run skills -- lock`');
     expect(list.stdout).toContain('skill "packing" (skills/packing) is not in skills.lock.json; review it');
     expect(list.stdout).toContain('skill "notes" (skills/notes) is in skills.lock.json but did not load (its folder is gone');
 
-    expect(skills(root, "lock").status).toBe(0);
-    expect(lockColumn(skills(root, "list").stdout)).toEqual({ planner: "locked", packing: "locked", researcher: "locked", nested: "locked" });
+    expect((await inProcess(root, "lock")).status).toBe(0);
+    expect(lockColumn((await inProcess(root, "list")).stdout)).toEqual({ planner: "locked", packing: "locked", researcher: "locked", nested: "locked" });
   });
 
-  it("refuses to lock a skill with a symlink that leads out of its folder, naming the link, and writes nothing", () => {
+  it("refuses to lock a skill with a symlink that leads out of its folder, naming the link, and writes nothing", async () => {
     const { root } = deployment();
     writeFileSync(join(root, "outside.txt"), "not part of the skill");
     symlinkSync(join(root, "outside.txt"), join(root, "skills/planner/references/fares.md"));
 
-    const result = skills(root, "lock");
+    const result = await inProcess(root, "lock");
     expect(result.status).toBe(1);
     expect(result.stderr).toContain(`error: skills/planner/references/fares.md: is a symlink to ${join(root, "outside.txt")}, outside the skill folder`);
     expect(result.stderr).toContain(`${LOCK_FILE} was not written`);
     expect(existsSync(join(root, LOCK_FILE))).toBe(false);
   });
 
-  it("reports a malformed lock file with its name and what is wrong, and exits 1", () => {
+  it("reports a malformed lock file with its name and what is wrong, and exits 1", async () => {
     const { root } = deployment();
     writeFileSync(join(root, LOCK_FILE), "{ not json");
-    let list = skills(root, "list");
+    let list = await inProcess(root, "list");
     expect(list.status).toBe(1);
     expect(list.stdout).toMatch(/error: skills\.lock\.json is not valid JSON \(.+\); fix it or run `npm run skills -- lock` to write it again/);
 
@@ -155,7 +174,7 @@ describe("npm run skills -- lock / list", () => {
       join(root, LOCK_FILE),
       JSON.stringify({ lockfileVersion: 1, definitions: [{ name: "planner", kind: "tool", path: "skills/planner", hash: "sha256:00" }] }),
     );
-    list = skills(root, "list");
+    list = await inProcess(root, "list");
     expect(list.status).toBe(1);
     expect(list.stdout).toContain('error: skills.lock.json: definitions[0].kind must be "skill" or "agent"');
   });
@@ -310,7 +329,7 @@ describe("SKILLS_LOCK in the live catalog", () => {
 
   it("hot reload: a skill edited while the gateway runs under enforce is unloaded with a log line; re-locking brings it back", async () => {
     const { root } = deployment();
-    expect(skills(root, "lock").status).toBe(0);
+    expect((await inProcess(root, "lock")).status).toBe(0);
     const { catalog, about } = live(root, "enforce");
     await catalog.watch();
     expect(names(catalog.current)).toContain("planner");
@@ -327,7 +346,7 @@ describe("SKILLS_LOCK in the live catalog", () => {
 
     // The admin reviews the change and re-locks; the lock file changing is itself a reload.
     change = reloaded((c) => c.skills.has("planner"));
-    expect(skills(root, "lock").status).toBe(0);
+    expect((await inProcess(root, "lock")).status).toBe(0);
     expect((await change).skills.get("planner")!.description).toBe("Plans, differently.");
   });
 });
