@@ -2,12 +2,11 @@
 // that is not, why and what would change that (a setting, a package to install, an MCP server to configure).
 import { spawnSync } from "node:child_process";
 import { rmSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { workspaceToolsHere } from "../../src/cli/tool-availability.js";
 import { writeDefinitions } from "../helpers/harness.js";
+import { nodeArgs } from "../integration/child-process.js";
 
-const ROOT = new URL("../../", import.meta.url).pathname;
 let root = "";
 afterEach(() => {
   if (root) rmSync(root, { recursive: true, force: true });
@@ -16,7 +15,9 @@ afterEach(() => {
 
 function list(files: Record<string, string>, env: Record<string, string> = {}) {
   root = writeDefinitions(files).root;
-  const run = spawnSync(join(ROOT, "node_modules/.bin/tsx"), [join(ROOT, "src/cli/skills.ts"), "list"], {
+  // The copy compiled once for the run (test/setup/build.ts), as the other command-line tests start it: the tsx binary
+  // started a second process and compiled the sources again for each call.
+  const run = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), "list"], {
     cwd: root,
     encoding: "utf8",
     env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "/tmp", SKILLS_DIR: "skills", AGENTS_DIR: "agents", ...env },
