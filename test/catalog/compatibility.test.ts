@@ -1,16 +1,16 @@
 // Skills and agents written for other hosts (Agent Skills clients, Claude Code, OpenClaw) load: the gateway warns
 // about cosmetic deviations and loads, as the spec's client guide asks; `validate` stays strict for an admin's CI.
 // One test per rule, through the real loader, the live catalog, the running gateway or the CLI.
-import { spawnSync } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pino from "pino";
 import { afterEach, describe, expect, it } from "vitest";
 import { LiveCatalog } from "../../src/catalog/live.js";
+import { runSkills } from "../../src/cli/skills-command.js";
+import { loadConfig } from "../../src/config.js";
 import { loadCatalog } from "../../src/catalog/loader.js";
 import { reply, text, toolUse } from "../fakes/anthropic/server.js";
 import { startHarness, writeDefinitions, type Harness } from "../helpers/harness.js";
-import { nodeArgs } from "../integration/child-process.js";
 
 const KNOWN = ["use_skill", "use_agent", "call_agent", "complete", "report_back", "read_skill_file", "http_request"];
 let root = "";
@@ -31,16 +31,20 @@ function load(files: Record<string, string>, env: Record<string, string> = {}) {
   return { ...catalog, problems: catalog.problems.map(strip), warnings: catalog.warnings.map(strip) };
 }
 
-/** `npm run skills -- validate <path>` in the temp folder. */
-function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on", WORKSPACE: "off" }) {
+/**
+ * `npm run skills -- validate <path>` in the temp folder, run in this process with this process's environment (as the
+ * child process it replaced had); paths are shown relative to the folder, as the CLI run there shows them.
+ * test/catalog/fixtures.test.ts starts the real entry point.
+ */
+async function validate(files: Record<string, string>, target: string, env: Record<string, string> = { HTTP_REQUEST_TOOL: "on", WORKSPACE: "off" }) {
   const defs = writeDefinitions(files);
   root = defs.root;
-  const run = spawnSync(process.execPath, [...nodeArgs("src/cli/skills.ts"), "validate", target], {
-    cwd: root,
-    encoding: "utf8",
-    env: { ...process.env, ...env },
-  });
-  return { status: run.status, out: run.stdout, err: run.stderr };
+  const config = loadConfig({ ...process.env, ...env });
+  let out = "";
+  let err = "";
+  const status = await runSkills("validate", join(root, target), config, { write: (t: string) => (out += t) }, { write: (t: string) => (err += t) });
+  const strip = (m: string) => m.split(`${root}/`).join("");
+  return { status, out: strip(out), err: strip(err) };
 }
 
 const skill = (name: string, fields: string, body = "Do the task.") => `---\nname: ${name}\n${fields}---\n${body}\n`;
@@ -76,7 +80,7 @@ describe("1b. agents named after versions", () => {
 });
 
 describe("2. skills: a name unlike the folder, a long name or description warn and load", () => {
-  it("loads under the frontmatter name with one warning each; validate refuses the same folder", () => {
+  it("loads under the frontmatter name with one warning each; validate refuses the same folder", async () => {
     const long = "x".repeat(1100);
     const files = {
       "skills/alpha/SKILL.md": skill("beta", "description: Folder and name differ.\n"),
@@ -91,7 +95,7 @@ describe("2. skills: a name unlike the folder, a long name or description warn a
       `skills/${"n".repeat(70)}/SKILL.md:2: name is 70 characters; the limit is 64 (it loads; shorten it for hosts that enforce the limit)`,
       "skills/wordy/SKILL.md:3: description is 1100 characters; the limit is 1024 (it loads as it is; shorten it for hosts that enforce the limit)",
     ]);
-    const strict = validate(files, "skills");
+    const strict = await validate(files, "skills");
     expect(strict.status).toBe(1);
     expect(strict.out).toContain('error: skills/alpha/SKILL.md:2: name "beta" must equal the folder name "alpha"; rename one to match the other\n');
     expect(strict.out).toContain(`error: skills/${"n".repeat(70)}/SKILL.md:2: name is 70 characters; the limit is 64\n`);
@@ -231,8 +235,8 @@ describe("9. where: lines count from the top of the file", () => {
 });
 
 describe("10. validate warns about what other hosts would not understand", () => {
-  it("unknown and Switchboard-only fields, nested metadata, unknown tools and models; warnings alone exit 0", () => {
-    const run = validate(
+  it("unknown and Switchboard-only fields, nested metadata, unknown tools and models; warnings alone exit 0", async () => {
+    const run = await validate(
       {
         "skills/portable/SKILL.md": skill(
           "portable",
@@ -255,14 +259,14 @@ describe("10. validate warns about what other hosts would not understand", () =>
 });
 
 describe("11. validate on a folder without SKILL.md", () => {
-  it("says so and exits 1, and names a differently-cased skill.md to rename", () => {
-    const empty = validate({ "my-skill/references/guide.md": "# Guide\n", "my-skill/scripts/run.py": "print(1)\n" }, "my-skill");
+  it("says so and exits 1, and names a differently-cased skill.md to rename", async () => {
+    const empty = await validate({ "my-skill/references/guide.md": "# Guide\n", "my-skill/scripts/run.py": "print(1)\n" }, "my-skill");
     expect({ status: empty.status, out: empty.out }).toEqual({
       status: 1,
       out: "error: no SKILL.md in my-skill: a skill folder needs one (frontmatter with name and description, then the instructions); to check a whole tree, pass its skills/ or agents/ folder\n1 errors, 0 warnings\n",
     });
     rmSync(root, { recursive: true, force: true });
-    const lower = validate({ "my-skill/skill.md": skill("my-skill", "description: Lower case file.\n") }, "my-skill");
+    const lower = await validate({ "my-skill/skill.md": skill("my-skill", "description: Lower case file.\n") }, "my-skill");
     expect({ status: lower.status, out: lower.out }).toEqual({
       status: 1,
       out: "error: no SKILL.md in my-skill: rename skill.md to SKILL.md (the spec's name for it)\n1 errors, 0 warnings\n",
@@ -271,12 +275,12 @@ describe("11. validate on a folder without SKILL.md", () => {
 });
 
 describe("12. the CLI knows every tool the gateway offers", () => {
-  it("http_request in a whitelist is not reported as unknown; switched off, it says how to switch it on", () => {
+  it("http_request in a whitelist is not reported as unknown; switched off, it says how to switch it on", async () => {
     const files = { "skills/fetch/SKILL.md": skill("fetch", "description: Fetches pages.\nallowed-tools: http_request use_agent\n") };
-    const run = validate(files, "skills/fetch");
+    const run = await validate(files, "skills/fetch");
     expect({ status: run.status, out: run.out }).toEqual({ status: 0, out: "0 errors, 0 warnings\n" });
     rmSync(root, { recursive: true, force: true });
-    const off = validate(files, "skills/fetch", { HTTP_REQUEST_TOOL: "off" });
+    const off = await validate(files, "skills/fetch", { HTTP_REQUEST_TOOL: "off" });
     expect(off.out).toBe(
       "warning: skills/fetch/SKILL.md:4: allowed-tools: switched off here: http_request: HTTP_REQUEST_TOOL=on turns it on; that one is ignored. The skill is left with use_agent (and read_skill_file and complete, which are always there)\n0 errors, 1 warnings\n",
     );
