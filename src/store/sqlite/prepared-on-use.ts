@@ -10,7 +10,7 @@ const isDeferred = (value: unknown): value is Deferred => typeof value === "obje
  * A process uses a few dozen of the store's statements, and preparing every one of them was two thirds of opening a
  * store (8 of 12 ms): paid by every start, command-line tool and restart, and by every test that opens a store.
  * `prepare` may only call `db.prepare` (nested objects of statements are fine); a statement that does not compile
- * against the schema now fails where it is first run (test/store/sqlite/statements.test.ts prepares them all).
+ * against the schema now fails where it is first run (test/store/sqlite-prepared-on-use.test.ts prepares them all).
  */
 export function preparedOnUse<T extends object>(db: Database.Database, prepare: (db: Database.Database) => T): T {
   const recorder = { prepare: (sql: string): Deferred => ({ [SQL]: sql }) } as unknown as Database.Database;
