@@ -5,6 +5,7 @@ import { systemClock } from "./deps.js";
 import { Journal, type StepExtra } from "./journal.js";
 import type { Orchestrator, RuntimeDeps } from "./orchestrator.js";
 import { closeStack, endPending } from "./stop-task.js";
+import { taskEnd } from "./task-end.js";
 import { closeOpenSessions, closeUnresolved } from "./transitions.js";
 
 // The chat commands' effects on the stack. Each writes its reply and the request's end in the
@@ -53,7 +54,8 @@ async function unwind(
   const { popped, stopped } = await closeStack(deps.store, journal, loaded.stack, end.reason, end.approvals);
   deps.stacks.taskEnded(sessionKey);
   if (popped.length > 0) {
-    deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0 }, `task ${end.status}: stack cleared`);
+    const ended = task ? taskEnd(deps.clock, end.status, task.createdAt) : {};
+    deps.log.info({ session: sessionKey, task: task?.id, stopped, depth: 0, ...ended }, `task ${end.status}: stack cleared`);
   }
   return {
     stopped,

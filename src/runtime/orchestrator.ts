@@ -7,7 +7,7 @@ import { runToCompletion } from "./batch.js";
 import { budgetOf, BudgetExceeded, requestBudget } from "./budget.js";
 import type { SchemaChecker } from "../catalog/schema-checker.js";
 import type { CallLimiter } from "./call-limiter.js";
-import type { Clock, Ids, RuntimeSettings, Timers } from "./deps.js";
+import { systemClock, type Clock, type Ids, type RuntimeSettings, type Timers } from "./deps.js";
 import { compactIfNeeded } from "./compaction.js";
 import { refusalFor } from "./control.js";
 import { FileBlockCache, fileRefs } from "./file-blocks.js";
@@ -25,6 +25,7 @@ import type { AgentStackManager } from "./stack-manager.js";
 import type { Quotas } from "./quota.js";
 import { QuotaExceeded, quotaModel } from "./quota-model.js";
 import { endOverBudget } from "./stop-task.js";
+import { taskEnd, type TaskOutcome } from "./task-end.js";
 import { effectiveToolsFor } from "./tools/registry.js";
 import type { ToolRegistry } from "./tools/registry.js";
 import { closeOpenSessions, pushChild, returnToParent } from "./transitions.js";
@@ -54,7 +55,7 @@ export interface RuntimeDeps {
   observer?: TurnObserver;
   /** Told of stack changes after they are committed, and of reply text as the model writes it. */
   onEvent?: (sessionKey: string, event: RuntimeEvent) => void;
-  /** What task expiries are judged by. Default: the system clock. */
+  /** What task expiries are judged and tasks timed by. Default: the system clock. */
   clock?: Clock;
   /** The daily quotas (USER_DAILY_USD, CHAT_DAILY_USD), checked before every model call a request makes. */
   quotas?: Quotas;
@@ -93,6 +94,8 @@ export class Orchestrator {
     let input: TurnInput;
     // A new task is owned by the sender of its first message; an existing one keeps its owner.
     let owner = request.userId;
+    // When the task began (for the line its end writes): now for a new one, else when its first request made it.
+    let startedAt = (this.deps.clock ?? systemClock).now();
 
     if (request.status === "running" || request.kind === "approval") {
       // Started before a restart: its input is already in the log; continue from there.
@@ -107,6 +110,7 @@ export class Orchestrator {
       journal.taskId = task.id;
       log = bound(task.id);
       owner = task.ownerId;
+      startedAt = task.createdAt;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       input = { kind: "resume" };
       if (request.kind === "approval") {
@@ -136,7 +140,8 @@ export class Orchestrator {
       input = await this.userInput(request, writer, log);
       const memories = this.deps.settings.memory ? await this.recall(request, log) : null;
       if (memories) main.memories = memories;
-      log.info({ frame: main.frameId, depth: stack.depth }, "task started: pushed main");
+      // Debug only: the task's end writes its one info line (taskEnd), so a message costs one formatted line, not two.
+      log.debug({ frame: main.frameId, depth: stack.depth }, "task started: pushed main");
     } else {
       const task = await store.tasks.active(key);
       if (!task) throw new Error(`session ${key} has frames on its stack but no active task`);
@@ -145,6 +150,7 @@ export class Orchestrator {
       journal.taskId = task.id;
       log = bound(task.id);
       owner = task.ownerId;
+      startedAt = task.createdAt;
       this.observer.task(key, task.id, stack.all()[0]?.traceparent);
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = await this.userInput(request, writer, log);
@@ -163,7 +169,7 @@ export class Orchestrator {
       const budgeted = budget ? budget.model(this.deps.model) : this.deps.model;
       const quotas = this.deps.quotas;
       const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason), request.id) : budgeted;
-      await this.loop(stack, journal, input, run.signal, log, owner, model);
+      await this.loop(stack, journal, input, run.signal, log, owner, model, startedAt);
     } finally {
       signal.removeEventListener("abort", follow);
     }
@@ -228,7 +234,16 @@ export class Orchestrator {
     };
   }
 
-  private async loop(stack: AgentStack, journal: Journal, first: TurnInput, signal: AbortSignal, log: Logger, owner: string, model: Model): Promise<void> {
+  private async loop(
+    stack: AgentStack,
+    journal: Journal,
+    first: TurnInput,
+    signal: AbortSignal,
+    log: Logger,
+    owner: string,
+    model: Model,
+    startedAt: number,
+  ): Promise<void> {
     const requestId = journal.requestId!;
     const taskId = journal.taskId!;
     let input = first;
@@ -266,7 +281,7 @@ export class Orchestrator {
             "error.message": signal.reason.message,
           });
           log.warn(
-            { frame: frame.frameId, stopped, ...(quota ? { limit: quota } : {}) },
+            { frame: frame.frameId, stopped, ...(quota ? { limit: quota } : {}), ...this.taskEnd(stack, quota ? "quota" : "budget", startedAt) },
             quota ? `${quota} reached mid-request: task ended` : "the session's budget ran out mid-request: task ended",
           );
           return;
@@ -289,7 +304,7 @@ export class Orchestrator {
               // What the user told in this task may be worth keeping: extracted in the background (MEMORY).
               ...(this.deps.settings.memory ? { memoryJob: { taskId, userId: owner } } : {}),
             });
-            log.info({ frame: frame.frameId, depth: stack.depth }, "task completed: popped main");
+            log.info({ frame: frame.frameId, ...this.taskEnd(stack, "completed", startedAt) }, "task completed");
             this.deps.stacks.invalidate(journal.sessionKey); // idle sessions keep no stack in memory
             // One with others' results hidden is read again from the log by the next task, as that task's owner may see it.
             if (!hidesResults(frame.history))
@@ -362,7 +377,9 @@ export class Orchestrator {
         case "MAX_ITERATIONS":
         case "ERROR": {
           const parent = returnToParent(stack, journal, result.text, true);
-          log.warn({ frame: frame.frameId, agent: frame.agentName, depth: stack.depth, reason: result.text }, `${result.action}: popped`);
+          // Main's: the task ends here, and this warning is its end's line.
+          const end = parent ? { depth: stack.depth } : this.taskEnd(stack, "failed", startedAt);
+          log.warn({ frame: frame.frameId, agent: frame.agentName, reason: result.text, ...end }, `${result.action}: popped`);
           if (parent) {
             await journal.flush({ framesPopped: [frame.frameId], ...this.handBack(journal, frame, "stopped before finishing") });
             this.popped(journal, frame, stack.depth, result.action === "ERROR" ? "error" : "max_iterations");
@@ -392,6 +409,11 @@ export class Orchestrator {
         }
       }
     }
+  }
+
+  /** The stack's depth and the task's outcome and duration, for the line its end writes. */
+  private taskEnd(stack: AgentStack, outcome: TaskOutcome, startedAt: number) {
+    return { depth: stack.depth, ...taskEnd(this.deps.clock, outcome, startedAt) };
   }
 
   private popped(journal: Journal, frame: StackFrame, depth: number, how: string): void {

@@ -133,8 +133,10 @@ export interface HarnessOptions {
   ids?: Ids;
   limiter?: CallLimiter;
   timers?: Timers;
-  /** What the runtime judges task expiries by (default: the system clock). */
+  /** What the runtime judges task expiries and times tasks by (default: the system clock). */
   clock?: Clock;
+  /** Where the runtime and gateway log (default: nowhere, or TEST_LOG's level on stderr). */
+  log?: Logger;
   /** Where output schemas are compiled and checked (default: one schema worker shared by the file's tests, as in app.ts). */
   schemas?: SchemaChecker;
   /** MCP servers' tools, as app.ts offers them (the test starts and closes the manager). */
@@ -211,7 +213,7 @@ export async function startHarness(options: HarnessOptions = {}) {
   const model = api;
   const extractionModel = options.telemetry ? options.telemetry.instrument(api) : api;
   // TEST_LOG=debug shows the runtime's logs while debugging a test.
-  const log = process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger();
+  const log = options.log ?? (process.env.TEST_LOG ? createLogger(process.env.TEST_LOG) : silentLogger());
 
   // Real timers for the renewal: a test driving its own timers by hand sees only the ones it is about.
   const leases = new Leases(store, { replica: `test-${idPrefix}`, ttlMs: 15_000, timers: systemTimers });
