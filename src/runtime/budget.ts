@@ -17,7 +17,8 @@ export function budgetOf(settings: { sessionTokenBudget?: number; sessionCostBud
   return { tokens: settings.sessionTokenBudget ?? 0, usd: settings.sessionCostBudgetUsd ?? 0 };
 }
 
-const limited = (budget: SessionBudget): boolean => budget.tokens > 0 || budget.usd > 0;
+/** Whether `budget` limits anything (a session without one is never stopped by it). */
+export const limited = (budget: SessionBudget): boolean => budget.tokens > 0 || budget.usd > 0;
 
 /** Why a session that used this much since its last /reset may not call the model any more; null when it may. */
 export function overBudget(used: Pick<SessionUsage, "sinceReset" | "costSinceResetUsd">, budget: SessionBudget): string | null {

@@ -4,7 +4,7 @@ import { approvalPrompt } from "./approval-prompt.js";
 import type { Model } from "../llm/model.js";
 import type { OutboundInput, RequestRecord, SessionWriter, Store } from "../store/store.js";
 import { runToCompletion } from "./batch.js";
-import { budgetOf, BudgetExceeded, requestBudget } from "./budget.js";
+import { budgetOf, BudgetExceeded, limited, requestBudget } from "./budget.js";
 import type { SchemaChecker } from "../catalog/schema-checker.js";
 import type { CallLimiter } from "./call-limiter.js";
 import { systemClock, type Clock, type Ids, type RuntimeSettings, type Timers } from "./deps.js";
@@ -155,20 +155,21 @@ export class Orchestrator {
       journal.stage({ task: { id: task.id, status: "running" }, request: { id: request.id, status: "running", taskId: task.id } });
       input = await this.userInput(request, writer, log);
     }
-    // The request's run: stopped by the worker (a /cancel, a shutdown) or by a model call over the session's budget.
+    // The request's run is stopped by the worker (a /cancel, a shutdown: `signal`) and, when the session has a budget
+    // or the owner a quota, by a model call over it. Only then does the run need a controller of its own, following
+    // the worker's: without either, the worker's signal is the run's (one controller and one listener fewer a request).
+    const budget = budgetOf(this.deps.settings);
+    const quotas = this.deps.quotas?.enabled ? this.deps.quotas : null;
+    if (!quotas && !limited(budget)) return this.loop(stack, journal, input, signal, log, owner, this.deps.model, startedAt);
     const run = new AbortController();
     const follow = () => run.abort(signal.reason);
     signal.addEventListener("abort", follow, { once: true });
     if (signal.aborted) follow();
     try {
-      const budget = await requestBudget(
-        () => store.sessions.usage(key),
-        budgetOf(this.deps.settings),
-        (reason) => run.abort(reason),
-      );
-      const budgeted = budget ? budget.model(this.deps.model) : this.deps.model;
-      const quotas = this.deps.quotas;
-      const model = quotas?.enabled ? quotaModel(budgeted, quotas, owner, key, (reason) => run.abort(reason), request.id) : budgeted;
+      const stop = (reason: BudgetExceeded) => run.abort(reason);
+      const spending = await requestBudget(() => store.sessions.usage(key), budget, stop);
+      const budgeted = spending ? spending.model(this.deps.model) : this.deps.model;
+      const model = quotas ? quotaModel(budgeted, quotas, owner, key, stop, request.id) : budgeted;
       await this.loop(stack, journal, input, run.signal, log, owner, model, startedAt);
     } finally {
       signal.removeEventListener("abort", follow);

@@ -2,6 +2,7 @@
 // (529 overloaded_error, 429 rate_limit_error with retry-after, 500 api_error, a dropped connection, no answer) move
 // a call along its chain of models, the breaker rests a model that keeps failing, and a stream that failed halfway
 // is taken back before the next model's answer streams. Waits happen in virtual time: nothing sleeps.
+import { getEventListeners } from "node:events";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { BreakerState } from "../../src/llm/breaker.js";
 import { ModelError } from "../../src/llm/model.js";
@@ -149,6 +150,25 @@ describe("fallback models", () => {
     stop.abort();
     expect((await call).failure).toBe("cancelled");
     expect(models()).toEqual([SONNET]);
+  });
+
+  it("each try stops following the caller's signal when it ends, so a long request's signal gathers no listeners", async () => {
+    const { api } = model({ fallbacks: [HAIKU] });
+    const stop = new AbortController();
+    for (let i = 0; i < 3; i++) {
+      fake.script(overloaded(), text(`answer ${i}`));
+      await api.complete(ask({ signal: stop.signal }));
+    }
+    expect(models()).toEqual([SONNET, HAIKU, SONNET, HAIKU, SONNET, HAIKU]);
+    expect(getEventListeners(stop.signal, "abort")).toEqual([]);
+  });
+
+  it("a call whose signal is already aborted asks no model", async () => {
+    const { api } = model({ fallbacks: [HAIKU] });
+    const stop = new AbortController();
+    stop.abort();
+    expect((await failure(api.complete(ask({ signal: stop.signal })))).failure).toBe("cancelled");
+    expect(fake.calls).toEqual([]);
   });
 });
 
