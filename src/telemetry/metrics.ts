@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 import type { OperationalCounts } from "../store/store.js";
+import { CounterTally } from "./tally.js";
 
 // Seconds: a zero-latency turn is ~1 ms, a model call 1-60 s, a long agent task minutes.
 const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300];
@@ -11,13 +12,14 @@ const OVERHEAD_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 
  */
 export class Metrics {
   readonly registry = new Registry();
-  readonly inbound: Counter<"provider">;
-  readonly outbound: Counter<"provider" | "kind">;
+  // Bumped on every message: added up in the process and handed to prom-client at scrape time (tally.ts).
+  readonly inbound: CounterTally<"provider">;
+  readonly outbound: CounterTally<"provider" | "kind">;
   readonly deliveryFailures: Counter<"provider" | "outcome">;
-  readonly modelCalls: Counter<"model" | "outcome">;
-  readonly tokens: Counter<"model" | "type">;
-  readonly cost: Counter<"model">;
-  readonly toolCalls: Counter<"tool" | "outcome">;
+  readonly modelCalls: CounterTally<"model" | "outcome">;
+  readonly tokens: CounterTally<"model" | "type">;
+  readonly cost: CounterTally<"model">;
+  readonly toolCalls: CounterTally<"tool" | "outcome">;
   readonly turnDuration: Histogram<"provider" | "kind">;
   readonly modelCallDuration: Histogram<"model">;
   readonly overhead: Histogram<"provider">;
@@ -33,38 +35,43 @@ export class Metrics {
 
   constructor(counts: () => Promise<OperationalCounts>) {
     const registers = [this.registry];
-    this.inbound = new Counter({
+    this.inbound = new CounterTally({
       name: "switchboard_inbound_messages_total",
       help: "Messages and commands received from a platform and stored.",
       labelNames: ["provider"],
       registers,
     });
-    this.outbound = new Counter({ name: "switchboard_outbound_messages_total", help: "Replies handed to their platform.", labelNames: ["provider", "kind"], registers });
+    this.outbound = new CounterTally({
+      name: "switchboard_outbound_messages_total",
+      help: "Replies handed to their platform.",
+      labelNames: ["provider", "kind"],
+      registers,
+    });
     this.deliveryFailures = new Counter({
       name: "switchboard_delivery_failures_total",
       help: "Replies the platform refused for good (undeliverable) or for now (retry).",
       labelNames: ["provider", "outcome"],
       registers,
     });
-    this.modelCalls = new Counter({
+    this.modelCalls = new CounterTally({
       name: "switchboard_model_calls_total",
       help: "Model calls by outcome (ok, error, cancelled).",
       labelNames: ["model", "outcome"],
       registers,
     });
-    this.tokens = new Counter({
+    this.tokens = new CounterTally({
       name: "switchboard_tokens_total",
       help: "Tokens by type (input, output, cache_read, cache_write).",
       labelNames: ["model", "type"],
       registers,
     });
-    this.cost = new Counter({
+    this.cost = new CounterTally({
       name: "switchboard_cost_usd_total",
       help: "What the model calls cost, in USD, at the price table (MODEL_PRICES).",
       labelNames: ["model"],
       registers,
     });
-    this.toolCalls = new Counter({
+    this.toolCalls = new CounterTally({
       name: "switchboard_tool_calls_total",
       help: "Tool calls by outcome (ok, error, handoff).",
       labelNames: ["tool", "outcome"],

@@ -66,7 +66,7 @@ export class Telemetry implements GatewayObserver {
   }
 
   inbound(provider: string): void {
-    this.options.metrics?.inbound.inc({ provider });
+    this.options.metrics?.inbound.add(1, provider);
   }
 
   flooded(provider: string): void {
@@ -171,7 +171,7 @@ export class Telemetry implements GatewayObserver {
       span?.recordException(error as Error);
       throw error;
     } finally {
-      this.options.metrics?.toolCalls.inc({ tool, outcome: how });
+      this.options.metrics?.toolCalls.add(1, tool, how);
       span?.setAttribute("switchboard.tool.outcome", how);
       if (how === "error") span?.setStatus({ code: SpanStatusCode.ERROR });
       span?.end();
@@ -207,7 +207,7 @@ export class Telemetry implements GatewayObserver {
 
   delivered(out: OutboundRecord, outcome: DeliveryOutcome): void {
     const provider = providerOf(out.sessionKey);
-    if (outcome === "sent") this.options.metrics?.outbound.inc({ provider, kind: out.kind });
+    if (outcome === "sent") this.options.metrics?.outbound.add(1, provider, out.kind);
     else this.options.metrics?.deliveryFailures.inc({ provider, outcome });
     const tracer = this.options.tracer;
     if (!tracer) return;
@@ -277,12 +277,12 @@ export class Telemetry implements GatewayObserver {
       const u = response.usage;
       if (metrics) {
         // The model that answered: a fallback's tokens are its own, at its own price.
-        const labels = { model: response.model ?? request.model };
-        metrics.tokens.inc({ ...labels, type: "input" }, u.inputTokens);
-        metrics.tokens.inc({ ...labels, type: "output" }, u.outputTokens);
-        metrics.tokens.inc({ ...labels, type: "cache_read" }, u.cacheReadTokens ?? 0);
-        metrics.tokens.inc({ ...labels, type: "cache_write" }, u.cacheWriteTokens ?? 0);
-        metrics.cost.inc(labels, (u.costNanoUsd ?? 0) / 1e9);
+        const model = response.model ?? request.model;
+        metrics.tokens.add(u.inputTokens, model, "input");
+        metrics.tokens.add(u.outputTokens, model, "output");
+        metrics.tokens.add(u.cacheReadTokens ?? 0, model, "cache_read");
+        metrics.tokens.add(u.cacheWriteTokens ?? 0, model, "cache_write");
+        metrics.cost.add((u.costNanoUsd ?? 0) / 1e9, model);
       }
       return response;
     } catch (error) {
@@ -293,7 +293,7 @@ export class Telemetry implements GatewayObserver {
     } finally {
       const seconds = (performance.now() - started) / 1000;
       if (scope) scope.modelSeconds += seconds;
-      metrics?.modelCalls.inc({ model: request.model, outcome });
+      metrics?.modelCalls.add(1, request.model, outcome);
       metrics?.modelCallDuration.observe({ model: request.model }, seconds);
       span?.end();
     }
