@@ -36,24 +36,6 @@ describe("commands during a running turn", () => {
   });
 });
 
-describe("a turn cut off before its first commit", () => {
-  it("is closed by /cancel and never runs again after a restart", async () => {
-    h = await startHarness();
-    const called = deferred<void>();
-    h.fake.script(() => {
-      called.resolve();
-      return { hang: true };
-    });
-    await h.gateway.submit({ sessionKey: "console:t", messageId: "1", userId: "alice", text: "think" });
-    await called.promise;
-    await h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/cancel" });
-    await h.gateway.idle();
-    // Found by the simulation: the cut-off request stayed pending and ran again on the next start.
-    expect(await h.store.requests.unfinished()).toEqual([]);
-    expect(await h.gateway.recover()).toBe(0);
-  });
-});
-
 describe("owner rules", () => {
   it("only the task's owner talks to the running agent; others are refused, group chatter is ignored", async () => {
     h = await startHarness({ files: skillFile("interview", "Ask.") });

@@ -1,7 +1,7 @@
 // Who can stop a request's run. Without a session budget or a daily quota the run is stopped only by its worker (a
 // /cancel, the gateway stopping) and takes the worker's signal as it is; with one, the run has a controller of its
-// own that a refused model call stops, and that still follows the worker's. Both ways, /cancel and a shutdown stop
-// a model call and a tool under way.
+// own that a refused model call stops, and that still follows the worker's. Both ways, a /cancel stops the model
+// call under way and a shutdown the tool under way.
 import { afterEach, describe, expect, it } from "vitest";
 import type { Tool } from "../../src/runtime/tools/tool.js";
 import { reply, toolUse } from "../fakes/anthropic/server.js";
@@ -21,7 +21,7 @@ const SETUPS: Array<[string, HarnessOptions]> = [
 ];
 
 describe.each(SETUPS)("with %s", (_name, options) => {
-  it("/cancel stops the model call under way, and the cut-off request is closed", async () => {
+  it("a turn cut off by /cancel before its first commit is closed and never runs again after a restart", async () => {
     h = await startHarness(options);
     const called = deferred<void>();
     h.fake.script(() => {
@@ -33,8 +33,10 @@ describe.each(SETUPS)("with %s", (_name, options) => {
     await h.gateway.submit({ sessionKey: "console:t", messageId: "2", userId: "alice", text: "/cancel" });
     await h.gateway.idle();
     expect(h.seen.map((m) => m.text).at(-1)).toBe("Cancelled.");
-    expect(await h.store.requests.unfinished()).toEqual([]);
     expect(await h.store.tasks.active("console:t")).toBeNull();
+    // Found by the simulation: the cut-off request stayed pending and ran again on the next start.
+    expect(await h.store.requests.unfinished()).toEqual([]);
+    expect(await h.gateway.recover()).toBe(0);
   });
 
   it("the gateway stopping aborts the tool under way with its reason, and the request waits to resume", async () => {
