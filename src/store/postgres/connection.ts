@@ -31,7 +31,7 @@ export function clientConfig(url: string, options: ConnectionOptions = {}): pg.C
 export function createPool(url: string, options: ConnectionOptions = {}): pg.Pool {
   // Pipelined: the queries a caller sends without waiting (a step's batch, statement-batch.ts) go out together and
   // are answered in order; a caller that waits for each sees no difference.
-  return new pg.Pool({ ...clientConfig(url, options), pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 } as pg.PoolConfig);
+  return new pg.Pool({ ...clientConfig(url, options), pipeline: true, max: options.poolMax ?? 10, idleTimeoutMillis: 30_000 });
 }
 
 /** Runs `work` in one transaction on one pooled connection: COMMIT when it returns, ROLLBACK when it throws. */

@@ -51,17 +51,19 @@ export class StatementBatch {
   async send(target: pg.ClientBase | pg.Pool): Promise<pg.QueryResult[]> {
     if (!(target instanceof pg.Pool)) return this.pipeline(target, false);
     const client = await target.connect();
-    let broken: Error | undefined;
     try {
-      return await this.pipeline(client, true, (error) => {
-        broken = error;
-      });
-    } finally {
-      client.release(broken);
+      const results = await this.pipeline(client, true);
+      client.release();
+      return results;
+    } catch (error) {
+      // A failure without a SQLSTATE is the connection's (reset, timeout): the pool must not reuse it.
+      client.release((error as { code?: unknown })?.code ? undefined : (error as Error));
+      throw error;
     }
   }
 
-  private async pipeline(client: pg.ClientBase, own: boolean, onBroken?: (error: Error) => void): Promise<pg.QueryResult[]> {
+  private async pipeline(client: pg.ClientBase, own: boolean): Promise<pg.QueryResult[]> {
+    if (this.items.length === 0) return [];
     const queries: PipelinedQuery[] = this.items.map(({ statement, values }) => ({ ...statement, values, pipelined: 0 }));
     if (own) queries.unshift({ text: "BEGIN", pipelined: 0 });
     queries[0]!.pipelined = this.items.length;
@@ -78,11 +80,7 @@ export class StatementBatch {
     }
     const settled = await Promise.allSettled(pending);
     const failed = settled.find((s): s is PromiseRejectedResult => s.status === "rejected");
-    if (failed) {
-      // A failure without a SQLSTATE is the connection's (reset, timeout): the pool must not reuse it.
-      if (onBroken && !(failed.reason as { code?: unknown })?.code) onBroken(failed.reason as Error);
-      throw failed.reason;
-    }
+    if (failed) throw failed.reason;
     const results = settled.map((s) => (s as PromiseFulfilledResult<pg.QueryResult>).value);
     return own ? results.slice(1, -1) : results;
   }

@@ -42,6 +42,7 @@ describeIfPostgres("PostgreSQL statement batch", () => {
     expect(results).toHaveLength(2);
     expect(results[seen]!.rows.map((r) => r.key)).toEqual(["a"]);
     expect(await keys()).toEqual(["a:h:1"]);
+    expect(await new StatementBatch().send(pool)).toEqual([]); // nothing to send: no round trip, no empty transaction
   });
 
   it("writes nothing when a later statement fails, and the connection serves the next query", async () => {
